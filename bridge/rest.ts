@@ -1,0 +1,63 @@
+// The REST door: a thin adapter from HTTP to the operations. It reads path, query and body, calls
+// `runOperation` with the caller's context, and writes the operation's JSON unchanged.
+import type { Hono } from 'hono';
+import { SvcError } from '../tools/errors.ts';
+import type { Context } from '../tools/context.ts';
+import { operationNamed } from '../tools/index.ts';
+import { runOperation } from '../tools/operation.ts';
+import { httpError, type Source } from './errors.ts';
+import { matchPath, routes } from './routes.ts';
+
+export interface RestEnv {
+  Variables: { ctx: Context };
+}
+
+async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
+  const buf = await req.arrayBuffer();
+  if (buf.byteLength > maxBytes) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new SvcError('invalid_json', `the body is not valid JSON: ${(error as Error).message.slice(0, 200)}`);
+  }
+}
+
+function queryObject(url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
+  app.delete('/v1/memories/*', (c) =>
+    c.json({ detail: { error: 'append_only', why: 'the ledger is append-only: nothing is ever deleted; write a new block and a SUPERSEDES edge instead' } }, 501));
+
+  app.on(['GET', 'POST'], '/v1/*', async (c, next) => {
+    const url = new URL(c.req.url);
+    for (const route of routes) {
+      if (route.method !== c.req.method) continue;
+      const params = matchPath(route.path, url.pathname);
+      if (!params) continue;
+      const ctx = c.get('ctx');
+      let from: Source = route.from;
+      const sourceOf = (field: string | number | undefined): Source =>
+        typeof field === 'string' && field in params ? 'path' : from;
+      try {
+        const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url);
+        from = route.from;
+        const input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
+        const result = await runOperation(operationNamed(route.operation), input, ctx);
+        if (route.respond) return await route.respond(result, ctx);
+        return c.json(result as object, 200);
+      } catch (error) {
+        const e = httpError(error, sourceOf);
+        return c.json(e.body as object, e.status as 400);
+      }
+    }
+    return next();
+  });
+}

@@ -1,0 +1,59 @@
+// The HTTP application: authentication, the open version route, the REST door, and (mounted by the MCP
+// wiring) the agent door. Built in-process so tests call `app.request()` without a port.
+import { Hono } from 'hono';
+import type { Ledger } from '../storage/ledger.ts';
+import type { Context, Services } from '../tools/context.ts';
+import { mountRest, type RestEnv } from '../bridge/rest.ts';
+import { bearerToken, KeyRing } from './auth.ts';
+import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
+import type { Config } from './config.ts';
+import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
+
+export interface AppDeps {
+  config: Config;
+  ledger: Ledger;
+  services: Services;
+  checks?: CheckProvider[];
+  /** Mounts further doors (the MCP endpoints) that run their own authentication. */
+  mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
+}
+
+export const unauthorized = { detail: { error: 'SVC_UNAUTHORIZED' } } as const;
+
+/** The tenant a request acts for: from its key on a hosted deployment, else SVC_TENANT; null: refuse. */
+export function tenantResolver(config: Config): (authorization: string | undefined | null) => string | null {
+  if (!config.apiKeys) return () => config.tenant;
+  const ring = new KeyRing(config.apiKeys);
+  return (authorization) => {
+    const token = bearerToken(authorization);
+    return token ? ring.tenantOf(token) : null;
+  };
+}
+
+export function createApp(deps: AppDeps): Hono<RestEnv> {
+  const app = new Hono<RestEnv>();
+  const tenantOf = tenantResolver(deps.config);
+  const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
+
+  app.get('/v1/version', (c) => c.json({ name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION }));
+
+  deps.mount?.(app, deps);
+
+  app.use('/v1/*', async (c, next) => {
+    const tenant = tenantOf(c.req.header('authorization'));
+    if (tenant === null) return c.json(unauthorized, 401);
+    const ctx: Context = { ledger: deps.ledger, tenant, services: deps.services };
+    c.set('ctx', ctx);
+    return next();
+  });
+
+  app.get('/v1/check_install', async (c) => c.json(await runChecks(checks)));
+  mountRest(app, deps.config.maxBodyBytes);
+
+  app.notFound((c) => c.json({ detail: { error: 'not_found', why: `no route ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+  app.onError((error, c) => {
+    console.error('unhandled error:', error);
+    return c.json({ detail: { error: 'internal', why: 'the server failed to answer' } }, 500);
+  });
+  return app;
+}

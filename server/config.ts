@@ -1,0 +1,79 @@
+// The environment contract, read once at start-up. A bad setting stops the server with a message that
+// names the variable.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** key → tenant; null on an open (local, single-tenant) deployment. */
+  apiKeys: Map<string, string> | null;
+  tenant: string;
+  embedder: string;
+  extractor: string;
+  openaiBaseUrl: string | undefined;
+  openaiApiKey: string | undefined;
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+function parseKeyPairs(text: string): Map<string, string> {
+  const keys = new Map<string, string>();
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    const key = pair.slice(0, eq).trim();
+    const tenant = pair.slice(eq + 1).trim();
+    if (eq <= 0 || !key || !tenant) throw new ConfigError(`SVC_API_KEYS: expected key=tenant pairs separated by commas, got "${pair}"`);
+    keys.set(key, tenant);
+  }
+  return keys;
+}
+
+function parseKeyFile(path: string): Map<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`SVC_API_KEYS_FILE: cannot read a JSON object from ${path}: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('SVC_API_KEYS_FILE: expected a JSON object {key: tenant}');
+  const keys = new Map<string, string>();
+  for (const [key, tenant] of Object.entries(parsed as Record<string, unknown>)) {
+    if (typeof tenant !== 'string' || !tenant || !key) throw new ConfigError(`SVC_API_KEYS_FILE: the tenant of a key must be a non-empty string`);
+    keys.set(key, tenant);
+  }
+  return keys;
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.PORT ?? '8787');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: not a port number: ${env.PORT}`);
+  let apiKeys: Map<string, string> | null = null;
+  if (env.SVC_API_KEYS) apiKeys = parseKeyPairs(env.SVC_API_KEYS);
+  if (env.SVC_API_KEYS_FILE) {
+    apiKeys ??= new Map();
+    for (const [k, t] of parseKeyFile(env.SVC_API_KEYS_FILE)) apiKeys.set(k, t);
+  }
+  if (apiKeys && apiKeys.size === 0) throw new ConfigError('SVC_API_KEYS / SVC_API_KEYS_FILE: set but holds no key');
+  const embedder = env.SVC_EMBEDDER || 'local';
+  const extractor = env.SVC_EXTRACTOR || 'local';
+  for (const [name, value] of [['SVC_EMBEDDER', embedder], ['SVC_EXTRACTOR', extractor]] as const) {
+    if (value !== 'local' && !/^openai:.+/.test(value)) throw new ConfigError(`${name}: expected "local" or "openai:<model>", got "${value}"`);
+  }
+  const maxBodyBytes = Number(env.SVC_MAX_BODY_BYTES ?? String(32 * 1024 * 1024));
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    dataDir: resolve(env.SVC_DATA_DIR || './data'),
+    apiKeys,
+    tenant: env.SVC_TENANT || 'local',
+    embedder,
+    extractor,
+    openaiBaseUrl: env.OPENAI_BASE_URL || undefined,
+    openaiApiKey: env.OPENAI_API_KEY || undefined,
+    maxBodyBytes,
+  };
+}

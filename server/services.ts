@@ -1,0 +1,27 @@
+// The engines besides the ledger that a server runs (search index, embedder, extractor, MCP door), and
+// the checks they add to check_install. One place wires them for `serve`, `stdio` and the tests.
+import type { Hono } from 'hono';
+import type { RestEnv } from '../bridge/rest.ts';
+import type { Ledger } from '../storage/ledger.ts';
+import type { Services } from '../tools/context.ts';
+import type { AppDeps } from './app.ts';
+import type { CheckProvider } from './checks.ts';
+import type { Config } from './config.ts';
+import { SERVICE_VERSION } from './version.ts';
+
+export interface StartedServices {
+  services: Services;
+  checks: CheckProvider[];
+  mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
+  close(): Promise<void>;
+}
+
+export async function startServices(config: Config, ledger: Ledger): Promise<StartedServices> {
+  void config;
+  void ledger;
+  return {
+    services: { version: SERVICE_VERSION },
+    checks: [],
+    close: async () => undefined,
+  };
+}

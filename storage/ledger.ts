@@ -1,0 +1,226 @@
+// The ledger: the graph store (source of truth), the in-memory views derived from it, one capture clock,
+// and one writer queue. Writers are grouped: every request waiting when the store becomes free is planned
+// in order and committed in one transaction, and each is acknowledged only after that commit. Kuzu's
+// commit costs a fixed ~20-80 ms however many rows it carries, so grouping is what lets concurrent
+// writers share it.
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { CaptureClock } from './clock.ts';
+import { KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
+import { TenantView } from './tenant-view.ts';
+import type { Micros } from './time.ts';
+import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from './types.ts';
+import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
+
+/** What one queued job stages into its commit group. */
+export interface Stage {
+  readonly capturedAt: Micros;
+  overlay(tenant: string): Overlay;
+  nextSeq(): number;
+  addIdent(tenant: string, id: string): void;
+  addBatch(row: BatchRow): void;
+  addNodes(rows: NodeVersion[]): void;
+  addEdges(rows: EdgeRecord[]): void;
+  addDeclaration(row: Declaration): void;
+  addVerdict(row: Verdict): void;
+}
+
+interface Job<T> {
+  run: (stage: Stage) => T;
+  size: number;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+export type CommitListener = (group: Readonly<CommitGroup>) => void | Promise<void>;
+
+const MAX_GROUP_ROWS = 50_000;
+
+export class Ledger {
+  readonly #graph: GraphStore;
+  readonly #views = new Map<string, TenantView>();
+  readonly #queue: Job<unknown>[] = [];
+  readonly #listeners: CommitListener[] = [];
+  #draining = false;
+  #seq: number;
+  #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
+  #closed = false;
+  readonly clock: CaptureClock;
+  readonly dataDir: string;
+
+  private constructor(graph: GraphStore, dataDir: string, lastCaptured: Micros, lastSeq: number) {
+    this.#graph = graph;
+    this.dataDir = dataDir;
+    this.clock = new CaptureClock(lastCaptured);
+    this.#seq = lastSeq;
+  }
+
+  static async open(dataDir: string): Promise<Ledger> {
+    mkdirSync(dataDir, { recursive: true });
+    const graph = await KuzuGraph.open(join(dataDir, 'graph'));
+    const loaded = await graph.loadAll();
+    const instants = [
+      ...loaded.batches.map((b) => b.captured_at), ...loaded.nodes.map((n) => n.captured_at),
+      ...loaded.edges.map((e) => e.captured_at), ...loaded.declarations.map((d) => d.declared_at),
+      ...loaded.verdicts.map((v) => v.decided_at),
+    ];
+    const seqs = [...loaded.nodes, ...loaded.edges, ...loaded.declarations, ...loaded.verdicts].map((r) => r.seq);
+    const ledger = new Ledger(graph, dataDir, instants.reduce((a, b) => Math.max(a, b), 0), seqs.reduce((a, b) => Math.max(a, b), 0));
+    for (const b of loaded.batches) ledger.view(b.tenant).addBatch(b);
+    for (const n of loaded.nodes) ledger.view(n.tenant).addNode(n);
+    for (const e of loaded.edges) ledger.view(e.tenant).addEdge(e);
+    for (const d of loaded.declarations) ledger.view(d.tenant).addDeclaration(d);
+    for (const v of loaded.verdicts) ledger.view(v.tenant).addVerdict(v);
+    return ledger;
+  }
+
+  /** The tenant's committed rows. A tenant that never wrote has an empty view. */
+  view(tenant: string): TenantView {
+    let v = this.#views.get(tenant);
+    if (!v) {
+      v = new TenantView(tenant);
+      this.#views.set(tenant, v);
+    }
+    return v;
+  }
+
+  tenants(): string[] {
+    return [...this.#views.keys()];
+  }
+
+  /** The server's present instant (`tx_as_of`). */
+  now(): Micros {
+    return this.clock.peek();
+  }
+
+  onCommit(listener: CommitListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Waits until no commit in flight could change an answer as of `asOf`: a read never sees a past
+   * instant change under it because a write was half-way through its commit.
+   */
+  async settled(asOf: Micros): Promise<void> {
+    while (this.#inflight && this.#inflight.minKnownAt <= asOf) await this.#inflight.done.catch(() => undefined);
+  }
+
+  /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
+  write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+    return this.enqueue((stage) => {
+      const planned = planWrite(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+      for (const id of planned.newIdents) stage.addIdent(tenant, id);
+      if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
+      stage.addNodes(planned.nodes);
+      stage.addEdges(planned.edges);
+      return planned.outcome;
+    }, input.nodes.length + input.edges.length);
+  }
+
+  /**
+   * Runs `run` inside the writer queue with its own capture instant and commits what it stages. The
+   * function must be synchronous and decide from the committed views plus the stage's overlay.
+   */
+  enqueue<T>(run: (stage: Stage) => T, size = 1): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('ledger is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ run, size, resolve, reject } as Job<unknown>);
+      if (!this.#draining) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) {
+        const jobs: Job<unknown>[] = [];
+        let rows = 0;
+        while (this.#queue.length > 0 && rows < MAX_GROUP_ROWS) {
+          const job = this.#queue.shift();
+          if (!job) break;
+          jobs.push(job);
+          rows += job.size;
+        }
+        await this.#commitGroup(jobs);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
+    const group: CommitGroup = { idents: [], batches: [], nodes: [], edges: [], declarations: [], verdicts: [] };
+    const overlays = new Map<string, Overlay>();
+    const results: { job: Job<unknown>; value: unknown }[] = [];
+    let minKnownAt = Number.POSITIVE_INFINITY;
+    const seqStart = this.#seq;
+    for (const job of jobs) {
+      const capturedAt = this.clock.next();
+      minKnownAt = Math.min(minKnownAt, capturedAt);
+      const stage: Stage = {
+        capturedAt,
+        overlay: (tenant) => {
+          let o = overlays.get(tenant);
+          if (!o) { o = new Overlay(this.view(tenant)); overlays.set(tenant, o); }
+          return o;
+        },
+        nextSeq: () => ++this.#seq,
+        addIdent: (tenant, id) => group.idents.push({ tenant, id }),
+        addBatch: (row) => { group.batches.push(row); minKnownAt = Math.min(minKnownAt, row.declared_captured_at); },
+        addNodes: (rows) => { for (const r of rows) group.nodes.push(r); },
+        addEdges: (rows) => { for (const r of rows) group.edges.push(r); },
+        addDeclaration: (row) => group.declarations.push(row),
+        addVerdict: (row) => { group.verdicts.push(row); minKnownAt = Math.min(minKnownAt, row.known_at); },
+      };
+      try {
+        results.push({ job, value: job.run(stage) });
+      } catch (error) {
+        job.reject(error);
+      }
+    }
+    let finish!: () => void;
+    const done = new Promise<void>((r) => { finish = r; });
+    this.#inflight = { minKnownAt, done };
+    try {
+      await this.#graph.commit(group);
+    } catch (error) {
+      this.#seq = seqStart; // nothing of the group was written
+      this.#inflight = null;
+      finish();
+      for (const { job } of results) job.reject(error);
+      return;
+    }
+    this.#apply(group);
+    this.#inflight = null;
+    finish();
+    for (const { job, value } of results) job.resolve(value);
+    for (const listener of this.#listeners) {
+      try {
+        await listener(group);
+      } catch (error) {
+        // A derived index failing must never undo an acknowledged write; it catches up on start-up.
+        console.error('commit listener failed:', error);
+      }
+    }
+  }
+
+  #apply(group: CommitGroup): void {
+    for (const b of group.batches) this.view(b.tenant).addBatch(b);
+    for (const n of group.nodes) this.view(n.tenant).addNode(n);
+    for (const e of group.edges) this.view(e.tenant).addEdge(e);
+    for (const d of group.declarations) this.view(d.tenant).addDeclaration(d);
+    for (const v of group.verdicts) this.view(v.tenant).addVerdict(v);
+  }
+
+  async storeCounts(): Promise<Record<string, number>> {
+    return this.#graph.counts();
+  }
+
+  /** Finishes queued writes, then closes the store. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    while (this.#draining || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.#graph.close();
+  }
+}

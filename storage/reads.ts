@@ -1,0 +1,110 @@
+// Reads over a tenant's view: which rows a list or a get shows at (as_of, valid_at), and what as_of hid.
+import type { TenantView } from './tenant-view.ts';
+import type { Micros } from './time.ts';
+import type { EdgeRecord, NodeVersion } from './types.ts';
+import { inForceAt, knownAt } from './visibility.ts';
+
+export interface ListQuery {
+  asOf: Micros;
+  validAt?: Micros | undefined;
+  space?: string | undefined;
+  kind?: string | undefined;
+  category?: string | undefined;
+  limit: number;
+  /** Rows after this sequence number (the cursor). */
+  afterSeq?: number | undefined;
+}
+
+export interface ListResult {
+  items: NodeVersion[];
+  nextSeq: number | null;
+  masked: { node: number; edge: number; verdict: number };
+}
+
+export function listNodes(view: TenantView, q: ListQuery): ListResult {
+  const items: NodeVersion[] = [];
+  let maskedNodes = 0;
+  let nextSeq: number | null = null;
+  const after = q.afterSeq ?? 0;
+  for (const n of view.nodes) {
+    if (q.space !== undefined && n.space !== q.space) continue;
+    if (q.kind !== undefined && n.kind !== q.kind) continue;
+    if (q.category !== undefined && n.category !== q.category) continue;
+    if (!inForceAt(n, q.validAt)) continue;
+    if (!knownAt(n, q.asOf)) {
+      maskedNodes++;
+      continue;
+    }
+    if (n.seq <= after || nextSeq !== null) continue;
+    if (items.length === q.limit) {
+      nextSeq = items[items.length - 1]?.seq ?? null;
+      continue;
+    }
+    items.push(n);
+  }
+  return { items, nextSeq, masked: { node: maskedNodes, edge: maskedEdges(view, q), verdict: maskedVerdicts(view, q) } };
+}
+
+function maskedEdges(view: TenantView, q: ListQuery): number {
+  let n = 0;
+  for (const e of view.edges) {
+    if (q.space !== undefined && e.space !== q.space) continue;
+    if (!inForceAt(e, q.validAt)) continue;
+    if (!knownAt(e, q.asOf)) n++;
+  }
+  return n;
+}
+
+function maskedVerdicts(view: TenantView, q: ListQuery): number {
+  let n = 0;
+  for (const v of view.verdicts) {
+    if (q.space !== undefined && v.space !== null && v.space !== q.space) continue;
+    if (v.known_at > q.asOf) n++;
+  }
+  return n;
+}
+
+export interface GetQuery {
+  asOf: Micros;
+  validAt?: Micros | undefined;
+  space?: string | undefined;
+}
+
+export interface GetResult {
+  item: NodeVersion | null;
+  versions: NodeVersion[];
+  edgesIn: EdgeRecord[];
+  edgesOut: EdgeRecord[];
+  reason?: 'not_yet' | 'absent';
+  masked: { node: number; edge: number };
+}
+
+/** Edges touching `id` that a read at (asOf, validAt, space) shows, and the count as_of hid. */
+export function visibleEdges(list: readonly EdgeRecord[] | undefined, q: GetQuery, otherEnd: (e: EdgeRecord) => string,
+  view: TenantView): { shown: EdgeRecord[]; masked: number } {
+  const shown: EdgeRecord[] = [];
+  let masked = 0;
+  for (const e of list ?? []) {
+    if (q.space !== undefined && (e.space !== q.space || !view.versionsOf(otherEnd(e)).some((v) => v.space === q.space))) continue;
+    if (!inForceAt(e, q.validAt)) continue;
+    if (knownAt(e, q.asOf)) shown.push(e);
+    else masked++;
+  }
+  return { shown, masked };
+}
+
+export function getNode(view: TenantView, id: string, q: GetQuery): GetResult {
+  const all = view.versionsOf(id).filter((v) => q.space === undefined || v.space === q.space);
+  const known = all.filter((v) => knownAt(v, q.asOf));
+  const masked = { node: all.length - known.length, edge: 0 };
+  if (known.length === 0) {
+    return { item: null, versions: [], edgesIn: [], edgesOut: [], reason: all.length > 0 ? 'not_yet' : 'absent', masked };
+  }
+  const inForce = known.filter((v) => inForceAt(v, q.validAt));
+  // Without valid_at the item is the version with the latest validity start; with it, the one in force.
+  const item = inForce.reduce<NodeVersion | null>((best, v) => (best === null || v.valid_from > best.valid_from ? v : best), null);
+  const outs = visibleEdges(view.edgesOut.get(id), q, (e) => e.target_id, view);
+  const ins = visibleEdges(view.edgesIn.get(id), q, (e) => e.source_id, view);
+  masked.edge = outs.masked + ins.masked;
+  return { item, versions: known, edgesIn: ins.shown, edgesOut: outs.shown, masked };
+}

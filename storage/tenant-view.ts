@@ -1,0 +1,62 @@
+// A tenant's rows held in memory, in commit order: the read model the ledger answers from. It is derived
+// from the graph store (rebuilt on start-up, appended to after each commit) and never written otherwise.
+import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from './types.ts';
+
+export const edgeIdentity = (e: Pick<EdgeRecord, 'source_id' | 'target_id' | 'edge_type' | 'asserted_at'>): string =>
+  `${e.source_id}\u001f${e.target_id}\u001f${e.edge_type}\u001f${e.asserted_at}`;
+
+export class TenantView {
+  readonly nodes: NodeVersion[] = [];
+  readonly versions = new Map<string, NodeVersion[]>();
+  readonly edges: EdgeRecord[] = [];
+  readonly edgesOut = new Map<string, EdgeRecord[]>();
+  readonly edgesIn = new Map<string, EdgeRecord[]>();
+  readonly edgesByIdentity = new Map<string, EdgeRecord>();
+  readonly edgeHashes = new Set<string>();
+  readonly batches = new Map<string, BatchRow>();
+  readonly declarations: Declaration[] = [];
+  readonly verdicts: Verdict[] = [];
+  readonly verdictHashes = new Set<string>();
+  /** Spaces written to, with the first instant each was written (the MCP door opens `svc:` spaces by it). */
+  readonly spaces = new Map<string, number>();
+
+  constructor(readonly tenant: string) {}
+
+  addNode(row: NodeVersion): void {
+    this.nodes.push(row);
+    push(this.versions, row.id, row);
+    if (!this.spaces.has(row.space)) this.spaces.set(row.space, row.captured_at);
+  }
+
+  addEdge(row: EdgeRecord): void {
+    this.edges.push(row);
+    push(this.edgesOut, row.source_id, row);
+    push(this.edgesIn, row.target_id, row);
+    this.edgesByIdentity.set(edgeIdentity(row), row);
+    this.edgeHashes.add(row.hash);
+    if (!this.spaces.has(row.space)) this.spaces.set(row.space, row.captured_at);
+  }
+
+  addBatch(row: BatchRow): void {
+    this.batches.set(row.id, row);
+  }
+
+  addDeclaration(row: Declaration): void {
+    this.declarations.push(row);
+  }
+
+  addVerdict(row: Verdict): void {
+    this.verdicts.push(row);
+    this.verdictHashes.add(row.hash);
+  }
+
+  versionsOf(id: string): readonly NodeVersion[] {
+    return this.versions.get(id) ?? [];
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}

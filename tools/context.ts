@@ -1,0 +1,15 @@
+// What a handler is given besides its input. The tenant comes from the key (or SVC_TENANT), never from
+// input; `space`, when set, confines every read and write to that space (the app-scoped MCP address).
+import type { Ledger } from '../storage/ledger.ts';
+
+/** Optional engines the ledger works with; each door passes the ones the server runs. */
+export interface Services {
+  readonly version: string;
+}
+
+export interface Context {
+  readonly ledger: Ledger;
+  readonly tenant: string;
+  readonly confinedSpace?: string | undefined;
+  readonly services: Services;
+}

@@ -1,0 +1,36 @@
+// The one error type handlers throw. Each door maps it once: REST to a status and body, MCP to an
+// `isError` tool result carrying the same code.
+
+export type ErrorCode =
+  | 'SVC_AS_OF_REQUIRED'
+  | 'SVC_BAD_TIMESTAMP'
+  | 'SVC_UNAUTHORIZED'
+  | 'invalid_input'
+  | 'invalid_json'
+  | 'payload_too_large'
+  | 'not_found'
+  | 'append_only'
+  | 'unavailable'
+  | 'internal';
+
+/** One failed field, in the standard validation shape: `loc` names the field from its source on. */
+export interface FieldIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input?: unknown;
+}
+
+export class SvcError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly issues: FieldIssue[] = [],
+  ) {
+    super(message);
+    this.name = 'SvcError';
+  }
+}
+
+export const invalidInput = (issues: FieldIssue[]): SvcError =>
+  new SvcError('invalid_input', issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') || 'invalid input', issues);

@@ -1,0 +1,17 @@
+// The operation registry: both doors (REST routes and MCP tools) are generated from this list.
+import { getMemory } from './get-memory.ts';
+import { listMemories } from './list-memories.ts';
+import type { AnyOperation } from './operation.ts';
+import { remember } from './remember.ts';
+
+export const operations: readonly AnyOperation[] = [
+  remember,
+  listMemories,
+  getMemory,
+];
+
+export function operationNamed(name: string): AnyOperation {
+  const op = operations.find((o) => o.name === name);
+  if (!op) throw new Error(`no operation named ${name}`);
+  return op;
+}

@@ -1,0 +1,53 @@
+// An operation is one file in tools/: a name, a description written for an agent, a zod input schema
+// and a handler. Both doors call `runOperation`, so as_of, confinement and validation are decided once.
+import { z } from 'zod';
+import type { Context } from './context.ts';
+import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
+
+export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unknown> {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly input: Input;
+  /** Reads name a knowledge instant; without one they answer 400 SVC_AS_OF_REQUIRED before any validation. */
+  readonly requiresAsOf: boolean;
+  /** The operation takes a `space` argument that an app-scoped address fixes. */
+  readonly confinable: boolean;
+  handler(input: z.infer<Input>, ctx: Context): Promise<Output>;
+}
+
+export function defineOperation<Input extends z.ZodObject, Output>(op: Operation<Input, Output>): Operation<Input, Output> {
+  return op;
+}
+
+export type AnyOperation = Operation<z.ZodObject, unknown>;
+
+export function issuesOf(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => {
+    const issue: FieldIssue = { type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code, loc: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), msg: i.message };
+    if ('input' in i && i.input !== undefined && typeof i.input !== 'object') issue.input = truncate(i.input);
+    return issue;
+  });
+}
+
+function truncate(v: unknown): unknown {
+  return typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…` : v;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context): Promise<unknown> {
+  const input: Record<string, unknown> = isRecord(raw) ? { ...raw } : {};
+  if (op.requiresAsOf && (input.as_of === undefined || input.as_of === null || input.as_of === '')) {
+    throw new SvcError('SVC_AS_OF_REQUIRED', 'every read names a knowledge instant: pass as_of (an ISO 8601 instant with offset, or a date)');
+  }
+  if (!isRecord(raw)) throw invalidInput([{ type: 'object', loc: [], msg: 'expected a JSON object' }]);
+  // `tenant` is never read from input; an app-scoped address fixes `space`.
+  delete input.tenant;
+  if (op.confinable && ctx.confinedSpace !== undefined) input.space = ctx.confinedSpace;
+  const parsed = op.input.safeParse(input);
+  if (!parsed.success) throw invalidInput(issuesOf(parsed.error));
+  return op.handler(parsed.data, ctx);
+}

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { formatInstant } from '../storage/time.ts';
+import type { EdgeInput, NodeInput, WriteOutcome } from '../storage/write-plan.ts';
+import { EDGE_TYPES } from '../storage/types.ts';
+import { invalidInput } from './errors.ts';
+import { defineOperation } from './operation.ts';
+import { Instant, JsonObject, JsonValue, SpaceName, instant, optionalInstant } from './schemas.ts';
+
+const MAX_ROWS = 10_000;
+
+// Loose objects: a row that sets `captured_at` must reach the row rules to be refused by name, and a
+// `tenant` field is ignored rather than rejected.
+export const NodeSchema = z.looseObject({
+  id: z.string().min(1).max(1024).optional().describe('Block id, unique in the tenant. Omitted: derived from the content, so re-sending is idempotent. The same id may be reused only with a validity interval that does not overlap its earlier rows.'),
+  kind: z.string().min(1).max(256).describe('entity, claim, prediction, factor, timeseries, episode, or a kind of your own (kept as given).'),
+  statement: z.string().nullable().optional().describe('The statement in plain words.'),
+  category: z.string().max(512).nullable().optional().describe('A topic label; reads and searches can filter on it exactly.'),
+  payload: JsonObject.optional().describe('Free-form JSON object, stored and returned, never interpreted.'),
+  asserted_at: Instant.optional().describe('When the statement was made. Omitted: the capture instant.'),
+  valid_from: Instant.optional().describe('Start of the interval the content holds. Omitted: asserted_at.'),
+  valid_to: Instant.nullable().optional().describe('End of that interval (excluded). Omitted or null: open.'),
+  fact_key: z.string().min(1).max(512).nullable().optional().describe('Makes the node a candidate value of this declared fact.'),
+  fact_value: JsonValue.optional().describe('The value this node gives the fact (any JSON).'),
+});
+
+export const EdgeSchema = z.looseObject({
+  source_id: z.string().min(1).max(1024).describe('Id of the node the edge starts from (written earlier or in this request).'),
+  target_id: z.string().min(1).max(1024).describe('Id of the node the edge points to.'),
+  edge_type: z.string().min(1).max(64).describe(`One of ${EDGE_TYPES.join(', ')}.`),
+  confidence: z.number().finite().nullable().optional().describe('How sure the link is, as a number.'),
+  lag: z.string().nullable().optional().describe('Delay between cause and effect: an ISO 8601 duration (P3D, PT36H) or a plain interval ("36 hours").'),
+  mechanism: z.string().nullable().optional().describe('Free text saying how the link works.'),
+  asserted_at: Instant.optional().describe('When the link was stated. Omitted: the capture instant.'),
+  valid_from: Instant.optional().describe('Start of validity. Omitted: asserted_at.'),
+  valid_to: Instant.nullable().optional().describe('End of validity (excluded). Omitted or null: open.'),
+});
+
+export const BackfillSchema = z.object({
+  declared_captured_at: Instant.describe('The knowledge instant to record for every row of this request (not later than now).'),
+  reason: z.string().min(1).max(2000).describe('Why the rows are declared as known earlier (e.g. "crm import").'),
+});
+
+export const RememberInput = z.object({
+  space: SpaceName.describe('Whose memory the rows belong to, e.g. user:<id>, agent:<id>, svc:<id>.'),
+  nodes: z.array(NodeSchema).max(MAX_ROWS).optional().describe('Blocks to write.'),
+  edges: z.array(EdgeSchema).max(MAX_ROWS).optional().describe('Typed links between blocks.'),
+  backfill: BackfillSchema.optional().describe('Declares past knowledge: past as_of reads will see these rows, and certificates say so.'),
+});
+
+export type RememberInput = z.infer<typeof RememberInput>;
+
+export interface RememberOutput {
+  accepted: number;
+  refused: WriteOutcome['refused'];
+  warnings: WriteOutcome['warnings'];
+  ids: string[];
+  batch: { id: string; declared_captured_at: string; reason: string } | null;
+  episodes: unknown[];
+}
+
+function intervalIssue(list: 'nodes' | 'edges', i: number, row: { valid_from?: string | undefined; valid_to?: string | null | undefined; asserted_at?: string | undefined }) {
+  if (row.valid_to === undefined || row.valid_to === null) return null;
+  const from = row.valid_from ?? row.asserted_at;
+  if (from !== undefined && instant(row.valid_to) <= instant(from)) {
+    return { type: 'interval', loc: [list, i, 'valid_to'], msg: 'valid_to must be later than valid_from', input: row.valid_to };
+  }
+  return null;
+}
+
+export function toNodeInput(n: z.infer<typeof NodeSchema>): NodeInput {
+  return {
+    id: n.id, kind: n.kind, statement: n.statement, category: n.category, payload: n.payload,
+    asserted_at: optionalInstant(n.asserted_at), valid_from: optionalInstant(n.valid_from),
+    valid_to: n.valid_to === null ? null : optionalInstant(n.valid_to), fact_key: n.fact_key,
+    fact_value: n.fact_value, sets_captured_at: 'captured_at' in n,
+  };
+}
+
+export function toEdgeInput(e: z.infer<typeof EdgeSchema>): EdgeInput {
+  return {
+    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
+    mechanism: e.mechanism, asserted_at: optionalInstant(e.asserted_at), valid_from: optionalInstant(e.valid_from),
+    valid_to: e.valid_to === null ? null : optionalInstant(e.valid_to), sets_captured_at: 'captured_at' in e,
+  };
+}
+
+export const remember = defineOperation({
+  name: 'remember',
+  title: 'Remember blocks',
+  description:
+    'Write memories into a space as immutable blocks: nodes (claims, predictions, entities, ...) and typed edges between them. ' +
+    'Nothing is overwritten: to change a belief, write a new node and a SUPERSEDES edge from it to the old one. ' +
+    'Re-sending the same content writes nothing (already_remembered). Rows are refused by name (missing_endpoint, id_conflict, ' +
+    'invalid_lag, unknown_edge_type, captured_at_not_allowed) while the rest of the request is written. Add backfill to record ' +
+    'past knowledge at a declared earlier instant.',
+  input: RememberInput,
+  requiresAsOf: false,
+  confinable: true,
+  async handler(input, ctx): Promise<RememberOutput> {
+    const nodes = input.nodes ?? [];
+    const edges = input.edges ?? [];
+    const issues = [
+      ...nodes.map((n, i) => intervalIssue('nodes', i, n)),
+      ...edges.map((e, i) => intervalIssue('edges', i, e)),
+    ].filter((x) => x !== null);
+    const backfill = input.backfill
+      ? { declared_captured_at: instant(input.backfill.declared_captured_at), reason: input.backfill.reason }
+      : undefined;
+    if (backfill && backfill.declared_captured_at > ctx.ledger.now()) {
+      issues.push({ type: 'backfill_in_future', loc: ['backfill', 'declared_captured_at'], msg: 'a declared knowledge instant cannot be later than the capture instant', input: input.backfill?.declared_captured_at ?? '' });
+    }
+    if (issues.length > 0) throw invalidInput(issues);
+    const outcome = await ctx.ledger.write(ctx.tenant, {
+      space: input.space, backfill, nodes: nodes.map(toNodeInput), edges: edges.map(toEdgeInput),
+      endpointSpace: ctx.confinedSpace,
+    });
+    return {
+      accepted: outcome.accepted, refused: outcome.refused, warnings: outcome.warnings, ids: outcome.ids,
+      batch: outcome.batch
+        ? { id: outcome.batch.id, declared_captured_at: formatInstant(outcome.batch.declared_captured_at), reason: outcome.batch.reason }
+        : null,
+      episodes: [],
+    };
+  },
+});
