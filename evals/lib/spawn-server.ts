@@ -1,0 +1,76 @@
+// Starts the real server (`node bin/memory-ledger.mjs serve`) as a child process on a free port, for
+// end-to-end tests, the crash test, evaluations and benchmarks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, '..', '..');
+
+export interface ServerProcess {
+  base: string;
+  dataDir: string;
+  child: ChildProcess;
+  log(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export async function spawnServer(opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ledger-proc-'));
+  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs'), 'serve'], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local', LANCEDB_LOG: 'error', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout?.on('data', (d: Buffer) => { log += d.toString(); });
+  child.stderr?.on('data', (d: Buffer) => { log += d.toString(); });
+  const base = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited before answering:\n${log.slice(-3000)}`);
+    try {
+      const r = await fetch(`${base}/v1/version`);
+      if (r.ok) break;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not answer within ${opts.timeoutMs ?? 60_000} ms:\n${log.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const running = (): boolean => child.exitCode === null && child.signalCode === null;
+  return {
+    base, dataDir, child,
+    log: () => log,
+    async stop(graceMs = 10_000) {
+      if (!running()) return;
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(t);
+    },
+    async kill() {
+      if (!running()) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
