@@ -7,6 +7,7 @@ import type { Services } from '../tools/context.ts';
 import type { AppDeps } from './app.ts';
 import type { CheckProvider } from './checks.ts';
 import type { Config } from './config.ts';
+import { mountMcp } from './mcp/http.ts';
 import { SERVICE_VERSION } from './version.ts';
 
 export interface StartedServices {
@@ -22,6 +23,7 @@ export async function startServices(config: Config, ledger: Ledger): Promise<Sta
   return {
     services: { version: SERVICE_VERSION },
     checks: [],
+    mount: mountMcp,
     close: async () => undefined,
   };
 }

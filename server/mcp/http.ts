@@ -1,0 +1,82 @@
+// The agent door over streamable HTTP: `/mcp` (the key's whole tenant) and `/mcp/<app_label>/<space>`
+// (confined to one space). Stateless: each request gets a fresh server from the registry, built for the
+// tenant and space this request was admitted to, so no session can outlive or widen its admission.
+import { createMcpHandler, localhostAllowedOrigins, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
+import type { Context as HonoContext, Hono } from 'hono';
+import type { RestEnv } from '../../bridge/rest.ts';
+import type { Ledger } from '../../storage/ledger.ts';
+import type { Context } from '../../tools/context.ts';
+import { tenantResolver, unauthorized, type AppDeps } from '../app.ts';
+import { createLedgerMcpServer } from './tools.ts';
+
+/** `svc:<uuid>`: a space whose address is its own secret on a hosted deployment. */
+const SECRET_SPACE = /^svc:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface Scope {
+  app: string;
+  space: string;
+}
+
+/** `/mcp/<app>/<space>` with both segments percent-decoded (a space may hold `/` as %2F); else null. */
+export function scopeOf(pathname: string): Scope | null {
+  const segments = pathname.replace(/\/+$/, '').split('/').slice(2);
+  if (segments.length !== 2) return null;
+  try {
+    const [app, space] = segments.map((s) => decodeURIComponent(s));
+    return app && space ? { app, space } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The tenant that first wrote to `space`, or null when none has (the captured_at clock is one per ledger). */
+export function firstWriterOf(ledger: Ledger, space: string): string | null {
+  let best: { tenant: string; at: number } | null = null;
+  for (const tenant of ledger.tenants()) {
+    const at = ledger.view(tenant).spaces.get(space);
+    if (at !== undefined && (best === null || at < best.at)) best = { tenant, at };
+  }
+  return best?.tenant ?? null;
+}
+
+const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);
+
+export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
+  const tenantOf = tenantResolver(deps.config);
+  const hosted = deps.config.apiKeys !== null;
+  const handler = createMcpHandler(
+    ({ authInfo }) => {
+      const ctx = authInfo?.extra?.ctx as Context | undefined;
+      if (!ctx) throw new Error('MCP request reached the server factory without an admitted context');
+      return createLedgerMcpServer(ctx);
+    },
+    { maxRequestBodySize: deps.config.maxBodyBytes },
+  );
+
+  const serve = async (c: HonoContext<RestEnv>, scope: Scope | null): Promise<Response> => {
+    // An open local server has no key to stop a web page from driving it: refuse foreign browser origins.
+    if (!hosted && isLocalBind(deps.config.host)) {
+      const rejected = originValidationResponse(c.req.raw, localhostAllowedOrigins());
+      if (rejected) return rejected;
+    }
+    const authorization = c.req.header('authorization');
+    let tenant: string | null;
+    if (hosted && authorization === undefined && scope && SECRET_SPACE.test(scope.space)) {
+      tenant = firstWriterOf(deps.ledger, scope.space);
+      if (tenant === null) return c.json({ detail: { error: 'not_found', why: 'no such space' } }, 404);
+    } else {
+      tenant = tenantOf(authorization);
+    }
+    if (tenant === null) return c.json(unauthorized, 401);
+    const ctx: Context = { ledger: deps.ledger, tenant, confinedSpace: scope?.space, services: deps.services };
+    const authInfo: AuthInfo = { token: '', clientId: tenant, scopes: [], extra: { ctx } };
+    return handler.fetch(c.req.raw, { authInfo });
+  };
+
+  app.all('/mcp', (c) => serve(c, null));
+  app.all('/mcp/*', (c) => {
+    const scope = scopeOf(new URL(c.req.url).pathname);
+    if (!scope) return c.json({ detail: { error: 'not_found', why: 'an app-scoped MCP address is /mcp/<app_label>/<space>' } }, 404);
+    return serve(c, scope);
+  });
+}

@@ -1,0 +1,102 @@
+// The agent door's tools, generated from the operation registry: one MCP tool per operation, calling
+// `runOperation` exactly as the REST door does. Nothing here knows a particular operation.
+import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { Context } from '../../tools/context.ts';
+import { operations } from '../../tools/index.ts';
+import { runOperation, type AnyOperation } from '../../tools/operation.ts';
+import { SERVICE_NAME, SERVICE_VERSION } from '../version.ts';
+import { archiveResult } from './archive.ts';
+import { errorResult } from './errors.ts';
+import { renderText } from './render.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+const AS_OF_NOTE =
+  ' as_of is required: it is the knowledge instant, and the answer uses only what the ledger had learned by then ' +
+  '(pass the present instant for what is known now, an earlier one to replay what was known then; a date means the end of that day in UTC).';
+
+const schemaCache = new Map<string, JsonSchema>();
+
+/** The JSON Schema agents read: the operation's zod input, without `space` at an app-scoped address. */
+export function advertisedSchema(op: AnyOperation, confined: boolean): JsonSchema {
+  const key = `${op.name}\u001f${confined && op.confinable}`;
+  const cached = schemaCache.get(key);
+  if (cached) return cached;
+  const json = z.toJSONSchema(op.input, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  if (confined && op.confinable) {
+    const properties = { ...(json.properties as Record<string, unknown> | undefined) };
+    delete properties.space;
+    json.properties = properties;
+    if (Array.isArray(json.required)) json.required = json.required.filter((f) => f !== 'space');
+  }
+  schemaCache.set(key, json);
+  return json;
+}
+
+/**
+ * Advertises the operation's JSON Schema but lets every argument through: `runOperation` is the one
+ * validator, so a missing as_of is SVC_AS_OF_REQUIRED and a bad field the same 422 issues as over REST,
+ * never an SDK-worded "Invalid arguments".
+ */
+function passThrough(json: JsonSchema): StandardSchemaWithJSON<Record<string, unknown>> {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'memory-ledger',
+      validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+function describe(op: AnyOperation, confinedSpace: string | undefined): string {
+  let text = op.description;
+  if (op.requiresAsOf && !/\bas_of\b/.test(text)) text += AS_OF_NOTE;
+  if (confinedSpace !== undefined) {
+    text += ` This address is confined to the space "${confinedSpace}": every row read or written is in that space, and nothing outside it is visible.`;
+  }
+  return text;
+}
+
+/** Runs one operation for a tool call and shapes its result (or error) for MCP. */
+export async function callOperation(op: AnyOperation, args: unknown, ctx: Context): Promise<CallToolResult> {
+  let result: unknown;
+  try {
+    result = await runOperation(op, args ?? {}, ctx);
+  } catch (error) {
+    return errorResult(op, error);
+  }
+  const archive = await archiveResult(result);
+  if (archive) return archive;
+  const structured = result as Record<string, unknown>;
+  return { content: [{ type: 'text', text: renderText(op, structured) }], structuredContent: structured };
+}
+
+/** A fresh MCP server whose tools act in `ctx` (its tenant, and its space when confined). */
+export function createLedgerMcpServer(ctx: Context, registry: readonly AnyOperation[] = operations): McpServer {
+  const server = new McpServer(
+    { name: SERVICE_NAME, version: SERVICE_VERSION },
+    {
+      instructions:
+        'A time-aware, append-only memory ledger. Every read names as_of, the knowledge instant; rows are never changed ' +
+        'or deleted (a changed belief is a new block with a SUPERSEDES edge). Read the certificate of each answer: masked ' +
+        'rows were not yet known at as_of.' +
+        (ctx.confinedSpace !== undefined ? ` This connection is confined to the space "${ctx.confinedSpace}".` : ''),
+    },
+  );
+  const confined = ctx.confinedSpace !== undefined;
+  for (const op of registry) {
+    server.registerTool(
+      op.name,
+      {
+        title: op.title,
+        description: describe(op, ctx.confinedSpace),
+        inputSchema: passThrough(advertisedSchema(op, confined)),
+        annotations: { title: op.title, readOnlyHint: op.requiresAsOf, destructiveHint: false, openWorldHint: false },
+      },
+      (args) => callOperation(op, args, ctx),
+    );
+  }
+  return server;
+}
