@@ -1,12 +1,15 @@
 // The `memory-ledger` command: `serve` (default) runs the HTTP server.
 import { ConfigError } from './config.ts';
+import { runStdio } from './mcp/stdio.ts';
 import { runServe } from './serve.ts';
 
 const USAGE = `usage: memory-ledger <command>
-  serve                 run the HTTP server (REST at /v1, MCP at /mcp) on SVC_DATA_DIR`;
+  serve                 run the HTTP server (REST at /v1, MCP at /mcp) on SVC_DATA_DIR
+  stdio                 serve the MCP tools over stdin/stdout (open, tenant SVC_TENANT) on SVC_DATA_DIR`;
 
 const commands: Record<string, (args: string[]) => Promise<void>> = {
   serve: async () => runServe(),
+  stdio: async () => runStdio(),
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -1,0 +1,48 @@
+// `memory-ledger stdio`: the same tools over stdin/stdout for a local agent, on SVC_DATA_DIR, as the open
+// single-tenant server (SVC_TENANT). stdout carries protocol messages only, so every log goes to stderr.
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { Ledger } from '../../storage/ledger.ts';
+import type { Context } from '../../tools/context.ts';
+import { readConfig } from '../config.ts';
+import { startServices } from '../services.ts';
+import { SERVICE_VERSION } from '../version.ts';
+import { createLedgerMcpServer } from './tools.ts';
+
+/** Sends console output meant for stdout to stderr: one stray line on stdout would break the protocol. */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]): void => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+  console.warn = toStderr;
+}
+
+export async function runStdio(): Promise<void> {
+  keepStdoutForProtocol();
+  const config = readConfig();
+  const ledger = await Ledger.open(config.dataDir);
+  const started = await startServices(config, ledger);
+  const ctx: Context = { ledger, tenant: config.tenant, services: started.services };
+  const handle = serveStdio(() => createLedgerMcpServer(ctx), {
+    onerror: (error) => console.error('mcp stdio:', error.message),
+  });
+  console.error(`memory-ledger ${SERVICE_VERSION} serving MCP over stdio (data: ${config.dataDir}, tenant ${config.tenant})`);
+
+  let stopping = false;
+  const stop = async (why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`${why}: closing`);
+    const hardStop = setTimeout(() => process.exit(1), 15_000);
+    hardStop.unref();
+    await handle.close().catch(() => undefined);
+    await started.close();
+    await ledger.close();
+    process.exit(0);
+  };
+  // The client closing our stdin ends the session: let queued writes commit, then close the stores.
+  process.stdin.once('end', () => void stop('stdin closed'));
+  process.stdin.once('close', () => void stop('stdin closed'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
