@@ -1,6 +1,7 @@
 // The REST route table: each route names an operation and where its input comes from. Path, query and
 // body are mapped separately onto the operation's one input schema; nothing else is read.
 import type { Context } from '../tools/context.ts';
+import { archiveResponse } from './archive-response.ts';
 
 export interface RestRoute {
   method: 'GET' | 'POST';
@@ -16,6 +17,7 @@ export const routes: RestRoute[] = [
   { method: 'POST', path: '/v1/memories', operation: 'remember', from: 'body' },
   { method: 'GET', path: '/v1/memories', operation: 'list_memories', from: 'query' },
   { method: 'GET', path: '/v1/memories/:id', operation: 'get_memory', from: 'query' },
+  { method: 'GET', path: '/v1/export', operation: 'export_ledger', from: 'query', respond: archiveResponse },
 ];
 
 /** Matches a raw (still percent-encoded) path against a route path; the params, or null. */

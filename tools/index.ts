@@ -1,4 +1,5 @@
 // The operation registry: both doors (REST routes and MCP tools) are generated from this list.
+import { exportLedger } from './export-ledger.ts';
 import { getMemory } from './get-memory.ts';
 import { listMemories } from './list-memories.ts';
 import type { AnyOperation } from './operation.ts';
@@ -8,6 +9,7 @@ export const operations: readonly AnyOperation[] = [
   remember,
   listMemories,
   getMemory,
+  exportLedger,
 ];
 
 export function operationNamed(name: string): AnyOperation {

@@ -1,0 +1,188 @@
+// The export bundle's row formats, shared by the writer (ledger rows → JSONL lines) and the reader (JSONL
+// lines → the same ledger rows, so the reads run unchanged over a bundle). Instants are six-digit UTC
+// strings; JSON values stored as text in the ledger are written as JSON values.
+import { formatInstant, formatNullableEnd, OPEN_END, parseInstant, type Micros } from '../time.ts';
+import type { BatchRow, Declaration, EdgeRecord, EdgeType, NodeVersion, Policy, Verdict } from '../types.ts';
+
+/** The bundle's own format version; server/version.ts reports the same number (a test holds them equal). */
+export const BUNDLE_FORMAT_VERSION = 1;
+
+export const BUNDLE_FILES = ['manifest.json', 'nodes.jsonl', 'edges.jsonl', 'resolutions.jsonl'] as const;
+
+export interface BatchRef {
+  id: string;
+  declared_captured_at: string;
+  reason: string;
+}
+
+/** Who vouches for a row's knowledge instant: its real capture, and the declared batch when backfilled. */
+export interface Attestation {
+  captured_at: string;
+  batch: BatchRef | null;
+}
+
+export interface BundleNode {
+  id: string;
+  kind: string;
+  space: string;
+  statement: string | null;
+  category: string | null;
+  payload: Record<string, unknown>;
+  asserted_at: string;
+  valid_from: string;
+  valid_to: string | null;
+  known_at: string;
+  attestation: Attestation;
+  fact_key: string | null;
+  fact_value: unknown;
+}
+
+export interface BundleEdge {
+  source_id: string;
+  target_id: string;
+  edge_type: string;
+  confidence: number | null;
+  /** ISO 8601 duration. */
+  lag: string | null;
+  mechanism: string | null;
+  space: string;
+  asserted_at: string;
+  valid_from: string;
+  valid_to: string | null;
+  known_at: string;
+  attestation: Attestation;
+}
+
+export interface BundleResolution {
+  target_id: string | null;
+  value: unknown;
+  outcome: string;
+  method: string;
+  ruleset: unknown;
+  resolver: string;
+  decided_at: string;
+  known_at: string;
+  attestation: Attestation;
+  fact_key: string;
+  space: string | null;
+}
+
+export interface BundleFact {
+  fact_key: string;
+  key_fields: string[];
+  policy: Policy;
+  source_order: string[] | null;
+  declared_at: string;
+}
+
+export interface BundleBatch extends BatchRef {
+  captured_at: string;
+}
+
+export interface Manifest {
+  bundle_version: number;
+  namespace: { tenant: string; space?: string };
+  /** Exact-match topic filter the export applied, or null. */
+  category: string | null;
+  source: string;
+  exported_as_of: string;
+  declarations: { facts: BundleFact[]; batches: BundleBatch[]; embedding: null };
+  counts: { nodes: number; edges: number; resolutions: number };
+}
+
+function attestation(captured: Micros, batchId: string | null, batches: ReadonlyMap<string, BatchRow>): Attestation {
+  const b = batchId === null ? undefined : batches.get(batchId);
+  return {
+    captured_at: formatInstant(captured),
+    batch: b ? { id: b.id, declared_captured_at: formatInstant(b.declared_captured_at), reason: b.reason } : null,
+  };
+}
+
+export function bundleNode(v: NodeVersion, batches: ReadonlyMap<string, BatchRow>): BundleNode {
+  return {
+    id: v.id, kind: v.kind, space: v.space, statement: v.statement, category: v.category,
+    payload: JSON.parse(v.payload) as Record<string, unknown>, asserted_at: formatInstant(v.asserted_at),
+    valid_from: formatInstant(v.valid_from), valid_to: formatNullableEnd(v.valid_to), known_at: formatInstant(v.known_at),
+    attestation: attestation(v.captured_at, v.batch_id, batches), fact_key: v.fact_key,
+    fact_value: v.fact_value === null ? null : (JSON.parse(v.fact_value) as unknown),
+  };
+}
+
+export function bundleEdge(e: EdgeRecord, batches: ReadonlyMap<string, BatchRow>): BundleEdge {
+  return {
+    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
+    mechanism: e.mechanism, space: e.space, asserted_at: formatInstant(e.asserted_at), valid_from: formatInstant(e.valid_from),
+    valid_to: formatNullableEnd(e.valid_to), known_at: formatInstant(e.known_at),
+    attestation: attestation(e.captured_at, e.batch_id, batches),
+  };
+}
+
+export function bundleResolution(v: Verdict): BundleResolution {
+  return {
+    target_id: v.target_id, value: v.value === null ? null : (JSON.parse(v.value) as unknown), outcome: v.outcome,
+    method: v.method, ruleset: JSON.parse(v.ruleset) as unknown, resolver: v.resolver, decided_at: formatInstant(v.decided_at),
+    known_at: formatInstant(v.known_at), attestation: { captured_at: formatInstant(v.decided_at), batch: null },
+    fact_key: v.fact_key, space: v.space,
+  };
+}
+
+export function bundleFact(d: Declaration): BundleFact {
+  return { fact_key: d.fact_key, key_fields: d.key_fields, policy: d.policy, source_order: d.source_order, declared_at: formatInstant(d.declared_at) };
+}
+
+export function bundleBatch(b: BatchRow): BundleBatch {
+  return { id: b.id, declared_captured_at: formatInstant(b.declared_captured_at), reason: b.reason, captured_at: formatInstant(b.captured_at) };
+}
+
+// ---- back to ledger rows (the reader) -----------------------------------------------------------
+
+/** A bundle row that cannot become a ledger row; the reader refuses it and `verify` reports it. */
+export class BundleRowError extends Error {
+  constructor(readonly file: string, readonly line: number, message: string) {
+    super(`${file}:${line}: ${message}`);
+    this.name = 'BundleRowError';
+  }
+}
+
+const end = (text: string | null): Micros => (text === null ? OPEN_END : parseInstant(text));
+
+/** `seq` orders rows as the file does (the writer keeps commit order). */
+export function nodeVersionOf(r: BundleNode, tenant: string, seq: number): NodeVersion {
+  return {
+    seq, tenant, id: r.id, space: r.space, kind: r.kind, statement: r.statement ?? null, category: r.category ?? null,
+    payload: JSON.stringify(r.payload ?? {}), asserted_at: parseInstant(r.asserted_at), valid_from: parseInstant(r.valid_from),
+    valid_to: end(r.valid_to ?? null), captured_at: parseInstant(r.attestation.captured_at), known_at: parseInstant(r.known_at),
+    batch_id: r.attestation.batch?.id ?? null, fact_key: r.fact_key ?? null,
+    fact_value: r.fact_value === undefined || r.fact_value === null ? null : JSON.stringify(r.fact_value), hash: '',
+  };
+}
+
+export function edgeRecordOf(r: BundleEdge, tenant: string, seq: number): EdgeRecord {
+  return {
+    seq, tenant, source_id: r.source_id, target_id: r.target_id, edge_type: r.edge_type as EdgeType,
+    confidence: r.confidence ?? null, lag: r.lag ?? null, mechanism: r.mechanism ?? null, space: r.space,
+    asserted_at: parseInstant(r.asserted_at), valid_from: parseInstant(r.valid_from), valid_to: end(r.valid_to ?? null),
+    captured_at: parseInstant(r.attestation.captured_at), known_at: parseInstant(r.known_at),
+    batch_id: r.attestation.batch?.id ?? null, hash: '',
+  };
+}
+
+export function verdictOf(r: BundleResolution, tenant: string, seq: number): Verdict {
+  return {
+    seq, tenant, fact_key: r.fact_key, target_id: r.target_id ?? null,
+    value: r.value === undefined || r.value === null ? null : JSON.stringify(r.value), outcome: r.outcome, method: r.method,
+    ruleset: JSON.stringify(r.ruleset ?? null), resolver: r.resolver, decided_at: parseInstant(r.decided_at),
+    known_at: parseInstant(r.known_at), space: r.space ?? null, hash: '',
+  };
+}
+
+export function declarationOf(f: BundleFact, tenant: string, seq: number): Declaration {
+  return {
+    seq, tenant, fact_key: f.fact_key, key_fields: f.key_fields ?? [], policy: f.policy, source_order: f.source_order ?? null,
+    declared_at: parseInstant(f.declared_at),
+  };
+}
+
+export function batchRowOf(b: BundleBatch, tenant: string): BatchRow {
+  return { tenant, id: b.id, declared_captured_at: parseInstant(b.declared_captured_at), reason: b.reason, captured_at: parseInstant(b.captured_at) };
+}

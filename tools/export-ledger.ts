@@ -1,0 +1,52 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { packDirectory } from '../storage/bundle/archive-files.ts';
+import { BUNDLE_FORMAT_VERSION } from '../storage/bundle/rows.ts';
+import { stageBundle } from '../storage/bundle/writer.ts';
+import type { Archive } from './archive.ts';
+import { SvcError } from './errors.ts';
+import { defineOperation } from './operation.ts';
+import { AsOf, SpaceName, knowledgeInstant } from './schemas.ts';
+
+export const ExportLedgerInput = z.object({
+  as_of: AsOf.describe('Knowledge instant of the export: only rows learned at or before it are in the bundle (inclusive; a date means the end of that day in UTC). Validity is not filtered: the bundle is the ledger.'),
+  space: SpaceName.optional().describe('Export only this space: its nodes, the edges between them and the resolutions on them. Omitted: the whole tenant.'),
+  category: z.string().min(1).max(512).optional().describe('Export only nodes of this category (exact match), with the edges between them and resolutions on them; combines with space.'),
+});
+
+export const exportLedger = defineOperation({
+  name: 'export_ledger',
+  title: 'Export the ledger',
+  description:
+    'Export the ledger as known at as_of as a self-contained .tar.gz bundle: manifest.json (namespace, source version, ' +
+    'facts in force, backfill batches), nodes.jsonl, edges.jsonl and resolutions.jsonl. Every row carries known_at and its ' +
+    'attestation, so the bundle answers as-of reads offline. Nothing learned after as_of is included; rows of every validity are.',
+  input: ExportLedgerInput,
+  requiresAsOf: true,
+  confinable: true,
+  async handler(input, ctx): Promise<Archive> {
+    const asOf = knowledgeInstant(input.as_of);
+    await ctx.ledger.settled(asOf);
+    const root = await mkdtemp(join(tmpdir(), 'ledger-export-'));
+    let disposed = false;
+    const dispose = async (): Promise<void> => {
+      if (disposed) return;
+      disposed = true;
+      await rm(root, { recursive: true, force: true });
+    };
+    try {
+      const staged = await stageBundle(ctx.ledger.view(ctx.tenant), { asOf, space: input.space, category: input.category },
+        `svc/${ctx.services.version}`, BUNDLE_FORMAT_VERSION, root);
+      return {
+        kind: 'archive', filename: `${staged.stem}.tar.gz`, mediaType: 'application/gzip',
+        open: () => packDirectory(root, staged.stem),
+        dispose,
+      };
+    } catch (error) {
+      await dispose();
+      throw new SvcError('internal', `the export could not be staged: ${(error as Error).message}`);
+    }
+  },
+});
