@@ -17,6 +17,7 @@ export const routes: RestRoute[] = [
   { method: 'POST', path: '/v1/memories', operation: 'remember', from: 'body' },
   { method: 'GET', path: '/v1/memories', operation: 'list_memories', from: 'query' },
   { method: 'GET', path: '/v1/memories/:id', operation: 'get_memory', from: 'query' },
+  { method: 'POST', path: '/v1/search', operation: 'search_memory', from: 'body' },
   { method: 'GET', path: '/v1/export', operation: 'export_ledger', from: 'query', respond: archiveResponse },
 ];
 

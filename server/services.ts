@@ -8,6 +8,7 @@ import type { AppDeps } from './app.ts';
 import type { CheckProvider } from './checks.ts';
 import type { Config } from './config.ts';
 import { mountMcp } from './mcp/http.ts';
+import { startSearch } from '../storage/search/start.ts';
 import { SERVICE_VERSION } from './version.ts';
 
 export interface StartedServices {
@@ -18,12 +19,16 @@ export interface StartedServices {
 }
 
 export async function startServices(config: Config, ledger: Ledger): Promise<StartedServices> {
-  void config;
-  void ledger;
+  const search = await startSearch(
+    { dataDir: config.dataDir, embedder: config.embedder, openaiBaseUrl: config.openaiBaseUrl, openaiApiKey: config.openaiApiKey },
+    ledger,
+  );
   return {
-    services: { version: SERVICE_VERSION },
-    checks: [],
+    services: { version: SERVICE_VERSION, search: search.index ?? undefined },
+    checks: [...search.checks],
     mount: mountMcp,
-    close: async () => undefined,
+    close: async () => {
+      await search.index?.close();
+    },
   };
 }

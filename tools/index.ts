@@ -4,11 +4,13 @@ import { getMemory } from './get-memory.ts';
 import { listMemories } from './list-memories.ts';
 import type { AnyOperation } from './operation.ts';
 import { remember } from './remember.ts';
+import { searchMemory } from './search-memory.ts';
 
 export const operations: readonly AnyOperation[] = [
   remember,
   listMemories,
   getMemory,
+  searchMemory,
   exportLedger,
 ];
 

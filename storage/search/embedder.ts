@@ -1,0 +1,22 @@
+// The embedder port: text in, unit vectors out. The index records `id` and `dimension`; a server started
+// with a different embedder re-embeds every row rather than compare vectors from two models.
+export interface Embedder {
+  /** `local`, or `openai:<model>`. */
+  readonly id: string;
+  /** Vector length; known after `ready()`. */
+  dimension(): number;
+  /** Resolves once the dimension is known (a remote model is asked for one probe vector). */
+  ready(): Promise<void>;
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}
+
+/** Scales a vector to unit length in place (a zero vector stays zero). */
+export function normalise(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) sum += (v[i] ?? 0) * (v[i] ?? 0);
+  if (sum > 0) {
+    const inv = 1 / Math.sqrt(sum);
+    for (let i = 0; i < v.length; i++) v[i] = (v[i] ?? 0) * inv;
+  }
+  return v;
+}

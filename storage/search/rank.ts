@@ -1,0 +1,48 @@
+// Ranking: reciprocal-rank fusion of the full-text and vector lists, then scores for blocks reached by
+// expansion (the score of the block they were reached from, times a weight for each hop's edge type).
+import type { EdgeType } from '../types.ts';
+import type { Hit } from './lance-index.ts';
+
+/** The usual RRF constant: damps the head of each list so neither list alone decides. */
+export const RRF_K = 60;
+
+export interface Fused {
+  id: string;
+  score: number;
+}
+
+/**
+ * Fuses ranked lists of rows into one ranking of node ids: each id scores Σ weight / (k + rank) over
+ * the lists it appears in (its best row per list). Scores are scaled so an id first in every list has 1.
+ */
+export function fuse(lists: readonly { hits: readonly Hit[]; weight: number }[], k = RRF_K): Fused[] {
+  const scores = new Map<string, number>();
+  let best = 0;
+  for (const { hits, weight } of lists) {
+    best += weight / (k + 1);
+    const seen = new Set<string>();
+    let rank = 0;
+    for (const h of hits) {
+      if (seen.has(h.id)) continue;
+      seen.add(h.id);
+      rank++;
+      scores.set(h.id, (scores.get(h.id) ?? 0) + weight / (k + rank));
+    }
+  }
+  return [...scores].map(([id, s]) => ({ id, score: best > 0 ? s / best : 0 })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+}
+
+/**
+ * How much of a block's score passes along one edge. Causes and effects pass the most; co-occurrence
+ * and argument the least; a hop is always worth less than the block it starts from.
+ */
+export const EDGE_WEIGHT: Record<EdgeType, number> = {
+  CAUSES: 0.8, TRIGGERS: 0.8, CONTRIBUTING_FACTOR: 0.7, PREVENTS: 0.7,
+  SUPERSEDES: 0.75, RESTATES: 0.75, CONCURRENT_SIGNAL: 0.5,
+  SUPPORTS: 0.6, QUALIFIES: 0.55, CONTRADICTS: 0.55,
+  DERIVED_FROM: 0.6, DEPENDS_ON: 0.5, MENTIONS: 0.45,
+};
+
+export function expansionScore(fromScore: number, via: EdgeType): number {
+  return fromScore * EDGE_WEIGHT[via];
+}

@@ -1,0 +1,209 @@
+// The search index as a derived view of the ledger. It records (in meta.json beside the tables) the
+// highest seq it has indexed and the embedder it used; on start-up it drops rows written after that
+// record, re-embeds everything if the embedder changed, and indexes what the ledger holds beyond it.
+// Commits are queued, not awaited by the writer; a search first waits until every row committed
+// before it was called is indexed, so a search right after an acknowledged write finds it.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CommitGroup } from '../kuzu-graph.ts';
+import type { Ledger } from '../ledger.ts';
+import type { NodeVersion } from '../types.ts';
+import type { Embedder } from './embedder.ts';
+import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
+
+interface Meta {
+  embedder: string;
+  dimension: number;
+  seq: number;
+}
+
+export interface IndexStatus {
+  embedder: string;
+  dimension: number;
+  indexedSeq: number;
+  pendingRows: number;
+  failure: string | null;
+}
+
+const CHUNK = 4096;
+
+/** The text a block is found by: its statement, else its id and kind. */
+export function indexText(n: NodeVersion): string {
+  return n.statement ?? `${n.kind} ${n.id}`;
+}
+
+export class SearchIndex {
+  readonly #dir: string;
+  readonly #lance: LanceIndex;
+  readonly embedder: Embedder;
+  #seq: number;
+  /** Groups of rows in commit order, with the highest seq each group carried. */
+  readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
+  #queued = 0;
+  #done = 0;
+  #waiters: { target: number; resolve: () => void }[] = [];
+  #working: Promise<void> | null = null;
+  #failure: string | null = null;
+  #closed = false;
+
+  private constructor(dir: string, lance: LanceIndex, embedder: Embedder, seq: number) {
+    this.#dir = dir;
+    this.#lance = lance;
+    this.embedder = embedder;
+    this.#seq = seq;
+  }
+
+  /** Opens (or rebuilds) the index under `dir` and queues whatever the ledger holds beyond it. */
+  static async open(dir: string, embedder: Embedder, ledger: Ledger): Promise<SearchIndex> {
+    mkdirSync(dir, { recursive: true });
+    await embedder.ready();
+    const meta = readMeta(dir);
+    const fresh = !meta || meta.embedder !== embedder.id || meta.dimension !== embedder.dimension();
+    if (fresh) {
+      // A different model's vectors are not comparable: start the tables over.
+      for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
+    }
+    const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension());
+    const seq = fresh ? 0 : meta.seq;
+    if (!fresh) await lance.deleteAbove(seq);
+    const index = new SearchIndex(dir, lance, embedder, seq);
+    index.#writeMeta();
+    const missing: NodeVersion[] = [];
+    for (const t of ledger.tenants()) for (const n of ledger.view(t).nodes) if (n.seq > seq) missing.push(n);
+    missing.sort((a, b) => a.seq - b.seq);
+    for (let i = 0; i < missing.length; i += CHUNK) {
+      const nodes = missing.slice(i, i + CHUNK);
+      index.#push(nodes, nodes.at(-1)?.seq ?? seq);
+    }
+    ledger.onCommit((group) => index.onCommit(group));
+    return index;
+  }
+
+  /** Queues a commit's nodes; returns at once so the writer is never held up by embedding. */
+  onCommit(group: Readonly<CommitGroup>): void {
+    let seq = 0;
+    for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
+    this.#push(group.nodes, seq);
+  }
+
+  #push(nodes: NodeVersion[], seq: number): void {
+    if (this.#closed) return;
+    this.#queue.push({ nodes, seq });
+    this.#queued++;
+    this.#working ??= this.#work().finally(() => { this.#working = null; });
+  }
+
+  async #work(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const groups = this.#queue.splice(0, this.#queue.length);
+      const touched = new Set<string>();
+      try {
+        const byTenant = new Map<string, NodeVersion[]>();
+        for (const g of groups) for (const n of g.nodes) {
+          const list = byTenant.get(n.tenant);
+          if (list) list.push(n);
+          else byTenant.set(n.tenant, [n]);
+        }
+        for (const [tenant, nodes] of byTenant) {
+          for (let i = 0; i < nodes.length; i += CHUNK) await this.#lance.add(tenant, await this.#rows(nodes.slice(i, i + CHUNK)));
+          touched.add(tenant);
+        }
+        // After a failure the recorded seq stays put, so the next start redoes everything after it.
+        if (this.#failure === null) {
+          this.#seq = Math.max(this.#seq, ...groups.map((g) => g.seq));
+          this.#writeMeta();
+        }
+      } catch (error) {
+        this.#failure = (error as Error).message;
+        console.error('search index: indexing failed; the next start catches up:', error);
+      }
+      this.#done += groups.length;
+      this.#wake();
+      for (const tenant of touched) {
+        try {
+          await this.#lance.maintain(tenant);
+        } catch (error) {
+          console.error('search index: maintenance failed:', error);
+        }
+      }
+    }
+  }
+
+  async #rows(nodes: NodeVersion[]): Promise<IndexRow[]> {
+    const texts = nodes.map(indexText);
+    const vectors = await this.embedder.embed(texts);
+    return nodes.map((n, i) => ({
+      id: n.id, seq: n.seq, space: n.space, kind: n.kind, category: n.category, known_at: n.known_at,
+      asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to, text: texts[i] ?? '',
+      vector: vectors[i] ?? new Float32Array(this.#lance.dimension),
+    }));
+  }
+
+  #wake(): void {
+    const ready = this.#waiters.filter((w) => w.target <= this.#done);
+    this.#waiters = this.#waiters.filter((w) => w.target > this.#done);
+    for (const w of ready) w.resolve();
+  }
+
+  /** Resolves once every commit queued before this call is indexed. */
+  caughtUp(): Promise<void> {
+    const target = this.#queued;
+    if (this.#done >= target) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ target, resolve }));
+  }
+
+  /** Full-text and vector candidates for one tenant (rows, not ids: a node may match by several versions). */
+  async candidates(tenant: string, terms: readonly string[], query: string, filter: RowFilter, limit: number): Promise<{ text: Hit[]; vector: Hit[] }> {
+    const [vector] = await this.embedder.embed([query]);
+    const [text, near] = await Promise.all([
+      this.#lance.fullText(tenant, terms, filter, limit),
+      vector ? this.#lance.nearest(tenant, vector, filter, limit) : Promise.resolve([]),
+    ]);
+    return { text, vector: near };
+  }
+
+  /** Full-text matches hidden from this read because they were learned after as_of (capped at `cap`). */
+  async hiddenMatches(tenant: string, terms: readonly string[], filter: RowFilter, cap: number): Promise<Hit[]> {
+    return this.#lance.fullText(tenant, terms, { ...filter, hidden: true }, cap);
+  }
+
+  /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
+  async optimize(tenants: readonly string[]): Promise<void> {
+    await this.caughtUp();
+    for (const t of tenants) await this.#lance.maintain(t, true);
+  }
+
+  status(): IndexStatus {
+    return {
+      embedder: this.embedder.id, dimension: this.#lance.dimension, indexedSeq: this.#seq,
+      pendingRows: this.#queue.reduce((n, g) => n + g.nodes.length, 0), failure: this.#failure,
+    };
+  }
+
+  async countRows(): Promise<number> {
+    return this.#lance.countRows();
+  }
+
+  #writeMeta(): void {
+    const meta: Meta = { embedder: this.embedder.id, dimension: this.#lance.dimension, seq: this.#seq };
+    const tmp = join(this.#dir, 'meta.json.tmp');
+    writeFileSync(tmp, JSON.stringify(meta));
+    renameSync(tmp, join(this.#dir, 'meta.json'));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#working) await this.#working;
+    await this.#lance.close();
+  }
+}
+
+function readMeta(dir: string): Meta | null {
+  const path = join(dir, 'meta.json');
+  if (!existsSync(path)) return null;
+  try {
+    const m = JSON.parse(readFileSync(path, 'utf8')) as Partial<Meta>;
+    if (typeof m.embedder === 'string' && typeof m.dimension === 'number' && typeof m.seq === 'number') return m as Meta;
+  } catch { /* unreadable: rebuild */ }
+  return null;
+}

@@ -1,0 +1,103 @@
+// One search: candidates from the index (filters applied inside LanceDB, before ranking), fused into
+// node ids, each shown as the version the read can see; then expansion over the edges known at as_of.
+import type { TenantView } from '../tenant-view.ts';
+import type { Micros } from '../time.ts';
+import { walk, type Reached } from '../traverse.ts';
+import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
+import { inForceAt, knownAt } from '../visibility.ts';
+import type { RowFilter } from './lance-index.ts';
+import { expansionScore, fuse } from './rank.ts';
+import type { SearchIndex } from './search-index.ts';
+import { contentWords } from './text-features.ts';
+
+export interface SearchParams {
+  query: string;
+  asOf: Micros;
+  validAt?: Micros | undefined;
+  space?: string | undefined;
+  kind?: string | undefined;
+  category?: string | undefined;
+  limit: number;
+  depth: number;
+  /** Families followed besides causal and temporal. */
+  families: readonly EdgeFamily[];
+}
+
+export interface SearchResult {
+  node: NodeVersion;
+  score: number;
+  match: 'direct' | 'expansion';
+  depth: number;
+  path: string[];
+  via: EdgeType | null;
+}
+
+export interface SearchAnswer {
+  results: SearchResult[];
+  masked: { node: number; edge: number };
+}
+
+/** Candidates fetched from each list per direct hit wanted: fusion needs more than the final cut. */
+const POOL_FACTOR = 4;
+const MIN_POOL = 40;
+const HIDDEN_CAP = 1000;
+
+/** The version of `id` the read shows among those the filters admit: the latest valid_from. */
+export function shownVersion(view: TenantView, id: string, f: RowFilter): NodeVersion | null {
+  let best: NodeVersion | null = null;
+  for (const v of view.versionsOf(id)) {
+    if (!knownAt(v, f.asOf) || !inForceAt(v, f.validAt)) continue;
+    if ((f.space !== undefined && v.space !== f.space) || (f.kind !== undefined && v.kind !== f.kind)) continue;
+    if (f.category !== undefined && v.category !== f.category) continue;
+    if (best === null || v.valid_from > best.valid_from) best = v;
+  }
+  return best;
+}
+
+export function followedTypes(families: readonly EdgeFamily[]): Set<EdgeType> {
+  const types = new Set<EdgeType>();
+  for (const f of new Set<EdgeFamily>(['causal', 'temporal', ...families])) for (const t of EDGE_FAMILIES[f]) types.add(t);
+  return types;
+}
+
+export async function search(index: SearchIndex, view: TenantView, p: SearchParams): Promise<SearchAnswer> {
+  const filter: RowFilter = { asOf: p.asOf, validAt: p.validAt, space: p.space, kind: p.kind, category: p.category };
+  const terms = contentWords(p.query);
+  if (terms.length === 0) return { results: [], masked: { node: 0, edge: 0 } };
+  const pool = Math.max(MIN_POOL, p.limit * POOL_FACTOR);
+  const [found, hidden] = await Promise.all([
+    index.candidates(view.tenant, terms, p.query, filter, pool),
+    index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
+  ]);
+  const direct: SearchResult[] = [];
+  for (const { id, score } of fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: 1 }])) {
+    if (direct.length >= p.limit) break;
+    const node = shownVersion(view, id, filter);
+    if (node) direct.push({ node, score, match: 'direct', depth: 0, path: [id], via: null });
+  }
+  const types = followedTypes(p.families);
+  const scores = new Map(direct.map((d) => [d.node.id, d.score]));
+  const expanded: SearchResult[] = [];
+  const reached: Reached[] = p.depth > 0 ? walk(view, direct.map((d) => d.node.id), { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space }) : [];
+  for (const r of reached) {
+    if (r.depth === 0 || !r.edge) continue;
+    const from = r.path.at(-2) ?? r.path[0] ?? '';
+    const score = expansionScore(scores.get(from) ?? 0, r.edge.edge_type);
+    scores.set(r.id, score);
+    const node = shownVersion(view, r.id, { asOf: p.asOf, validAt: p.validAt, space: p.space });
+    if (node) expanded.push({ node, score, match: 'expansion', depth: r.depth, path: r.path, via: r.edge.edge_type });
+  }
+  const results = [...direct, ...expanded].sort((a, b) => b.score - a.score);
+  return { results, masked: { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) } };
+}
+
+/** Edges of the followed types touching a shown block that the read could not see: learned after as_of. */
+function hiddenEdges(view: TenantView, results: readonly SearchResult[], types: ReadonlySet<EdgeType>, asOf: Micros): number {
+  const seen = new Set<number>();
+  for (const r of results) {
+    for (const e of [...(view.edgesOut.get(r.node.id) ?? []), ...(view.edgesIn.get(r.node.id) ?? [])]) {
+      if (types.has(e.edge_type) && !knownAt(e, asOf)) seen.add(e.seq);
+    }
+  }
+  return seen.size;
+}

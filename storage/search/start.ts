@@ -1,0 +1,64 @@
+// Starts the search index for a server: picks the embedder from the setting, opens the index under the
+// data folder (catching up with the ledger in the background) and offers its install checks.
+import { join } from 'node:path';
+import type { Ledger } from '../ledger.ts';
+import type { Embedder } from './embedder.ts';
+import { LocalEmbedder } from './local-embedder.ts';
+import { OpenAIEmbedder } from './openai-embedder.ts';
+import { SearchIndex } from './search-index.ts';
+
+export interface SearchSettings {
+  dataDir: string;
+  /** `local` or `openai:<model>`. */
+  embedder: string;
+  openaiBaseUrl?: string | undefined;
+  openaiApiKey?: string | undefined;
+}
+
+export interface InstallCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export function embedderFor(s: SearchSettings): Embedder {
+  if (s.embedder.startsWith('openai:')) return OpenAIEmbedder.fromSettings(s.embedder.slice('openai:'.length), s.openaiBaseUrl, s.openaiApiKey);
+  return new LocalEmbedder();
+}
+
+export const searchDir = (dataDir: string): string => join(dataDir, 'search');
+
+export async function startSearch(s: SearchSettings, ledger: Ledger): Promise<{ index: SearchIndex | null; checks: (() => Promise<InstallCheck>)[] }> {
+  const embedder = embedderFor(s);
+  let index: SearchIndex | null = null;
+  let failure: string | null = null;
+  try {
+    index = await SearchIndex.open(searchDir(s.dataDir), embedder, ledger);
+  } catch (error) {
+    // Reads and writes work without the index; search answers 503 and check_install says why.
+    failure = (error as Error).message;
+    console.error('search index did not start:', error);
+  }
+  const checks = [
+    async (): Promise<InstallCheck> => {
+      if (!index) return { name: 'vector_index', ok: false, detail: `LanceDB index did not open: ${failure}` };
+      const st = index.status();
+      const rows = await index.countRows();
+      return {
+        name: 'vector_index', ok: st.failure === null,
+        detail: `LanceDB at ${searchDir(s.dataDir)}: ${rows} rows, indexed up to seq ${st.indexedSeq}, ${st.pendingRows} queued` +
+          (st.failure ? `; indexing failed (${st.failure}), the next start catches up` : ''),
+      };
+    },
+    async (): Promise<InstallCheck> => {
+      try {
+        await embedder.ready();
+        const [v] = await embedder.embed(['check']);
+        return { name: 'embedder', ok: v?.length === embedder.dimension(), detail: `${embedder.id}, ${embedder.dimension()} dimensions` };
+      } catch (error) {
+        return { name: 'embedder', ok: false, detail: `${embedder.id}: ${(error as Error).message}` };
+      }
+    },
+  ];
+  return { index, checks };
+}

@@ -1,0 +1,35 @@
+// Word splitting shared by the local embedder and query handling: Unicode letters and digits only, so a
+// query in any script and with any punctuation becomes plain words (nothing reaches a query parser).
+const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
+
+export function words(text: string): string[] {
+  return (text.normalize('NFKC').toLowerCase().match(WORD) ?? []).map((w) => w.replace(/['’]s$/, '').replace(/['’]/g, ''));
+}
+
+/** A light suffix stripper: enough that "painted", "painting" and "paints" share a feature. */
+export function stem(word: string): string {
+  if (word.length <= 4 || !/^[a-z]+$/.test(word)) return word;
+  for (const suffix of ['ational', 'ization', 'ing', 'edly', 'ed', 'ies', 'ly', 'es', 's']) {
+    if (word.endsWith(suffix) && word.length - suffix.length >= 3) {
+      const base = word.slice(0, -suffix.length);
+      if (suffix === 'ies') return `${base}y`;
+      if (suffix === 's' && base.endsWith('s')) return word;
+      return base.length > 3 && base.at(-1) === base.at(-2) ? base.slice(0, -1) : base;
+    }
+  }
+  return word;
+}
+
+// Common English function words: they carry no topic and dominate hashed vectors of short texts.
+export const STOP_WORDS = new Set(
+  ('a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its ' +
+    'me my no not of on or our she so than that the their them then there these they this those to too was we were what when where ' +
+    'which who whom why will with would you your yours just also about any all some very really am oh yeah wow').split(' '),
+);
+
+/** Words of a query worth matching: stop words out, unless nothing else is left. */
+export function contentWords(text: string): string[] {
+  const all = words(text);
+  const kept = all.filter((w) => !STOP_WORDS.has(w));
+  return kept.length > 0 ? kept : all;
+}
