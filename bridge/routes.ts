@@ -18,6 +18,9 @@ export const routes: RestRoute[] = [
   { method: 'GET', path: '/v1/memories', operation: 'list_memories', from: 'query' },
   { method: 'GET', path: '/v1/memories/:id', operation: 'get_memory', from: 'query' },
   { method: 'POST', path: '/v1/search', operation: 'search_memory', from: 'body' },
+  { method: 'GET', path: '/v1/memories/:id/why', operation: 'why', from: 'query' },
+  { method: 'POST', path: '/v1/facts', operation: 'declare_fact', from: 'body' },
+  { method: 'POST', path: '/v1/resolve', operation: 'resolve_fact', from: 'body' },
   { method: 'GET', path: '/v1/export', operation: 'export_ledger', from: 'query', respond: archiveResponse },
 ];
 

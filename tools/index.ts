@@ -1,16 +1,22 @@
 // The operation registry: both doors (REST routes and MCP tools) are generated from this list.
+import { declareFact } from './declare-fact.ts';
 import { exportLedger } from './export-ledger.ts';
 import { getMemory } from './get-memory.ts';
 import { listMemories } from './list-memories.ts';
 import type { AnyOperation } from './operation.ts';
 import { remember } from './remember.ts';
+import { resolveFact } from './resolve-fact.ts';
 import { searchMemory } from './search-memory.ts';
+import { why } from './why.ts';
 
 export const operations: readonly AnyOperation[] = [
   remember,
   listMemories,
   getMemory,
   searchMemory,
+  why,
+  declareFact,
+  resolveFact,
   exportLedger,
 ];
 

@@ -1,0 +1,74 @@
+// Every resolve answer is recorded as a verdict row: append-only and idempotent. The verdict's identity
+// is a hash of the fact, the ruleset and the candidates it weighed (plus the outcome they led to), so
+// asking the same question of the same evidence under the same rules records one verdict, not one per
+// call. `as_of` is deliberately not part of it: it matters only through which candidates were known.
+import { contentHash } from './hash.ts';
+import type { Ledger } from './ledger.ts';
+import type { Decision } from './resolve.ts';
+import type { TenantView } from './tenant-view.ts';
+import { formatInstant, type Micros } from './time.ts';
+import type { Declaration, Verdict } from './types.ts';
+
+export interface VerdictInput {
+  tenant: string;
+  factKey: string;
+  declaration: Declaration | null;
+  validAt?: Micros | undefined;
+  space?: string | undefined;
+  decision: Decision;
+  /** Who decided: the service and its version (never a model). */
+  resolver: string;
+}
+
+export type VerdictDraft = Omit<Verdict, 'seq' | 'decided_at' | 'known_at'>;
+
+/** The verdict a decision gives, without the instants the commit stamps. */
+export function draftVerdict(input: VerdictInput): VerdictDraft {
+  const d = input.declaration;
+  const ruleset = {
+    fact_key: input.factKey,
+    declaration: d && { policy: d.policy, key_fields: d.key_fields, source_order: d.source_order, declared_at: formatInstant(d.declared_at) },
+    valid_at: input.validAt === undefined ? null : formatInstant(input.validAt),
+    space: input.space ?? null,
+  };
+  const chosen = input.decision.chosen;
+  const outcome = input.decision.reason ?? 'answered';
+  const value = chosen ? chosen.fact_value ?? 'null' : null;
+  const candidates = input.decision.candidates.map((c) => `${c.id}\u001f${c.hash}`).sort();
+  const rulesetText = JSON.stringify(ruleset);
+  return {
+    tenant: input.tenant, fact_key: input.factKey, target_id: chosen?.id ?? null, value, outcome,
+    method: d?.policy ?? 'none', ruleset: rulesetText, resolver: input.resolver, space: input.space ?? null,
+    hash: contentHash({ ruleset, candidates, outcome, target: chosen?.id ?? null, value }),
+  };
+}
+
+// Verdicts staged in a commit group that has not landed yet: two equal answers in one group must not
+// both be written, and the view only learns of the first after the commit.
+const pending = new WeakMap<TenantView, Set<string>>();
+
+/**
+ * Records the verdict unless an equal one exists. Resolves once it is durable (or known to exist):
+ * true when this call wrote it.
+ */
+export async function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promise<boolean> {
+  const view = ledger.view(draft.tenant);
+  if (view.verdictHashes.has(draft.hash)) return false;
+  let staged = pending.get(view);
+  if (!staged) {
+    staged = new Set();
+    pending.set(view, staged);
+  }
+  const set = staged;
+  try {
+    return await ledger.enqueue((stage) => {
+      if (view.verdictHashes.has(draft.hash) || set.has(draft.hash)) return false;
+      set.add(draft.hash);
+      stage.addVerdict({ ...draft, seq: stage.nextSeq(), decided_at: stage.capturedAt, known_at: stage.capturedAt });
+      return true;
+    });
+  } finally {
+    // Once the group has settled the view holds the hash, or nothing was written and a retry may write it.
+    set.delete(draft.hash);
+  }
+}

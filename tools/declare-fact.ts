@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { latestDeclaration, sameRules } from '../storage/facts.ts';
+import { formatInstant } from '../storage/time.ts';
+import { POLICIES, type Declaration, type Policy } from '../storage/types.ts';
+import { defineOperation } from './operation.ts';
+
+const FactKey = z.string().min(1).max(512);
+
+export const DeclareFactInput = z
+  .object({
+    fact_key: FactKey.describe('The fact being declared; nodes carrying this fact_key are its candidate values.'),
+    key_fields: z.array(z.string().min(1).max(256)).max(64).default([])
+      .describe('Names of the fields that identify one instance of the fact (recorded with the declaration).'),
+    policy: z.enum(POLICIES as [Policy, ...Policy[]]).default('latest_valid').describe(
+      'How to choose among candidate values: latest_valid (default; latest validity start), latest_observed (latest ' +
+      'asserted_at), source_priority (by source_order), strict (refuse when there are two candidates).'),
+    source_order: z.array(z.string().min(1).max(512)).min(1).max(256).optional().describe(
+      'Sources from most to least trusted; required for source_priority. A candidate\'s source is its payload.source ' +
+      'when present, else its space.'),
+  })
+  .superRefine((v, c) => {
+    if (v.policy === 'source_priority' && v.source_order === undefined) {
+      c.addIssue({ code: 'custom', path: ['source_order'], message: 'required when policy is source_priority' });
+    }
+  });
+
+export interface DeclaredFact {
+  fact_key: string;
+  key_fields: string[];
+  policy: Policy;
+  source_order: string[] | null;
+  declared_at: string;
+}
+
+const shown = (d: Declaration): DeclaredFact => ({
+  fact_key: d.fact_key, key_fields: d.key_fields, policy: d.policy, source_order: d.source_order, declared_at: formatInstant(d.declared_at),
+});
+
+export const declareFact = defineOperation({
+  name: 'declare_fact',
+  title: 'Declare a fact',
+  description:
+    'Declare a named fact and the policy that chooses among its candidate values (nodes written with this fact_key). ' +
+    'A declaration applies from the instant it is made: resolves as of earlier instants keep the earlier declaration ' +
+    '(or none). Re-declaring the same rules changes nothing and returns the declaration already in force.',
+  input: DeclareFactInput,
+  requiresAsOf: false,
+  // Declarations are the tenant's rules, not rows of a space; a confined caller still has no space argument.
+  confinable: false,
+  async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
+    const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
+    const view = ctx.ledger.view(ctx.tenant);
+    const current = latestDeclaration(view, input.fact_key);
+    if (current && sameRules(current, content)) return { declared: shown(current) };
+    const declared = await ctx.ledger.enqueue((stage): Declaration => {
+      const current = latestDeclaration(view, input.fact_key);
+      if (current && sameRules(current, content)) return current;
+      const row: Declaration = { seq: stage.nextSeq(), tenant: ctx.tenant, fact_key: input.fact_key, ...content, declared_at: stage.capturedAt };
+      stage.addDeclaration(row);
+      return row;
+    });
+    return { declared: shown(declared) };
+  },
+});

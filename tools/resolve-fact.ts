@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { buildCertificate, type Certificate } from '../storage/certificate.ts';
+import { declarationInForce, rowsWithKey } from '../storage/facts.ts';
+import { decide, sourceOf, type Reason } from '../storage/resolve.ts';
+import { formatInstant, formatNullableEnd } from '../storage/time.ts';
+import type { NodeVersion, Policy } from '../storage/types.ts';
+import { draftVerdict, recordVerdict } from '../storage/verdicts.ts';
+import { defineOperation } from './operation.ts';
+import { AsOf, KnowledgeInstant, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+
+export const ResolveFactInput = z.object({
+  fact: z.string().min(1).max(512).describe('The declared fact_key to resolve.'),
+  as_of: AsOf,
+  valid_at: ValidAt.optional().describe('Only candidates in force at this content instant compete. Omitted: every candidate known at as_of competes.'),
+  rules_as_of: KnowledgeInstant.optional().describe(
+    'Apply the declaration in force at this instant instead of the one in force at as_of (recorded in the certificate).'),
+  space: SpaceName.optional().describe('Only candidates of this space. Omitted: the whole tenant.'),
+});
+
+export interface Candidate {
+  id: string;
+  value: unknown;
+  space: string;
+  asserted_at: string;
+  valid: { from: string; to: string | null };
+  known_at: string;
+  source: string;
+}
+
+export interface ResolveFactOutput {
+  status: 'answered' | 'no_answer';
+  value?: unknown;
+  reason?: Reason;
+  policy: Policy | null;
+  candidates: Candidate[];
+  certificate: Certificate;
+}
+
+const candidate = (n: NodeVersion): Candidate => ({
+  id: n.id, value: n.fact_value === null ? null : (JSON.parse(n.fact_value) as unknown), space: n.space,
+  asserted_at: formatInstant(n.asserted_at), valid: { from: formatInstant(n.valid_from), to: formatNullableEnd(n.valid_to) },
+  known_at: formatInstant(n.known_at), source: sourceOf(n),
+});
+
+export const resolveFact = defineOperation({
+  name: 'resolve_fact',
+  title: 'Resolve a declared fact',
+  description:
+    'Choose the value of a declared fact as known at as_of, by the policy declared for it (the ledger decides, never a ' +
+    'model). status "answered" gives the value; "no_answer" gives a reason: undeclared_fact (no declaration in force; pass ' +
+    'rules_as_of to apply a later one), no_data (no node carries the key), not_yet (values exist but were learned after ' +
+    'as_of), no_value_at (none in force at valid_at), unresolved_conflict (the policy cannot choose; never a silent pick). ' +
+    'Every candidate known at as_of is attached with its value, times and source. Each answer is recorded as a verdict.',
+  input: ResolveFactInput,
+  requiresAsOf: true,
+  confinable: true,
+  async handler(input, ctx): Promise<ResolveFactOutput> {
+    const asOf = knowledgeInstant(input.as_of);
+    const validAt = optionalInstant(input.valid_at);
+    const rulesAsOf = input.rules_as_of === undefined ? undefined : knowledgeInstant(input.rules_as_of);
+    await ctx.ledger.settled(Math.max(asOf, rulesAsOf ?? asOf));
+    const view = ctx.ledger.view(ctx.tenant);
+    const declaration = declarationInForce(view, input.fact, rulesAsOf ?? asOf);
+    const decision = decide(declaration, rowsWithKey(view, input.fact, input.space), { asOf, validAt });
+    await recordVerdict(ctx.ledger, draftVerdict({
+      tenant: ctx.tenant, factKey: input.fact, declaration, validAt, space: input.space, decision,
+      resolver: `svc/${ctx.services.version}`,
+    }));
+    const out: ResolveFactOutput = {
+      status: decision.chosen ? 'answered' : 'no_answer',
+      policy: declaration?.policy ?? null,
+      candidates: decision.candidates.map(candidate),
+      certificate: buildCertificate({
+        asOf, txAsOf: ctx.ledger.now(), masked: { node: decision.masked }, fact: input.fact, rulesAsOf,
+        shownBatches: decision.candidates.map((c) => c.batch_id),
+      }),
+    };
+    if (decision.chosen) out.value = decision.chosen.fact_value === null ? null : (JSON.parse(decision.chosen.fact_value) as unknown);
+    else if (decision.reason) out.reason = decision.reason;
+    return out;
+  },
+});

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { buildCertificate, type Certificate } from '../storage/certificate.ts';
+import { nodeRow, type NodeRow } from '../storage/rows-out.ts';
+import { evidenceChain, type Role } from '../storage/why.ts';
+import type { EdgeType } from '../storage/types.ts';
+import { defineOperation } from './operation.ts';
+import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+
+export const MAX_WHY_DEPTH = 10;
+
+export const WhyInput = z.object({
+  id: z.string().min(1).describe('Id of the block whose evidence chain to walk.'),
+  as_of: AsOf,
+  valid_at: ValidAt.optional().describe('Walk only nodes and edges in force at this content instant (asserted by then, validity containing it).'),
+  depth: z.coerce.number().int().min(0).max(MAX_WHY_DEPTH).default(3)
+    .describe(`How many hops to walk from the block, 0 to ${MAX_WHY_DEPTH} (default 3).`),
+  space: SpaceName.optional().describe('Walk only nodes and edges of this space. Omitted: the whole tenant.'),
+});
+
+export interface WhyLink {
+  node: NodeRow;
+  depth: number;
+  path: string[];
+  via: EdgeType | null;
+  role: Role;
+}
+
+export interface WhyOutput {
+  chain: WhyLink[];
+  reason?: 'not_yet' | 'absent';
+  certificate: Certificate;
+}
+
+export const why = defineOperation({
+  name: 'why',
+  title: 'Evidence chain of a memory',
+  description:
+    'Explain a block: walk causal (CAUSES, CONTRIBUTING_FACTOR, TRIGGERS, PREVENTS), argumentative (SUPPORTS, CONTRADICTS, ' +
+    'QUALIFIES) and temporal (SUPERSEDES, CONCURRENT_SIGNAL, RESTATES) edges in both directions, using only what was known at ' +
+    'as_of. Each link gives the node, its hop depth (0 for the block itself), the path of ids from the block, the edge type it ' +
+    'was reached by (via) and its role relative to the previous node on the path (cause, effect, support, contradiction, ' +
+    'successor, predecessor, ...). The chain is ordered by asserted_at. An empty chain says reason "not_yet" (the block was ' +
+    'learned after as_of) or "absent".',
+  input: WhyInput,
+  requiresAsOf: true,
+  confinable: true,
+  async handler(input, ctx): Promise<WhyOutput> {
+    const asOf = knowledgeInstant(input.as_of);
+    await ctx.ledger.settled(asOf);
+    const r = evidenceChain(ctx.ledger.view(ctx.tenant), input.id, {
+      asOf, validAt: optionalInstant(input.valid_at), depth: input.depth, space: input.space,
+    });
+    const out: WhyOutput = {
+      chain: r.chain.map((l) => ({ node: nodeRow(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
+      certificate: buildCertificate({
+        asOf, txAsOf: ctx.ledger.now(), masked: r.masked,
+        shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
+      }),
+    };
+    if (r.reason) out.reason = r.reason;
+    return out;
+  },
+});
