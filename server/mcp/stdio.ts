@@ -19,6 +19,7 @@ function keepStdoutForProtocol(): void {
 
 export async function runStdio(): Promise<void> {
   keepStdoutForProtocol();
+  process.env.LANCEDB_LOG ??= 'error';
   const config = readConfig();
   const ledger = await Ledger.open(config.dataDir);
   const started = await startServices(config, ledger);
