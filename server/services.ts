@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { mountMcp } from './mcp/http.ts';
 import { startSearch } from '../storage/search/start.ts';
 import { SERVICE_VERSION } from './version.ts';
+import { createExtractor } from '../extract/create.ts';
 
 export interface StartedServices {
   services: Services;
@@ -23,9 +24,10 @@ export async function startServices(config: Config, ledger: Ledger): Promise<Sta
     { dataDir: config.dataDir, embedder: config.embedder, openaiBaseUrl: config.openaiBaseUrl, openaiApiKey: config.openaiApiKey },
     ledger,
   );
+  const extraction = createExtractor(config);
   return {
-    services: { version: SERVICE_VERSION, search: search.index ?? undefined },
-    checks: [...search.checks],
+    services: { version: SERVICE_VERSION, search: search.index ?? undefined, extractor: extraction.extractor },
+    checks: [...search.checks, () => ({ name: 'extractor', ok: true, detail: extraction.detail })],
     mount: mountMcp,
     close: async () => {
       await search.index?.close();

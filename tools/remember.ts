@@ -3,6 +3,7 @@ import { formatInstant } from '../storage/time.ts';
 import type { EdgeInput, NodeInput, WriteOutcome } from '../storage/write-plan.ts';
 import { EDGE_TYPES } from '../storage/types.ts';
 import { invalidInput } from './errors.ts';
+import { MAX_MESSAGES, MessageSchema, rememberMessages, type MessageRefusal } from './remember-messages.ts';
 import { defineOperation } from './operation.ts';
 import { Instant, JsonObject, JsonValue, SpaceName, instant, optionalInstant } from './schemas.ts';
 
@@ -45,13 +46,14 @@ export const RememberInput = z.object({
   nodes: z.array(NodeSchema).max(MAX_ROWS).optional().describe('Blocks to write.'),
   edges: z.array(EdgeSchema).max(MAX_ROWS).optional().describe('Typed links between blocks.'),
   backfill: BackfillSchema.optional().describe('Declares past knowledge: past as_of reads will see these rows, and certificates say so.'),
+  messages: z.array(MessageSchema).min(1).max(MAX_MESSAGES).optional().describe('Natural-language write, in place of nodes/edges: each message becomes an episode node plus the claims, predictions, entities and causal links extracted from it, asserted at its observed_at. Add backfill for past material.'),
 });
 
 export type RememberInput = z.infer<typeof RememberInput>;
 
 export interface RememberOutput {
   accepted: number;
-  refused: WriteOutcome['refused'];
+  refused: (WriteOutcome['refused'][number] | MessageRefusal)[];
   warnings: WriteOutcome['warnings'];
   ids: string[];
   batch: { id: string; declared_captured_at: string; reason: string } | null;
@@ -109,7 +111,21 @@ export const remember = defineOperation({
     if (backfill && backfill.declared_captured_at > ctx.ledger.now()) {
       issues.push({ type: 'backfill_in_future', loc: ['backfill', 'declared_captured_at'], msg: 'a declared knowledge instant cannot be later than the capture instant', input: input.backfill?.declared_captured_at ?? '' });
     }
+    if (input.messages && (nodes.length > 0 || edges.length > 0)) {
+      issues.push({ type: 'messages_with_rows', loc: ['messages'], msg: 'send messages or nodes/edges in one request, not both', input: '' });
+    }
     if (issues.length > 0) throw invalidInput(issues);
+    if (input.messages) {
+      const m = await rememberMessages({ space: input.space, messages: input.messages, backfill }, ctx);
+      return {
+        accepted: m.outcome.accepted, refused: [...m.refusedMessages, ...m.outcome.refused],
+        warnings: [...m.resolvedWarnings, ...m.outcome.warnings], ids: m.outcome.ids,
+        batch: m.outcome.batch
+          ? { id: m.outcome.batch.id, declared_captured_at: formatInstant(m.outcome.batch.declared_captured_at), reason: m.outcome.batch.reason }
+          : null,
+        episodes: m.episodes,
+      };
+    }
     const outcome = await ctx.ledger.write(ctx.tenant, {
       space: input.space, backfill, nodes: nodes.map(toNodeInput), edges: edges.map(toEdgeInput),
       endpointSpace: ctx.confinedSpace,
