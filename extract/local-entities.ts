@@ -7,7 +7,9 @@ const NOT_NAMES = new Set(
     'they you my our your his her their there here what who why how where which yes no not oh ok okay hi hey hello thanks thank ' +
     'monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september ' +
     'october november december today tomorrow yesterday mr mrs ms dr also after before because however although then as ' +
-    'some many most all any each every one two three first last next new just well wow great good sure maybe let please ' +
+    'some many most all any each every one two three first last next just well wow great good sure maybe let please ' +
+    'later now still yet even only both since until during over under about like meanwhile anyway actually really ' +
+    'other another such nothing everything something anything everyone someone nobody lol haha omg btw ' +
     'do does did is are was were be been have has had can could will would should might must shall').split(' '),
 );
 const CONNECTORS = new Set(['of', 'de', 'la', 'le', 'van', 'von', 'der', 'du', 'da', 'del', 'for', '&']);

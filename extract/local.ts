@@ -24,17 +24,19 @@ export function splitSentences(text: string): string[] {
 }
 
 const FUTURE =
-  /\b(?:will|shall|won['’]t|going to|gonna|about to|expects?|expected|expecting|forecasts?|forecasted|predicts?|predicted to|likely|unlikely|plans? to|planned to|planning to|intends? to|set to|projected|anticipates?|anticipated|tomorrow|next (?:week|month|year|quarter|season|time)|later this (?:week|month|year)|soon|upcoming|might|may)\b|\w['’]ll\b/i;
+  /\b(?:will|shall|won['’]t|going to|gonna|about to|expects?|expected|expecting|forecasts?|forecasted|predicts?|predicted to|likely|unlikely|plans? to|planned to|planning to|intends? to|set to|projected|anticipates?|anticipated|tomorrow|next (?:week|month|year|quarter|season|time)|later this (?:week|month|year)|soon|upcoming)\b|\w['’]ll\b/i;
+// Lower case only: "in May" is a month.
+const MODAL = /\b(?:may|might|could)\s+(?:be|have|not|rise|fall|go|come|need|happen|become|get|take|make|see|lead|cause)\b/;
 const NEGATION = /\b(?:not|no|never|neither|nor|nobody|nothing|none|without|no longer|cannot)\b|n['’]t\b/i;
 
-export const isPrediction = (clause: string): boolean => FUTURE.test(clause);
+export const isPrediction = (clause: string): boolean => FUTURE.test(clause) || MODAL.test(clause);
 export const isNegated = (clause: string): boolean => NEGATION.test(clause);
 
 /** Tidies a clause into a statement: no dangling punctuation or leading conjunction. */
 export function tidy(clause: string): string {
   let s = clause.trim();
   s = s.replace(/^(?:[,;:–—-]\s*)+/u, '').replace(/(?:\s*[,;:–—.。-])+$/u, '');
-  s = s.replace(/^(?:and|but|or|then|which|that|who|so)\s+/i, '');
+  s = s.replace(/^(?:and|but|or|then|which|that|who|so)\s+/i, '').replace(/(?:[,\s]+(?:which|that|and|but|or|who|while|as|when))+$/i, '');
   s = s.replace(/\s+/g, ' ').trim();
   return s;
 }
