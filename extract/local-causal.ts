@@ -31,29 +31,44 @@ interface Connective {
   type: CausalType;
   /** Strong connectives argue causation outright; weak ones mostly do in reporting ("after", "amid"). */
   confidence: number;
+  /** The connective's words belong to the cause clause ("demanding better pay", "to protest"). */
+  keep?: boolean;
 }
 
 const STRONG = 0.8;
+const MEDIUM = 0.6;
 const WEAK = 0.4;
 
+// Verbs after which "in" / "for" name a cause ("killed in the blast", "arrested for looting").
+const HARM = 'killed|injured|hurt|wounded|died|dead|damaged|destroyed|lost|stranded|affected|suffered|wounds|casualties';
+const BLAME = 'arrested|charged|booked|detained|jailed|held|punished|sentenced|blamed|criticised|criticized|condemned|fined|suspended|dismissed|sacked|expelled|praised|thanked|apologised|apologized|protested|protesting|protest|strike|agitation|demonstration|rally';
+const PURPOSE = 'protest|demand|press|oppose|condemn|mark|express|highlight|seek|voice|register|show|urge|push|prevent|stop|thwart|foil|curb|avert|ensure|avoid|save|support|protect|draw|lodge|denounce|fight|resist|reject|intervene|maintain|control|disperse|contain|restore|keep|pressure|pressurise|pressurize|force|secure';
+
 export const CONNECTIVES: readonly Connective[] = [
-  { words: 'because of|because|due to|owing to|on account of|as a (?:direct )?result of|as a consequence of|thanks to|caused by|resulting from|stemming from|as a result|in the wake of', dir: 'backward', type: 'CAUSES', confidence: STRONG },
-  { words: '(?:was|were|is|are|been|being) (?:triggered|sparked|prompted|set off) by|triggered by|sparked by|prompted by', dir: 'backward', type: 'TRIGGERS', confidence: STRONG },
+  { words: 'because of|because|due to|owing (?:\\w+ )?to|owed (?:\\w+ )?to|on account of|as a (?:direct )?result of|as a consequence of|thanks to|caused by|resulting from|stemming from|arising (?:out )?of|as a result|in the wake of|in view of|attributed to|blamed on', dir: 'backward', type: 'CAUSES', confidence: STRONG },
+  { words: '(?:was|were|is|are|been|being) (?:\\w+ )?(?:triggered|sparked(?: off)?|prompted|set off) by|triggered by|sparked(?: off)? by|prompted by|provoked by', dir: 'backward', type: 'TRIGGERS', confidence: STRONG },
   { words: '(?:partly|partially|in part) (?:because of|because|due to)|driven by|fu?elled by|fueled by|helped by', dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: STRONG },
   { words: '(?:was|were|is|are) prevented by|blocked by', dir: 'backward', type: 'PREVENTS', confidence: STRONG },
-  { words: 'in protest (?:against|over|at|of)|in response to|in reaction to|in retaliation (?:for|against)|demanding|to demand|to protest(?: against)?|protesting(?: against)?|over|against', dir: 'backward', type: 'CAUSES', confidence: WEAK },
-  { words: 'after|following|amid|amidst|when|with', dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
-  { words: 'leads? to|led to|leading to|results? in|resulted in|resulting in|causes|caused|causing|cause|brought about|gave rise to|give rises? to|gives rise to|forced|forcing|forces|made it|makes it|paralysed|paralyzed|crippled|disrupted|disrupting', dir: 'forward', type: 'CAUSES', confidence: STRONG },
-  { words: 'triggered|triggers|triggering|trigger|sparked|sparks|sparking|set off|sets off|prompted|prompts|prompting', dir: 'forward', type: 'TRIGGERS', confidence: STRONG },
+  { words: 'leads? to|led to|leading to|results? in|resulted in(?:to)?|resulting in|results? into|causes|caused|causing|cause|brought about|gave rise to|give rises? to|gives rise to|forced|forcing|forces|paralysed|paralyzed|crippled|disrupted|disrupting|affected|affecting|left|leaving|created|creating|provoked|spurred', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: 'triggered|triggers|triggering|trigger|sparked(?: off)?|sparks|sparking|set off|sets off|prompted|prompts|prompting', dir: 'forward', type: 'TRIGGERS', confidence: STRONG },
   { words: 'contributed to|contributes to|contributing to|contribute to|helped|helps|fu?elled|fueled|fuelling|fueling', dir: 'forward', type: 'CONTRIBUTING_FACTOR', confidence: STRONG },
   { words: 'prevented|prevents|preventing|prevent|stopped|stops|averted|blocked', dir: 'forward', type: 'PREVENTS', confidence: STRONG },
-  { words: ',? ?(?:and )?therefore|,? ?(?:and )?thus|,? ?(?:and )?hence|,? ?(?:and )?consequently|, which means(?: that)?|, meaning(?: that)?|, so(?! (?:much|many|far|that|long|on|called|too|as|to)\\b)|so(?= (?:i|we|you|he|she|they|it|the|a|an|my|our|his|her|their|this|there|prices?|demand)\\b)', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: ',? ?(?:and )?therefore|,? ?(?:and )?thus|,? ?(?:and )?hence|,? ?(?:and )?consequently|, which means(?: that)?|, meaning(?: that)?|, so(?! (?:much|many|far|that|long|on|called|too|as|to)\\b)|so(?= (?:i|we|you|he|she|they|it|the|a|an|my|our|his|her|their|this|there|prices?|demand)\\b)|(?<=\\bso \\w+) that', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: '(?:might have been|may have been|was|were|is|are|be) (?:the )?(?:\\w+ )?(?:reason|cause|trigger|root) (?:behind|for|of)|(?:was|were|is|are) behind', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: 'if|in case|unless|as(?= (?:they|he|she|it|we|i|you|there|the \\w+ (?:was|were|is|are|had|has|did|does|do)\\b))', dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: `(?<=\\b(?:${HARM})(?: [\\p{L}\\p{N}]+){0,3} )in(?= the| a| an| that| this| his| her| their| clashes| police| violence| firing| stampede)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: `(?<=\\b(?:${BLAME}) )(?:for|over)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: `(?:in order )?to (?:${PURPOSE})\\b|in protest(?: against| over| at| of)?|in support of|in solidarity with|in an attempt to|in a bid to|demanding|saying|seeking|alleging|urging|objecting|criticising|criticizing|(?:by|for) (?=\\w+ing\\b)|(?<=, )(?=[a-z]+ing\\b)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
+  { words: 'in response to|in reaction to|in retaliation (?:for|against)|over|against|until|till', dir: 'backward', type: 'CAUSES', confidence: WEAK },
+  { words: 'after|following|amid|amidst|when|during', dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
 ];
 
 // Opening connectives: "Because B, A" and the like put the cause first, up to a comma.
 const OPENERS: readonly (Connective & { re: RegExp })[] = [
-  { words: '', re: /^(?:because of|because|due to|owing to|as a (?:direct )?result of|thanks to|since|given that|in the wake of)\s+/i, dir: 'backward', type: 'CAUSES', confidence: STRONG },
-  { words: '', re: /^(?:after|following|amid|with)\s+/i, dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
+  { words: '', re: /^(?:because of|because|due to|owing to|as a (?:direct )?result of|thanks to|since|given that|in the wake of|in view of|if|in case|unless)\s+/i, dir: 'backward', type: 'CAUSES', confidence: STRONG },
+  { words: '', re: /^(?:after|following|amid|with|when|as|on)\s+/i, dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
+  // A participle opening the sentence ("Irked over the arrests, ...", "Boycotting classes, ...") is the cause, word and all.
+  { words: '', re: /^(?=[\p{L}]+(?:ed|ing)\s)/iu, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
 ];
 
 const COMPILED = CONNECTIVES.map((c) => ({ ...c, re: new RegExp(`(?:(?<![\\p{L}\\p{N}])|(?=,))(?:${c.words})(?![\\p{L}\\p{N}])`, 'giu') }));
@@ -74,17 +89,19 @@ interface Match {
   conn: Connective;
 }
 
-function candidates(text: string): Match[] {
+function candidates(text: string, weak: boolean): Match[] {
   const found: Match[] = [];
   for (const c of COMPILED) {
     c.re.lastIndex = 0;
     for (let m = c.re.exec(text); m; m = c.re.exec(text)) {
-      found.push({ index: m.index, length: m[0].length, conn: c });
+      if (weak || c.confidence >= MEDIUM) found.push({ index: m.index, length: m[0].length, conn: c });
       if (m[0].length === 0) c.re.lastIndex++;
     }
   }
-  // Strong connectives first, then leftmost; among equals the longer phrase ("because of" over "because").
-  return found.sort((a, b) => b.conn.confidence - a.conn.confidence || a.index - b.index || b.length - a.length);
+  // Plainly argued connectives first, leftmost first; weak ones only when none is found; among equals
+  // the longer phrase ("because of" over "because").
+  const tier = (m: Match): number => (m.conn.confidence >= MEDIUM ? 0 : 1);
+  return found.sort((a, b) => tier(a) - tier(b) || a.index - b.index || b.length - a.length);
 }
 
 const single = (text: string): CausalSplit => ({ clauses: [{ text }], links: [] });
@@ -101,28 +118,43 @@ function join(left: CausalSplit, right: CausalSplit, conn: Connective, mechanism
   return { clauses, links };
 }
 
-export function splitCausal(sentence: string, depth = 3): CausalSplit {
+// A short opening adverbial ("On Tuesday,", "However,") and a reporting frame ("He said that") are not
+// part of a cause or effect.
+const LEADING_ADVERBIAL = /^(?:(?:but|and|yet|however|meanwhile|earlier|later|also|now|then|today|yesterday|moreover|furthermore|besides|instead|indeed|overall|in all|on \p{L}+|in \p{L}+|at \p{L}+|last \p{L}+|this \p{L}+)\s*,\s*|(?:but|and|yet|so)\s+)/iu;
+const REPORTING = /^(?:[\p{L}\p{N}.'’()-]+\s+){1,7}(?:said|says|added|claimed|alleged|stated|noted|told [\p{L}]+)(?:\s+that)?\s+(?=\p{L})/iu;
+
+export function trimFrame(text: string): string {
+  let s = text.trim();
+  for (let i = 0; i < 2; i++) s = s.replace(LEADING_ADVERBIAL, '');
+  const r = REPORTING.exec(s);
+  if (r && tokens(s.slice(r[0].length)) >= 2) s = s.slice(r[0].length);
+  return s;
+}
+
+export function splitCausal(sentence: string, depth = 3, top = true): CausalSplit {
   const text = sentence.trim();
   if (depth <= 0 || tokens(text) < 4) return single(text);
+  const opened = top ? trimFrame(text) : text;
   for (const opener of OPENERS) {
-    const m = opener.re.exec(text);
-    const comma = m ? text.indexOf(',', m[0].length) : -1;
+    const m = opener.re.exec(opened);
+    const comma = m ? opened.indexOf(',', m[0].length) : -1;
     if (!m || comma < 0) continue;
-    const cause = text.slice(m[0].length, comma);
-    const effect = text.slice(comma + 1);
+    const cause = opened.slice(opener.keep ? 0 : m[0].length, comma);
+    const effect = opened.slice(comma + 1);
     if (tokens(cause) < 2 || tokens(effect) < 2) continue;
-    const mechanism = `${m[0].trim()} ${cause.trim()}`;
-    return join(splitCausal(cause, depth - 1), splitCausal(effect, depth - 1), opener, mechanism, true);
+    const mechanism = opener.keep ? cause.trim() : `${m[0].trim()} ${cause.trim()}`;
+    return join(splitCausal(cause, depth - 1, false), splitCausal(trimFrame(effect), depth - 1, false), opener, mechanism, true);
   }
-  for (const m of candidates(text)) {
-    const left = text.slice(0, m.index);
-    const right = text.slice(m.index + m.length);
+  for (const m of candidates(text, top)) {
+    const rawLeft = text.slice(0, m.index);
+    if (NEGATED_BEFORE.test(rawLeft)) continue;
+    const left = trimFrame(rawLeft);
+    const right = text.slice(m.conn.keep ? m.index : m.index + m.length);
     if (tokens(left) < 2 || tokens(right) < 2) continue;
-    if (NEGATED_BEFORE.test(left)) continue;
     const connective = text.slice(m.index, m.index + m.length).replace(/^[,\s]+/, '');
     const rightText = stripTrailing(right);
-    const mechanism = `${connective} ${rightText.trim()}`.trim();
-    return join(splitCausal(left, depth - 1), splitCausal(rightText, depth - 1), m.conn, mechanism, m.conn.dir === 'forward');
+    const mechanism = m.conn.keep ? rightText.trim() : `${connective} ${rightText.trim()}`.trim();
+    return join(splitCausal(left, depth - 1, false), splitCausal(rightText, depth - 1, false), m.conn, mechanism, m.conn.dir === 'forward');
   }
   return single(text);
 }
