@@ -42,23 +42,25 @@ const WEAK = 0.4;
 // Verbs after which "in" / "for" name a cause ("killed in the blast", "arrested for looting").
 const HARM = 'killed|injured|hurt|wounded|died|dead|damaged|destroyed|lost|stranded|affected|suffered|wounds|casualties';
 const BLAME = 'arrested|charged|booked|detained|jailed|held|punished|sentenced|blamed|criticised|criticized|condemned|fined|suspended|dismissed|sacked|expelled|praised|thanked|apologised|apologized|protested|protesting|protest|strike|agitation|demonstration|rally';
-const PURPOSE = 'protest|demand|press|oppose|condemn|mark|express|highlight|seek|voice|register|show|urge|push|prevent|stop|thwart|foil|curb|avert|ensure|avoid|save|support|protect|draw|lodge|denounce|fight|resist|reject|intervene|maintain|control|disperse|contain|restore|keep|pressure|pressurise|pressurize|force|secure';
+const PURPOSE = 'protest|demand|press|oppose|condemn|mark|express|highlight|seek|voice|register|show|urge|push|prevent|stop|thwart|foil|curb|avert|ensure|avoid|save|support|protect|draw|lodge|denounce|fight|resist|reject|intervene|maintain|control|disperse|contain|restore|keep|pressure|pressurise|pressurize|force|secure|help|solve|end|break|derail|execute|speak|get|enter|step|hail|confront|serve|bring|raise|dethrone|evict|press|free|release|stall|block|gherao|highlight|attract|catch|drive|kill|murder|avenge|retaliate|clear|remove|check|tackle|deal|discuss|resolve|settle|withdraw|pay';
 
 export const CONNECTIVES: readonly Connective[] = [
   { words: 'because of|because|due to|owing (?:\\w+ )?to|owed (?:\\w+ )?to|on account of|as a (?:direct )?result of|as a consequence of|thanks to|caused by|resulting from|stemming from|arising (?:out )?of|as a result|in the wake of|in view of|attributed to|blamed on', dir: 'backward', type: 'CAUSES', confidence: STRONG },
   { words: '(?:was|were|is|are|been|being) (?:\\w+ )?(?:triggered|sparked(?: off)?|prompted|set off) by|triggered by|sparked(?: off)? by|prompted by|provoked by', dir: 'backward', type: 'TRIGGERS', confidence: STRONG },
   { words: '(?:partly|partially|in part) (?:because of|because|due to)|driven by|fu?elled by|fueled by|helped by', dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: STRONG },
   { words: '(?:was|were|is|are) prevented by|blocked by', dir: 'backward', type: 'PREVENTS', confidence: STRONG },
-  { words: 'leads? to|led to|leading to|results? in|resulted in(?:to)?|resulting in|results? into|causes|caused|causing|cause|brought about|gave rise to|give rises? to|gives rise to|forced|forcing|forces|paralysed|paralyzed|crippled|disrupted|disrupting|affected|affecting|left|leaving|created|creating|provoked|spurred', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: 'leads? to|led to|leading to|results? in|resulted in(?:to)?|resulting in|results? into|causes|caused|causing|cause|brought about|gave rise to|give rises? to|gives rise to|forced(?! to)|forcing|forces|paralysed|paralyzed|crippled|disrupted|disrupting|affected|affecting|left(?! behind| for| the| to| in| on)|leaving(?! for| the| behind)|created|creating|provoked|spurred', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: 'injuring|killing|wounding|damaging|destroying|hitting|stranding', dir: 'forward', type: 'CAUSES', confidence: STRONG },
+  { words: `(?<=\\b(?:protesting|protested|protest|protests|decrying|condemning|condemned|opposing|opposed|denouncing|against) )(?!against|over|at|about|on|in|for|outside|near|since|till|until|by|with|from|the (?:city|state|town|streets?)|here|there|and|or|to|\\d)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
   { words: 'triggered|triggers|triggering|trigger|sparked(?: off)?|sparks|sparking|set off|sets off|prompted|prompts|prompting', dir: 'forward', type: 'TRIGGERS', confidence: STRONG },
   { words: 'contributed to|contributes to|contributing to|contribute to|helped|helps|fu?elled|fueled|fuelling|fueling', dir: 'forward', type: 'CONTRIBUTING_FACTOR', confidence: STRONG },
-  { words: 'prevented|prevents|preventing|prevent|stopped|stops|averted|blocked', dir: 'forward', type: 'PREVENTS', confidence: STRONG },
+  { words: 'prevented|prevents|preventing|prevent|averted', dir: 'forward', type: 'PREVENTS', confidence: STRONG },
   { words: ',? ?(?:and )?therefore|,? ?(?:and )?thus|,? ?(?:and )?hence|,? ?(?:and )?consequently|, which means(?: that)?|, meaning(?: that)?|, so(?! (?:much|many|far|that|long|on|called|too|as|to)\\b)|so(?= (?:i|we|you|he|she|they|it|the|a|an|my|our|his|her|their|this|there|prices?|demand)\\b)|(?<=\\bso \\w+) that', dir: 'forward', type: 'CAUSES', confidence: STRONG },
   { words: '(?:might have been|may have been|was|were|is|are|be) (?:the )?(?:\\w+ )?(?:reason|cause|trigger|root) (?:behind|for|of)|(?:was|were|is|are) behind', dir: 'forward', type: 'CAUSES', confidence: STRONG },
-  { words: 'if|in case|unless|as(?= (?:they|he|she|it|we|i|you|there|the \\w+ (?:was|were|is|are|had|has|did|does|do)\\b))', dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: 'if|in case|unless|(?<!such |as well |as many |as much |as far |as soon |as long |as good |same )as(?= (?:they|he|she|it|we|i|you|there)\\b| (?:[\\p{L}\\p{N}]+ ){1,4}(?:was|were|is|are|had|has|have|did|could|would|tried|failed|refused|kept|went|came|took|gathered|continued|began|started)\\b)', dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
   { words: `(?<=\\b(?:${HARM})(?: [\\p{L}\\p{N}]+){0,3} )in(?= the| a| an| that| this| his| her| their| clashes| police| violence| firing| stampede)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
-  { words: `(?<=\\b(?:${BLAME}) )(?:for|over)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
-  { words: `(?:in order )?to (?:${PURPOSE})\\b|in protest(?: against| over| at| of)?|in support of|in solidarity with|in an attempt to|in a bid to|demanding|saying|seeking|alleging|urging|objecting|criticising|criticizing|(?:by|for) (?=\\w+ing\\b)|(?<=, )(?=[a-z]+ing\\b)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
+  { words: `(?<=\\b(?:${BLAME}) )(?:for|over|about|against)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: `(?:in order )?to (?:${PURPOSE})\\b|in protest(?: against| over| at| of)?|in support of|in solidarity with|in an attempt to|in a bid to|demanding|saying|seeking|alleging|urging|objecting|criticising|criticizing|(?:by|for) (?=\\w+ing\\b)|(?<=, )(?!according|including|during|following|regarding|concerning|considering)(?=[a-z]+ing\\b)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
   { words: 'in response to|in reaction to|in retaliation (?:for|against)|over|against|until|till', dir: 'backward', type: 'CAUSES', confidence: WEAK },
   { words: 'after|following|amid|amidst|when|during', dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
 ];
@@ -66,12 +68,12 @@ export const CONNECTIVES: readonly Connective[] = [
 // Opening connectives: "Because B, A" and the like put the cause first, up to a comma.
 const OPENERS: readonly (Connective & { re: RegExp })[] = [
   { words: '', re: /^(?:because of|because|due to|owing to|as a (?:direct )?result of|thanks to|since|given that|in the wake of|in view of|if|in case|unless)\s+/i, dir: 'backward', type: 'CAUSES', confidence: STRONG },
-  { words: '', re: /^(?:after|following|amid|with|when|as|on)\s+/i, dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
+  { words: '', re: /^(?:after|following|amid|with|when|as|on(?= \w+ing\b))\s+/i, dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
   // A participle opening the sentence ("Irked over the arrests, ...", "Boycotting classes, ...") is the cause, word and all.
-  { words: '', re: /^(?=[\p{L}]+(?:ed|ing)\s)/iu, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
+  { words: '', re: /^(?=\p{Lu}\p{Ll}+(?:ed|ing)\s(?!\s*:))/u, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
 ];
 
-const COMPILED = CONNECTIVES.map((c) => ({ ...c, re: new RegExp(`(?:(?<![\\p{L}\\p{N}])|(?=,))(?:${c.words})(?![\\p{L}\\p{N}])`, 'giu') }));
+const COMPILED = CONNECTIVES.map((c) => ({ ...c, re: new RegExp(`(?:(?<![\\p{L}\\p{N}])|(?=,))(?:${c.words})(?:(?<![\\p{L}\\p{N}])|(?![\\p{L}\\p{N}]))`, 'giu') }));
 
 // A connective under negation ("not because", "did not cause", "never led to") argues no link.
 const NEGATED_BEFORE = /(?:\bnot|n['’]t|\bnever|\bno longer|\bhardly)\s+(?:\w+\s+)?$/i;
@@ -106,6 +108,28 @@ function candidates(text: string, weak: boolean): Match[] {
 
 const single = (text: string): CausalSplit => ({ clauses: [{ text }], links: [] });
 
+// A relative clause trailing a cause or effect (", which ...", ", while ...") is not part of it.
+function splitTail(text: string): { head: string; tail: string | null } {
+  const m = /\s*,\s*(?=(?:which|while|where)\b)/i.exec(text);
+  if (!m || tokens(text.slice(0, m.index)) < 1) return { head: text, tail: null };
+  return { head: text.slice(0, m.index), tail: text.slice(m.index + m[0].length) };
+}
+
+// "..., which led to C": the relative pronoun stands for the clause before it.
+function tailSplit(antecedent: string, tail: string, depth: number): CausalSplit {
+  const rest = /^which\s+/i.exec(tail);
+  if (rest) {
+    const resolved = splitCausal(`${antecedent} ${tail.slice(rest[0].length)}`, depth - 1, true);
+    if (resolved.links.length > 0) return resolved;
+  }
+  return single(tail);
+}
+
+function append(a: CausalSplit, b: CausalSplit): CausalSplit {
+  const offset = a.clauses.length;
+  return { clauses: [...a.clauses, ...b.clauses], links: [...a.links, ...b.links.map((l) => ({ ...l, cause: l.cause + offset, effect: l.effect + offset }))] };
+}
+
 function join(left: CausalSplit, right: CausalSplit, conn: Connective, mechanism: string, leftIsCause: boolean): CausalSplit {
   const offset = left.clauses.length;
   const clauses = [...left.clauses, ...right.clauses];
@@ -121,7 +145,7 @@ function join(left: CausalSplit, right: CausalSplit, conn: Connective, mechanism
 // A short opening adverbial ("On Tuesday,", "However,") and a reporting frame ("He said that") are not
 // part of a cause or effect.
 const LEADING_ADVERBIAL = /^(?:(?:but|and|yet|however|meanwhile|earlier|later|also|now|then|today|yesterday|moreover|furthermore|besides|instead|indeed|overall|in all|on \p{L}+|in \p{L}+|at \p{L}+|last \p{L}+|this \p{L}+)\s*,\s*|(?:but|and|yet|so)\s+)/iu;
-const REPORTING = /^(?:[\p{L}\p{N}.'’()-]+\s+){1,7}(?:said|says|added|claimed|alleged|stated|noted|told [\p{L}]+)(?:\s+that)?\s+(?=\p{L})/iu;
+const REPORTING = /^(?:[\p{L}\p{N}.'’()-]+\s+){1,7}(?:said|says|say|added|claimed|claims|alleged|stated|noted|suspects?|believes?|believed|thinks?|feels?|fears?|feared|argues?|argued|told [\p{L}]+)(?:\s+that)?\s+(?=\p{L})/iu;
 
 export function trimFrame(text: string): string {
   let s = text.trim();
@@ -137,7 +161,8 @@ export function splitCausal(sentence: string, depth = 3, top = true): CausalSpli
   const opened = top ? trimFrame(text) : text;
   for (const opener of OPENERS) {
     const m = opener.re.exec(opened);
-    const comma = m ? opened.indexOf(',', m[0].length) : -1;
+    const commaAt = m ? /,(?=\s)/.exec(opened.slice(m[0].length)) : null;
+    const comma = m && commaAt ? m[0].length + commaAt.index : -1;
     if (!m || comma < 0) continue;
     const cause = opened.slice(opener.keep ? 0 : m[0].length, comma);
     const effect = opened.slice(comma + 1);
@@ -148,13 +173,17 @@ export function splitCausal(sentence: string, depth = 3, top = true): CausalSpli
   for (const m of candidates(text, top)) {
     const rawLeft = text.slice(0, m.index);
     if (NEGATED_BEFORE.test(rawLeft)) continue;
+    if (m.conn.dir === 'forward' && /\b(?:the|a|an|of|its|their|his|her)\s+$/i.test(rawLeft)) continue;
     const left = trimFrame(rawLeft);
     const right = text.slice(m.conn.keep ? m.index : m.index + m.length);
-    if (tokens(left) < 2 || tokens(right) < 2) continue;
+    if (tokens(left) < (top ? 2 : 3) || tokens(right) < 2) continue;
     const connective = text.slice(m.index, m.index + m.length).replace(/^[,\s]+/, '');
-    const rightText = stripTrailing(right);
-    const mechanism = m.conn.keep ? rightText.trim() : `${connective} ${rightText.trim()}`.trim();
-    return join(splitCausal(left, depth - 1, false), splitCausal(rightText, depth - 1, false), m.conn, mechanism, m.conn.dir === 'forward');
+    if (m.conn.confidence < MEDIUM && /\b(?:said|says|told|added)\s*$/i.test(left)) continue;
+    const { head, tail } = splitTail(stripTrailing(right));
+    const mechanism = m.conn.keep ? head.trim() : `${connective} ${head.trim()}`.trim();
+    const rightSplit = splitCausal(head, depth - 1, false);
+    const joined = join(splitCausal(left, depth - 1, false), rightSplit, m.conn, mechanism, m.conn.dir === 'forward');
+    return tail ? append(joined, tailSplit(rightSplit.clauses[rightSplit.clauses.length - 1]?.text ?? head, tail, depth)) : joined;
   }
   return single(text);
 }
