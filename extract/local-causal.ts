@@ -51,7 +51,7 @@ export const CONNECTIVES: readonly Connective[] = [
   { words: '(?:was|were|is|are) prevented by|blocked by', dir: 'backward', type: 'PREVENTS', confidence: STRONG },
   { words: 'leads? to|led to|leading to|results? in|resulted in(?:to)?|resulting in|results? into|causes|caused|causing|cause|brought about|gave rise to|give rises? to|gives rise to|forced(?! to)|forcing|forces|paralysed|paralyzed|crippled|disrupted|disrupting|affected|affecting|left(?! behind| for| the| to| in| on)|leaving(?! for| the| behind)|created|creating|provoked|spurred', dir: 'forward', type: 'CAUSES', confidence: STRONG },
   { words: 'injuring|killing|wounding|damaging|destroying|hitting|stranding', dir: 'forward', type: 'CAUSES', confidence: STRONG },
-  { words: `(?<=\\b(?:protesting|protested|protest|protests|decrying|condemning|condemned|opposing|opposed|denouncing|against) )(?!against|over|at|about|on|in|for|outside|near|since|till|until|by|with|from|the (?:city|state|town|streets?)|here|there|and|or|to|\\d)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: `(?<=\\b(?:protesting|protested|protest|protests|decrying|condemning|condemned|opposing|opposed|denouncing) )(?!against|over|at|about|on|in|for|outside|near|since|till|until|by|with|from|the (?:city|state|town|streets?)|here|there|and|or|to|\\d)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
   { words: 'triggered|triggers|triggering|trigger|sparked(?: off)?|sparks|sparking|set off|sets off|prompted|prompts|prompting', dir: 'forward', type: 'TRIGGERS', confidence: STRONG },
   { words: 'contributed to|contributes to|contributing to|contribute to|helped|helps|fu?elled|fueled|fuelling|fueling', dir: 'forward', type: 'CONTRIBUTING_FACTOR', confidence: STRONG },
   { words: 'prevented|prevents|preventing|prevent|averted', dir: 'forward', type: 'PREVENTS', confidence: STRONG },
@@ -149,6 +149,9 @@ const REPORTING = /^(?:[\p{L}\p{N}.'’()-]+\s+){1,7}(?:said|says|say|added|clai
 
 export function trimFrame(text: string): string {
   let s = text.trim();
+  // A headline or dateline before " : " ("HYDERABAD : ...") is not part of the statement.
+  const colon = s.lastIndexOf(' : ');
+  if (colon >= 0 && tokens(s.slice(colon + 3)) >= 3) s = s.slice(colon + 3);
   for (let i = 0; i < 2; i++) s = s.replace(LEADING_ADVERBIAL, '');
   const r = REPORTING.exec(s);
   if (r && tokens(s.slice(r[0].length)) >= 2) s = s.slice(r[0].length);
@@ -181,7 +184,8 @@ export function splitCausal(sentence: string, depth = 3, top = true): CausalSpli
     if (m.conn.confidence < MEDIUM && /\b(?:said|says|told|added)\s*$/i.test(left)) continue;
     const { head, tail } = splitTail(stripTrailing(right));
     const mechanism = m.conn.keep ? head.trim() : `${connective} ${head.trim()}`.trim();
-    const rightSplit = splitCausal(head, depth - 1, false);
+    // A kept connective opens its clause ("in protest against X"): splitting it again would cut the clause from its own connective.
+    const rightSplit = m.conn.keep ? single(head) : splitCausal(head, depth - 1, false);
     const joined = join(splitCausal(left, depth - 1, false), rightSplit, m.conn, mechanism, m.conn.dir === 'forward');
     return tail ? append(joined, tailSplit(rightSplit.clauses[rightSplit.clauses.length - 1]?.text ?? head, tail, depth)) : joined;
   }
