@@ -68,6 +68,7 @@ function tableName(tenant: string): string {
 interface TableState {
   table: lancedb.Table;
   appends: number;
+  hasTextIndex: boolean;
   hasVectorIndex: boolean;
 }
 
@@ -111,10 +112,17 @@ export class LanceIndex {
   async #openTable(name: string, exists: boolean): Promise<TableState> {
     const table = exists ? await this.#db.openTable(name) : await this.#db.createEmptyTable(name, this.#schema, { mode: 'create', existOk: true });
     const indices = await table.listIndices();
-    if (!indices.some((i) => i.indexType === 'FTS')) {
-      await table.createIndex('text', { config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }) });
-    }
-    return { table, appends: 0, hasVectorIndex: indices.some((i) => i.columns.includes('vector')) };
+    return {
+      table, appends: 0, hasTextIndex: indices.some((i) => i.indexType === 'FTS'), hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
+    };
+  }
+
+  // Built after the first rows, never on an empty table: an FTS index created empty ranks the rows added
+  // after it badly (measured on LoCoMo: recall@10 0.10 against 0.68 for the same rows indexed).
+  async #ensureTextIndex(state: TableState): Promise<void> {
+    if (state.hasTextIndex) return;
+    await state.table.createIndex('text', { config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }) });
+    state.hasTextIndex = true;
   }
 
   #arrow(rows: readonly IndexRow[]): ArrowTable {
@@ -139,12 +147,14 @@ export class LanceIndex {
     if (!state) return;
     await state.table.add(this.#arrow(rows));
     state.appends++;
+    await this.#ensureTextIndex(state);
   }
 
   /** Brings the full-text index up to date, compacts small appends and builds the vector index once the table is large. */
   async maintain(tenant: string, force = false): Promise<void> {
     const state = await this.#state(tenant, false);
     if (!state) return;
+    await this.#ensureTextIndex(state);
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
     if (force || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
@@ -160,7 +170,7 @@ export class LanceIndex {
   /** BM25 over the stemmed text of the rows the filter admits. `terms` are plain words (no query syntax). */
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
-    if (!state || terms.length === 0) return [];
+    if (!state || !state.hasTextIndex || terms.length === 0) return [];
     const rows = await state.table
       .query()
       .nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'))

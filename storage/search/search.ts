@@ -6,7 +6,7 @@ import { walk, type Reached } from '../traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
-import { expansionScore, fuse } from './rank.ts';
+import { expansionScore, fuse, VECTOR_WEIGHT } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
 import { contentWords } from './text-features.ts';
 
@@ -70,7 +70,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
   ]);
   const direct: SearchResult[] = [];
-  for (const { id, score } of fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: 1 }])) {
+  for (const { id, score } of fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }])) {
     if (direct.length >= p.limit) break;
     const node = shownVersion(view, id, filter);
     if (node) direct.push({ node, score, match: 'direct', depth: 0, path: [id], via: null });
