@@ -52,6 +52,8 @@ export const CONNECTIVES: readonly Connective[] = [
   { words: 'leads? to|led to|leading to|results? in|resulted in(?:to)?|resulting in|results? into|causes|caused|causing|cause|brought about|gave rise to|give rises? to|gives rise to|forced(?! to)|forcing|forces|paralysed|paralyzed|crippled|disrupted|disrupting|affected|affecting|left(?! behind| for| the| to| in| on)|leaving(?! for| the| behind)|created|creating|provoked|spurred', dir: 'forward', type: 'CAUSES', confidence: STRONG },
   { words: 'injuring|killing|wounding|damaging|destroying|hitting|stranding', dir: 'forward', type: 'CAUSES', confidence: STRONG },
   { words: `(?<=\\b(?:protesting|protested|protest|protests|decrying|condemning|condemned|opposing|opposed|denouncing) )(?!against|over|at|about|on|in|for|outside|near|since|till|until|by|with|from|the (?:city|state|town|streets?)|here|there|and|or|to|\\d)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: '(?<=\\b(?:guilty|accused|suspected|convicted|charges|charged)) of', dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
+  { words: 'claim(?:ed|s)? the lives of|boosted|costing|hampered|exposed', dir: 'forward', type: 'CAUSES', confidence: STRONG },
   { words: 'triggered|triggers|triggering|trigger|sparked(?: off)?|sparks|sparking|set off|sets off|prompted|prompts|prompting', dir: 'forward', type: 'TRIGGERS', confidence: STRONG },
   { words: 'contributed to|contributes to|contributing to|contribute to|helped|helps|fu?elled|fueled|fuelling|fueling', dir: 'forward', type: 'CONTRIBUTING_FACTOR', confidence: STRONG },
   { words: 'prevented|prevents|preventing|prevent|averted', dir: 'forward', type: 'PREVENTS', confidence: STRONG },
@@ -60,7 +62,7 @@ export const CONNECTIVES: readonly Connective[] = [
   { words: 'if|in case|unless|(?<!such |as well |as many |as much |as far |as soon |as long |as good |same )as(?= (?:they|he|she|it|we|i|you|there)\\b| (?:[\\p{L}\\p{N}]+ ){1,4}(?:was|were|is|are|had|has|have|did|could|would|tried|failed|refused|kept|went|came|took|gathered|continued|began|started)\\b)', dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
   { words: `(?<=\\b(?:${HARM})(?: [\\p{L}\\p{N}]+){0,3} )in(?= the| a| an| that| this| his| her| their| clashes| police| violence| firing| stampede)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
   { words: `(?<=\\b(?:${BLAME}) )(?:for|over|about|against)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM },
-  { words: `(?:in order )?to (?:${PURPOSE})\\b|in protest(?: against| over| at| of)?|in support of|in solidarity with|in an attempt to|in a bid to|demanding|saying|seeking|alleging|urging|objecting|criticising|criticizing|(?:by|for) (?=\\w+ing\\b)|(?<=, )(?!according|including|during|following|regarding|concerning|considering)(?=[a-z]+ing\\b)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
+  { words: `(?:in order )?to (?:${PURPOSE})\\b|in protest(?: against| over| at| of)?|in support of|in solidarity with|in an attempt to|in a bid to|demanding|saying|seeking|alleging|urging|objecting|criticising|criticizing|(?:by|for) (?=(?:allegedly |not |being |illegally )?\\w+ing\\b)|(?<=, )(?!according|including|during|following|regarding|concerning|considering)(?=[a-z]+ing\\b)`, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
   { words: 'in response to|in reaction to|in retaliation (?:for|against)|over|against|until|till', dir: 'backward', type: 'CAUSES', confidence: WEAK },
   { words: 'after|following|amid|amidst|when|during', dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
 ];
@@ -70,7 +72,7 @@ const OPENERS: readonly (Connective & { re: RegExp })[] = [
   { words: '', re: /^(?:because of|because|due to|owing to|as a (?:direct )?result of|thanks to|since|given that|in the wake of|in view of|if|in case|unless)\s+/i, dir: 'backward', type: 'CAUSES', confidence: STRONG },
   { words: '', re: /^(?:after|following|amid|with|when|as|on(?= \w+ing\b))\s+/i, dir: 'backward', type: 'CONTRIBUTING_FACTOR', confidence: WEAK },
   // A participle opening the sentence ("Irked over the arrests, ...", "Boycotting classes, ...") is the cause, word and all.
-  { words: '', re: /^(?=\p{Lu}\p{Ll}+(?:ed|ing)\s(?!\s*:))/u, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
+  { words: '', re: /^(?=(?:\p{Lu}\p{Ll}+(?:ed|ing)|To \p{Ll}+)\s(?!\s*:))/u, dir: 'backward', type: 'CAUSES', confidence: MEDIUM, keep: true },
 ];
 
 const COMPILED = CONNECTIVES.map((c) => ({ ...c, re: new RegExp(`(?:(?<![\\p{L}\\p{N}])|(?=,))(?:${c.words})(?:(?<![\\p{L}\\p{N}])|(?![\\p{L}\\p{N}]))`, 'giu') }));
@@ -91,12 +93,12 @@ interface Match {
   conn: Connective;
 }
 
-function candidates(text: string, weak: boolean): Match[] {
+function candidates(text: string): Match[] {
   const found: Match[] = [];
   for (const c of COMPILED) {
     c.re.lastIndex = 0;
     for (let m = c.re.exec(text); m; m = c.re.exec(text)) {
-      if (weak || c.confidence >= MEDIUM) found.push({ index: m.index, length: m[0].length, conn: c });
+      found.push({ index: m.index, length: m[0].length, conn: c });
       if (m[0].length === 0) c.re.lastIndex++;
     }
   }
@@ -173,7 +175,7 @@ export function splitCausal(sentence: string, depth = 3, top = true): CausalSpli
     const mechanism = opener.keep ? cause.trim() : `${m[0].trim()} ${cause.trim()}`;
     return join(splitCausal(cause, depth - 1, false), splitCausal(trimFrame(effect), depth - 1, false), opener, mechanism, true);
   }
-  for (const m of candidates(text, top)) {
+  for (const m of candidates(text)) {
     const rawLeft = text.slice(0, m.index);
     if (NEGATED_BEFORE.test(rawLeft)) continue;
     if (m.conn.dir === 'forward' && /\b(?:the|a|an|of|its|their|his|her)\s+$/i.test(rawLeft)) continue;
