@@ -1,12 +1,13 @@
 // The agent door over streamable HTTP: `/mcp` (the key's whole tenant) and `/mcp/<app_label>/<space>`
 // (confined to one space). Stateless: each request gets a fresh server from the registry, built for the
 // tenant and space this request was admitted to, so no session can outlive or widen its admission.
-import { createMcpHandler, localhostAllowedOrigins, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
+import { localhostAllowedOrigins, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Context as HonoContext, Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
 import type { Ledger } from '../../storage/ledger.ts';
 import type { Context } from '../../tools/context.ts';
 import { tenantResolver, unauthorized, type AppDeps } from '../app.ts';
+import { statelessMcpHandler } from './handler.ts';
 import { createLedgerMcpServer } from './tools.ts';
 
 /** `svc:<uuid>`: a space whose address is its own secret on a hosted deployment. */
@@ -44,14 +45,11 @@ const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1']
 export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
   const tenantOf = tenantResolver(deps.config);
   const hosted = deps.config.apiKeys !== null;
-  const handler = createMcpHandler(
-    ({ authInfo }) => {
-      const ctx = authInfo?.extra?.ctx as Context | undefined;
-      if (!ctx) throw new Error('MCP request reached the server factory without an admitted context');
-      return createLedgerMcpServer(ctx);
-    },
-    { maxRequestBodySize: deps.config.maxBodyBytes },
-  );
+  const handler = statelessMcpHandler((authInfo) => {
+    const ctx = authInfo?.extra?.ctx as Context | undefined;
+    if (!ctx) throw new Error('MCP request reached the server factory without an admitted context');
+    return createLedgerMcpServer(ctx);
+  }, deps.config.maxBodyBytes);
 
   const serve = async (c: HonoContext<RestEnv>, scope: Scope | null): Promise<Response> => {
     // An open local server has no key to stop a web page from driving it: refuse foreign browser origins.
@@ -70,7 +68,7 @@ export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
     if (tenant === null) return c.json(unauthorized, 401);
     const ctx: Context = { ledger: deps.ledger, tenant, confinedSpace: scope?.space, services: deps.services };
     const authInfo: AuthInfo = { token: '', clientId: tenant, scopes: [], extra: { ctx } };
-    return handler.fetch(c.req.raw, { authInfo });
+    return handler.fetch(c.req.raw, authInfo);
   };
 
   app.all('/mcp', (c) => serve(c, null));
