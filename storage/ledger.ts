@@ -17,7 +17,6 @@ export interface Stage {
   readonly capturedAt: Micros;
   overlay(tenant: string): Overlay;
   nextSeq(): number;
-  addIdent(tenant: string, id: string): void;
   addBatch(row: BatchRow): void;
   addNodes(rows: NodeVersion[]): void;
   addEdges(rows: EdgeRecord[]): void;
@@ -109,7 +108,6 @@ export class Ledger {
   write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
     return this.enqueue((stage) => {
       const planned = planWrite(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
-      for (const id of planned.newIdents) stage.addIdent(tenant, id);
       if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
       stage.addNodes(planned.nodes);
       stage.addEdges(planned.edges);
@@ -149,7 +147,7 @@ export class Ledger {
   }
 
   async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
-    const group: CommitGroup = { idents: [], batches: [], nodes: [], edges: [], declarations: [], verdicts: [] };
+    const group: CommitGroup = { batches: [], nodes: [], edges: [], declarations: [], verdicts: [] };
     const overlays = new Map<string, Overlay>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
@@ -165,7 +163,6 @@ export class Ledger {
           return o;
         },
         nextSeq: () => ++this.#seq,
-        addIdent: (tenant, id) => group.idents.push({ tenant, id }),
         addBatch: (row) => { group.batches.push(row); minKnownAt = Math.min(minKnownAt, row.declared_captured_at); },
         addNodes: (rows) => { for (const r of rows) group.nodes.push(r); },
         addEdges: (rows) => { for (const r of rows) group.edges.push(r); },
