@@ -1,0 +1,284 @@
+// Property test: random rounds of writes (backfill, equal and omitted instants, adjacent and overlapping
+// validity, reused ids, re-sends, supersession edges, concurrent requests sharing a commit group) go
+// through the real Ledger on Kuzu; a small reference model written here, independent of storage/,
+// predicts every write outcome and every list and get answer on a grid of as_of × valid_at.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../storage/ledger.ts';
+import { formatInstant } from '../storage/time.ts';
+import type { EdgeInput, NodeInput, WriteInput, WriteOutcome } from '../storage/write-plan.ts';
+import type { Context } from '../tools/context.ts';
+import { getMemory, type GetMemoryOutput } from '../tools/get-memory.ts';
+import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';
+import { runOperation, type AnyOperation } from '../tools/operation.ts';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? '24');
+const OPEN = Number.POSITIVE_INFINITY;
+// Content time: a small grid of instants, so equal and adjacent instants are common.
+const T = Date.UTC(2024, 0, 1) * 1000;
+const at = (k: number): number => T + k * 1000;
+const IDS = ['a', 'b', 'c', 'd', 'e'];
+const SPACES = ['s1', 's2'];
+const LAGS: Record<string, string | null> = { P1D: 'P1D', '24 hours': 'P1D', '3 days': 'P3D', 'PT72H': 'P3D', soon: null };
+
+// ---- generated writes -------------------------------------------------------------------------------
+
+interface GenNode { id: string; kind: string; statement: string; category: string | null; asserted?: number; from?: number; to?: number; setsCaptured: boolean }
+interface GenEdge { s: string; t: string; type: string; lag?: string; confidence: number | null; asserted?: number; setsCaptured: boolean }
+interface GenRequest { space: string; backfill: null | { ref: 'content'; k: number } | { ref: 'capture'; back: number; delta: -1 | 0 | 1 }; nodes: GenNode[]; edges: GenEdge[] }
+
+const slot = fc.integer({ min: 0, max: 12 });
+const genNode: fc.Arbitrary<GenNode> = fc
+  .record({
+    id: fc.constantFrom(...IDS), kind: fc.constantFrom('claim', 'entity'), statement: fc.constantFrom('x', 'y'),
+    category: fc.constantFrom(null, 'c1', 'c2'), asserted: fc.option(slot, { nil: undefined }),
+    from: fc.option(slot, { nil: undefined }), len: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+    setsCaptured: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
+  })
+  .map(({ asserted, from, len, ...rest }) => {
+    const n: GenNode = { ...rest };
+    if (asserted !== undefined) n.asserted = at(asserted);
+    if (from !== undefined) n.from = at(from);
+    // valid_to only after an explicit start, so every interval is non-empty (the handler refuses the rest).
+    const start = n.from ?? n.asserted;
+    if (start !== undefined && len !== undefined) n.to = start + len * 1000;
+    return n;
+  });
+
+const genEdge: fc.Arbitrary<GenEdge> = fc
+  .record({
+    s: fc.constantFrom(...IDS, 'zz'), t: fc.constantFrom(...IDS), type: fc.constantFrom('SUPERSEDES', 'CAUSES', 'SUPPORTS', 'BECAUSE'),
+    lag: fc.option(fc.constantFrom(...Object.keys(LAGS)), { nil: undefined }), confidence: fc.constantFrom(null, 0.5, 0.9),
+    asserted: fc.option(slot.map(at), { nil: undefined }), setsCaptured: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
+  });
+
+const genRequest: fc.Arbitrary<GenRequest> = fc.record({
+  space: fc.constantFrom(...SPACES),
+  backfill: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(null) },
+    { weight: 1, arbitrary: fc.record({ ref: fc.constant('content' as const), k: slot }) },
+    { weight: 1, arbitrary: fc.record({ ref: fc.constant('capture' as const), back: fc.nat(4), delta: fc.constantFrom(-1 as const, 0 as const, 1 as const) }) },
+  ),
+  nodes: fc.array(genNode, { maxLength: 5 }),
+  edges: fc.array(genEdge, { maxLength: 4 }),
+});
+
+/** Rounds of 1-3 requests sent together (they usually share one commit group). */
+const genRounds = fc.array(fc.array(genRequest, { minLength: 1, maxLength: 3 }), { minLength: 6, maxLength: 14 });
+
+// ---- the reference model ----------------------------------------------------------------------------
+
+interface MNode { seq: number; id: string; space: string; kind: string; statement: string; category: string | null; asserted: number; from: number; to: number; captured: number; known: number; batch: string | null; content: string }
+interface MEdge { seq: number; s: string; t: string; type: string; space: string; asserted: number; from: number; to: number; known: number; batch: string | null; content: string; identity: string }
+
+class Model {
+  nodes: MNode[] = [];
+  edges: MEdge[] = [];
+  seq = 0;
+
+  write(req: WriteInput, captured: number): Pick<WriteOutcome, 'accepted' | 'refused' | 'warnings' | 'ids'> & { batch: boolean } {
+    const out = { accepted: 0, refused: [] as WriteOutcome['refused'], warnings: [] as WriteOutcome['warnings'], ids: [] as string[], batch: false };
+    const known = req.backfill ? req.backfill.declared_captured_at : captured;
+    const batch = req.backfill ? `b${captured}` : null;
+    for (const n of req.nodes) {
+      const id = n.id ?? '';
+      if (n.sets_captured_at) { out.refused.push({ id, kind: 'node', reason: 'captured_at_not_allowed' }); continue; }
+      const content = JSON.stringify([req.space, n.kind, n.statement, n.category, n.asserted_at ?? null, n.valid_from ?? null, n.valid_to ?? null]);
+      const mine = this.nodes.filter((v) => v.id === id);
+      if (mine.some((v) => v.content === content)) { out.warnings.push({ id, kind: 'node', warning: 'already_remembered' }); continue; }
+      const asserted = n.asserted_at ?? captured;
+      const from = n.valid_from ?? asserted;
+      const to = n.valid_to ?? OPEN;
+      if (mine.some((v) => v.from < to && from < v.to)) { out.refused.push({ id, kind: 'node', reason: 'id_conflict' }); continue; }
+      this.nodes.push({ seq: ++this.seq, id, space: req.space, kind: n.kind, statement: n.statement ?? '', category: n.category ?? null, asserted, from, to, captured, known, batch, content });
+      out.ids.push(id);
+      out.accepted++;
+    }
+    for (const e of req.edges) {
+      const label = `${e.source_id}->${e.target_id}`;
+      if (e.sets_captured_at) { out.refused.push({ id: label, kind: 'edge', reason: 'captured_at_not_allowed' }); continue; }
+      if (!['SUPERSEDES', 'CAUSES', 'SUPPORTS'].includes(e.edge_type)) { out.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type' }); continue; }
+      const lag = e.lag === undefined || e.lag === null ? null : LAGS[e.lag] ?? null;
+      if (e.lag && lag === null) { out.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag' }); continue; }
+      if (!this.nodes.some((v) => v.id === e.source_id) || !this.nodes.some((v) => v.id === e.target_id)) {
+        out.refused.push({ id: label, kind: 'edge', reason: 'missing_endpoint' });
+        continue;
+      }
+      const content = JSON.stringify([req.space, e.source_id, e.target_id, e.edge_type, e.confidence ?? null, lag, e.asserted_at ?? null]);
+      if (this.edges.some((x) => x.content === content)) { out.warnings.push({ id: label, kind: 'edge', warning: 'already_remembered' }); continue; }
+      const asserted = e.asserted_at ?? captured;
+      const identity = JSON.stringify([e.source_id, e.target_id, e.edge_type, asserted]);
+      if (this.edges.some((x) => x.identity === identity)) { out.refused.push({ id: label, kind: 'edge', reason: 'id_conflict' }); continue; }
+      this.edges.push({ seq: ++this.seq, s: e.source_id, t: e.target_id, type: e.edge_type, space: req.space, asserted, from: asserted, to: OPEN, known, batch, content, identity });
+      out.accepted++;
+    }
+    out.batch = req.backfill !== undefined && out.accepted > 0;
+    return out;
+  }
+
+  static inForce(r: { asserted: number; from: number; to: number }, validAt: number | undefined): boolean {
+    return validAt === undefined || (r.asserted <= validAt && r.from <= validAt && validAt < r.to);
+  }
+
+  list(asOf: number, validAt: number | undefined, f: { space?: string; kind?: string; category?: string }) {
+    const match = this.nodes.filter((n) => (f.space === undefined || n.space === f.space) && (f.kind === undefined || n.kind === f.kind)
+      && (f.category === undefined || n.category === f.category) && Model.inForce(n, validAt));
+    const items = match.filter((n) => n.known <= asOf);
+    const maskedEdges = this.edges.filter((e) => (f.space === undefined || e.space === f.space) && Model.inForce(e, validAt) && e.known > asOf).length;
+    return { items, masked: { node: match.length - items.length, edge: maskedEdges, verdict: 0 } };
+  }
+
+  get(id: string, asOf: number, validAt: number | undefined, space: string | undefined) {
+    const all = this.nodes.filter((n) => n.id === id && (space === undefined || n.space === space));
+    const versions = all.filter((n) => n.known <= asOf);
+    if (versions.length === 0) return { item: null, versions, out: [], in: [], maskedNode: all.length, maskedEdge: 0, reason: all.length ? 'not_yet' : 'absent' };
+    let item: MNode | null = null;
+    for (const v of versions) if (Model.inForce(v, validAt) && (item === null || v.from > item.from)) item = v;
+    const side = (mine: (e: MEdge) => boolean, other: (e: MEdge) => string) => {
+      const cand = this.edges.filter((e) => mine(e) && (space === undefined || (e.space === space && this.nodes.some((n) => n.id === other(e) && n.space === space))) && Model.inForce(e, validAt));
+      return { shown: cand.filter((e) => e.known <= asOf), masked: cand.filter((e) => e.known > asOf).length };
+    };
+    const out = side((e) => e.s === id, (e) => e.t);
+    const inn = side((e) => e.t === id, (e) => e.s);
+    return { item, versions, out: out.shown, in: inn.shown, maskedNode: all.length - versions.length, maskedEdge: out.masked + inn.masked, reason: undefined };
+  }
+}
+
+function expectedBackfill(rows: { batch: string | null }[]): { batches: number; rows: number } | undefined {
+  const withBatch = rows.filter((r) => r.batch !== null);
+  return withBatch.length ? { batches: new Set(withBatch.map((r) => r.batch)).size, rows: withBatch.length } : undefined;
+}
+
+function nonZero(m: { node: number; edge: number; verdict?: number }): Record<string, number> | undefined {
+  const out = Object.fromEntries(Object.entries(m).filter(([, v]) => v > 0));
+  return Object.keys(out).length ? out : undefined;
+}
+
+// ---- the test ---------------------------------------------------------------------------------------
+
+let dir: string;
+let ledger: Ledger;
+let tenantNo = 0;
+let operations = 0;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ledger-prop-'));
+  ledger = await Ledger.open(dir);
+});
+afterAll(async () => {
+  await ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function toInput(req: GenRequest, captures: number[]): WriteInput {
+  let backfill: WriteInput['backfill'];
+  if (req.backfill?.ref === 'content') backfill = { declared_captured_at: at(req.backfill.k), reason: 'import' };
+  else if (req.backfill?.ref === 'capture') {
+    const base = captures[captures.length - 1 - req.backfill.back] ?? at(0);
+    // Never later than the present, as the remember handler guarantees.
+    backfill = { declared_captured_at: Math.min(base + req.backfill.delta, ledger.now()), reason: 'late' };
+  }
+  const nodes: NodeInput[] = req.nodes.map((n) => ({
+    id: n.id, kind: n.kind, statement: n.statement, category: n.category, asserted_at: n.asserted, valid_from: n.from, valid_to: n.to,
+    sets_captured_at: n.setsCaptured,
+  }));
+  const edges: EdgeInput[] = req.edges.map((e) => ({
+    source_id: e.s, target_id: e.t, edge_type: e.type, lag: e.lag, confidence: e.confidence, asserted_at: e.asserted, sets_captured_at: e.setsCaptured,
+  }));
+  return { space: req.space, backfill, nodes, edges };
+}
+
+async function read<T>(op: AnyOperation, ctx: Context, input: Record<string, unknown>): Promise<T> {
+  return (await runOperation(op, input, ctx)) as T;
+}
+
+const fmtOpt = (us: number | undefined): string | undefined => (us === undefined ? undefined : formatInstant(us));
+
+describe('ledger against a reference model', () => {
+  it('answers every write, list and get as the model does', async () => {
+    await fc.assert(
+      fc.asyncProperty(genRounds, fc.integer({ min: 0, max: 2 ** 31 - 1 }), async (rounds, seed) => {
+        const tenant = `t${++tenantNo}`;
+        const ctx: Context = { ledger, tenant, services: { version: 'test' } };
+        const model = new Model();
+        const captures: number[] = [];
+        for (const round of rounds) {
+          const inputs = round.map((r) => toInput(r, captures));
+          // Sent together: the queue plans them in call order, usually inside one commit group.
+          const outcomes = await Promise.all(inputs.map((input) => ledger.write(tenant, input)));
+          for (const [i, outcome] of outcomes.entries()) {
+            const input = inputs[i]!;
+            const last = captures[captures.length - 1] ?? 0;
+            expect(outcome.captured_at).toBeGreaterThan(last);
+            captures.push(outcome.captured_at);
+            const want = model.write(input, outcome.captured_at);
+            expect({ accepted: outcome.accepted, refused: outcome.refused, warnings: outcome.warnings, ids: outcome.ids, batch: outcome.batch !== null })
+              .toEqual(want);
+            operations += input.nodes.length + input.edges.length;
+          }
+        }
+        // The grid: every capture and declared instant, one microsecond either side, and content instants.
+        const knowns = [...new Set([...model.nodes, ...model.edges].map((r) => r.known))];
+        const asOfs = [...new Set([...captures, ...knowns].flatMap((c) => [c - 1, c, c + 1]))].sort((a, b) => a - b);
+        const pick = <X>(xs: X[], n: number): X[] => {
+          const stride = Math.max(1, Math.ceil(xs.length / n));
+          return xs.filter((_, i) => (i + seed) % stride === 0);
+        };
+        const validAts: (number | undefined)[] = [undefined, ...pick([...new Set(Array.from({ length: 14 }, (_, k) => [at(k) - 1, at(k)]).flat()), captures[0] ?? 0], 6)];
+        const filters = [{}, { space: 's1' }, { kind: 'claim' }, { space: 's2', category: 'c1' }];
+        for (const asOf of pick(asOfs, 14)) {
+          for (const validAt of validAts) {
+            for (const f of filters) {
+              const got = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: formatInstant(asOf), valid_at: fmtOpt(validAt), ...f, limit: 1000 });
+              const want = model.list(asOf, validAt, f);
+              expect(got.items.map((n) => [n.id, n.statement, n.known_at, n.valid.from])).toEqual(
+                want.items.map((n) => [n.id, n.statement, formatInstant(n.known), formatInstant(n.from)]));
+              expect(got.masked).toEqual(nonZero(want.masked) ? want.masked : null);
+              expect(got.certificate.masked).toEqual(nonZero(want.masked));
+              expect(got.certificate.backfill).toEqual(expectedBackfill(want.items));
+              expect(got.certificate.as_of).toBe(formatInstant(asOf));
+            }
+            for (const id of [...IDS, 'zz']) {
+              const space = id === 'a' ? 's1' : undefined;
+              const got = await read<GetMemoryOutput>(getMemory, ctx, { id, as_of: formatInstant(asOf), valid_at: fmtOpt(validAt), space });
+              const want = model.get(id, asOf, validAt, space);
+              expect(got.reason).toBe(want.reason);
+              expect(got.item ? [got.item.id, got.item.statement, got.item.valid.from] : null)
+                .toEqual(want.item ? [want.item.id, want.item.statement, formatInstant(want.item.from)] : null);
+              expect(got.versions.map((v) => v.known_at)).toEqual(want.versions.map((v) => formatInstant(v.known)));
+              expect(got.edges.out.map((e) => [e.target_id, e.edge_type, e.asserted_at])).toEqual(want.out.map((e) => [e.t, e.type, formatInstant(e.asserted)]));
+              expect(got.edges.in.map((e) => [e.source_id, e.edge_type, e.asserted_at])).toEqual(want.in.map((e) => [e.s, e.type, formatInstant(e.asserted)]));
+              expect(got.certificate.masked).toEqual(nonZero({ node: want.maskedNode, edge: want.maskedEdge }));
+              expect(got.certificate.backfill).toEqual(expectedBackfill([...want.versions, ...want.in, ...want.out]));
+            }
+          }
+        }
+        // Paging with a small limit walks the same rows as one large page.
+        const now = formatInstant(ledger.now());
+        const all = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: now, limit: 1000 });
+        const paged: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: now, limit: 3, cursor });
+          paged.push(...page.items.map((n) => `${n.id}@${n.captured_at}`));
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor);
+        expect(paged).toEqual(all.items.map((n) => `${n.id}@${n.captured_at}`));
+      }),
+      { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+    );
+    expect(operations).toBeGreaterThanOrEqual(RUNS >= 24 ? 1000 : 0);
+  }, 600_000);
+
+  it('another tenant reads nothing of these rows', async () => {
+    const ctx: Context = { ledger, tenant: 'stranger', services: { version: 'test' } };
+    const got = await read<GetMemoryOutput>(getMemory, ctx, { id: 'a', as_of: formatInstant(ledger.now()) });
+    expect(got.reason).toBe('absent');
+    const list = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: formatInstant(ledger.now()) });
+    expect(list.items).toEqual([]);
+    expect(list.masked).toBeNull();
+  });
+});
