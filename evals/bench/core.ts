@@ -1,0 +1,224 @@
+// The ledger core at scale: 100k nodes and 100k edges (times --scale) imported over HTTP in 1,000-row
+// requests against a real server process, then as-of list and get latencies, server memory and the
+// reload time of the store; beside it the same rows inserted into bare Kuzu in this process.
+//
+// This bench imports `kuzu` directly for the baseline: product code reaches the engine only through
+// storage/kuzu-graph.ts, but the baseline must measure the engine without the ledger around it.
+import kuzu, { type KuzuValue, type PreparedStatement } from 'kuzu';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
+import { fmt, median, percentile, progress } from '../lib/stats.ts';
+import type { BenchRow, BenchSection } from './section.ts';
+
+const BATCH = 1000;
+const CLIENTS = 4;
+const KINDS = ['claim', 'entity', 'prediction', 'factor'];
+const TYPES = ['CAUSES', 'SUPPORTS', 'DERIVED_FROM', 'MENTIONS', 'SUPERSEDES'];
+const T0 = Date.UTC(2023, 0, 1) * 1000;
+
+interface NodeSpec { id: string; kind: string; space: string; category: string; statement: string; payload: Record<string, unknown>; asserted_at: string }
+interface EdgeSpec { source_id: string; target_id: string; edge_type: string; confidence: number; asserted_at: string; mechanism: string }
+
+/** A deterministic generator, so every run imports the same rows. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const iso = (us: number): string => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
+
+function makeNodes(n: number, rand: () => number): NodeSpec[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `n${i}`, kind: KINDS[i % KINDS.length] ?? 'claim', space: `user:${i % 10}`, category: `topic-${i % 20}`,
+    statement: `Statement ${i}: the measured value of series ${Math.floor(rand() * 1000)} moved by ${(rand() * 10).toFixed(2)} points.`,
+    payload: { source: `feed-${i % 7}`, n: i }, asserted_at: iso(T0 + i * 1_000_000),
+  }));
+}
+
+function makeEdges(n: number, nodes: number, rand: () => number): EdgeSpec[] {
+  return Array.from({ length: n }, (_, i) => ({
+    source_id: `n${Math.floor(rand() * nodes)}`, target_id: `n${Math.floor(rand() * nodes)}`, edge_type: TYPES[i % TYPES.length] ?? 'CAUSES',
+    confidence: Math.round(rand() * 100) / 100, asserted_at: iso(T0 + i * 1_000_000 + 1), mechanism: `link ${i}`,
+  }));
+}
+
+function chunks<T>(rows: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += BATCH) out.push(rows.slice(i, i + BATCH));
+  return out;
+}
+
+async function post(base: string, body: string): Promise<void> {
+  const r = await fetch(`${base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const json = (await r.json()) as { accepted?: number; refused?: unknown[] };
+  if (r.status !== 200 || (json.refused?.length ?? 0) > 0) throw new Error(`import failed (${r.status}): ${JSON.stringify(json).slice(0, 300)}`);
+}
+
+/** Sends the bodies with `clients` concurrent senders; rows per second over the wall time. */
+async function importBodies(base: string, label: string, bodies: { body: string; rows: number }[], clients: number): Promise<number> {
+  let next = 0, done = 0, rows = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (next < bodies.length) {
+      const b = bodies[next++];
+      if (!b) break;
+      await post(base, b.body);
+      rows += b.rows;
+      progress(label, ++done, bodies.length);
+    }
+  }));
+  return rows / ((performance.now() - t0) / 1000);
+}
+
+async function timed(n: number, f: (i: number) => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await f(i);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+async function getJson(url: string): Promise<unknown> {
+  const r = await fetch(url);
+  if (r.status !== 200) throw new Error(`GET ${url}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+function rssMb(pid: number | undefined): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/**
+ * The same rows through `UNWIND $rows ... CREATE` in 1,000-row autocommit batches. Edges go into a node
+ * table, as the ledger keeps them: `UNWIND ... MATCH ... CREATE` into a relationship table ran at under
+ * 600 rows/s here, which would flatter the ratio.
+ */
+async function bareKuzu(nodes: NodeSpec[], edges: EdgeSpec[]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-bare-kuzu-'));
+  const db = new kuzu.Database(join(dir, 'db'));
+  const conn = new kuzu.Connection(db);
+  try {
+    for (const ddl of ['CREATE NODE TABLE N(id STRING, kind STRING, space STRING, category STRING, statement STRING, payload STRING, asserted_at INT64, PRIMARY KEY(id))',
+      'CREATE NODE TABLE E(seq INT64, source_id STRING, target_id STRING, edge_type STRING, confidence DOUBLE, mechanism STRING, asserted_at INT64, PRIMARY KEY(seq))']) {
+      const r = await conn.query(ddl);
+      for (const x of Array.isArray(r) ? r : [r]) x.close();
+    }
+    const insNodes = await conn.prepare('UNWIND $rows AS r CREATE (:N {id: r.id, kind: r.kind, space: r.space, category: r.category, statement: r.statement, payload: r.payload, asserted_at: r.asserted_at})');
+    const insEdges = await conn.prepare('UNWIND $rows AS r CREATE (:E {seq: r.seq, source_id: r.s, target_id: r.t, edge_type: r.edge_type, confidence: r.confidence, mechanism: r.mechanism, asserted_at: r.asserted_at})');
+    // Every result is closed: one left to the garbage collector after the database closes crashes the process.
+    const exec = async (stmt: PreparedStatement, rows: Record<string, KuzuValue>[]): Promise<void> => {
+      const r = await conn.execute(stmt, { rows });
+      for (const x of Array.isArray(r) ? r : [r]) x.close();
+    };
+    const t0 = performance.now();
+    for (const c of chunks(nodes)) {
+      await exec(insNodes, c.map((n) => ({ id: n.id, kind: n.kind, space: n.space, category: n.category, statement: n.statement, payload: JSON.stringify(n.payload), asserted_at: Date.parse(n.asserted_at) * 1000 })));
+    }
+    let seq = 0;
+    for (const c of chunks(edges)) {
+      await exec(insEdges, c.map((e) => ({ seq: ++seq, s: e.source_id, t: e.target_id, edge_type: e.edge_type, confidence: e.confidence, mechanism: e.mechanism, asserted_at: Date.parse(e.asserted_at) * 1000 })));
+    }
+    return (nodes.length + edges.length) / ((performance.now() - t0) / 1000);
+  } finally {
+    await conn.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function waitUp(base: string): Promise<void> {
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/v1/version`)).ok) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export const core: BenchSection = {
+  name: 'core',
+  async run({ scale }) {
+    const n = Math.max(2 * BATCH, Math.round(100_000 * scale));
+    const rand = rng(42);
+    const nodes = makeNodes(n, rand);
+    const edges = makeEdges(n, n, rand);
+    const half = Math.floor(n / 2 / BATCH) * BATCH;
+    const bodiesOf = (rows: { nodes?: unknown[]; edges?: unknown[] }[], space: (i: number) => string) =>
+      rows.map((r, i) => ({ body: JSON.stringify({ space: space(i), ...r }), rows: (r.nodes?.length ?? 0) + (r.edges?.length ?? 0) }));
+    // The first half (nodes, then edges among them) by one client, the second half by four concurrent ones.
+    const seqBodies = [
+      ...bodiesOf(chunks(nodes.slice(0, half)).map((c) => ({ nodes: c.map(({ space: _s, ...x }) => x) })), (i) => `user:${i % 10}`),
+    ];
+    const firstEdges = edges.filter((e) => Number(e.source_id.slice(1)) < half && Number(e.target_id.slice(1)) < half);
+    const first = new Set(firstEdges);
+    const laterEdges = edges.filter((e) => !first.has(e));
+    seqBodies.push(...bodiesOf(chunks(firstEdges).map((c) => ({ edges: c })), (i) => `user:${i % 10}`));
+    const concNodeBodies = bodiesOf(chunks(nodes.slice(half)).map((c) => ({ nodes: c.map(({ space: _s, ...x }) => x) })), (i) => `user:${i % 10}`);
+    const concEdgeBodies = bodiesOf(chunks(laterEdges).map((c) => ({ edges: c })), (i) => `user:${i % 10}`);
+
+    let server: ServerProcess | null = await spawnServer();
+    const dataDir = server.dataDir;
+    const rows: BenchRow[] = [];
+    try {
+      const seqRate = await importBodies(server.base, 'import 1 client', seqBodies, 1);
+      const t0 = performance.now();
+      await importBodies(server.base, 'import nodes 4 clients', concNodeBodies, CLIENTS);
+      await importBodies(server.base, 'import edges 4 clients', concEdgeBodies, CLIENTS);
+      const concRows = concNodeBodies.reduce((a, b) => a + b.rows, 0) + concEdgeBodies.reduce((a, b) => a + b.rows, 0);
+      const concRate = concRows / ((performance.now() - t0) / 1000);
+      const rssAfterImport = rssMb(server.child.pid);
+
+      const base = server.base;
+      const now = new Date(Date.now() + 1000).toISOString();
+      const samples = Math.max(200, Math.round(1000 * Math.min(1, scale * 10)));
+      const r2 = rng(7);
+      const listPlain = await timed(samples, async () => { await getJson(`${base}/v1/memories?as_of=${now}&limit=100`); });
+      const listFiltered = await timed(samples, async (i) => {
+        await getJson(`${base}/v1/memories?as_of=${now}&limit=100&space=user:${i % 10}&kind=${KINDS[i % 4]}&category=topic-${(i * 7) % 20}`);
+      });
+      const listValid = await timed(samples, async () => {
+        await getJson(`${base}/v1/memories?as_of=${now}&limit=100&valid_at=${iso(T0 + Math.floor(r2() * n) * 1_000_000)}&space=user:${Math.floor(r2() * 10)}`);
+      });
+      const gets = await timed(samples, async () => { await getJson(`${base}/v1/memories/n${Math.floor(r2() * n)}?as_of=${now}`); });
+      const rss = rssMb(server.child.pid);
+      await server.stop();
+      server = null;
+      const tStart = performance.now();
+      server = await spawnServer({ dataDir });
+      await waitUp(server.base);
+      const startup = (performance.now() - tStart) / 1000;
+      await server.stop();
+      server = null;
+
+      const bare = await bareKuzu(nodes, edges);
+      const best = Math.max(seqRate, concRate);
+      rows.push(
+        { metric: `import rows/s, 1 client (${seqBodies.length} requests)`, value: fmt(seqRate, 0), target: '>= 10,000', met: seqRate >= 10_000 },
+        { metric: `import rows/s, ${CLIENTS} clients (${concNodeBodies.length + concEdgeBodies.length} requests)`, value: fmt(concRate, 0), target: '>= 10,000', met: concRate >= 10_000 },
+        { metric: 'bare Kuzu UNWIND rows/s (same rows, 1,000-row batches)', value: fmt(bare, 0), target: '', met: null },
+        { metric: 'import / bare Kuzu', value: `${fmt((100 * best) / bare, 0)}%`, target: '>= 40%', met: best / bare >= 0.4, note: 'best of 1 and 4 clients' },
+        { metric: 'list p50 / p95 ms (limit 100, no filter)', value: `${fmt(median(listPlain))} / ${fmt(percentile(listPlain, 95))}`, target: 'p95 <= 10', met: percentile(listPlain, 95) <= 10 },
+        { metric: 'list p50 / p95 ms (space+kind+category)', value: `${fmt(median(listFiltered))} / ${fmt(percentile(listFiltered, 95))}`, target: 'p95 <= 10', met: percentile(listFiltered, 95) <= 10 },
+        { metric: 'list p50 / p95 ms (space+valid_at)', value: `${fmt(median(listValid))} / ${fmt(percentile(listValid, 95))}`, target: 'p95 <= 10', met: percentile(listValid, 95) <= 10 },
+        { metric: 'get p50 / p95 ms', value: `${fmt(median(gets))} / ${fmt(percentile(gets, 95))}`, target: 'p95 <= 5', met: percentile(gets, 95) <= 5 },
+        { metric: 'server RSS MB (after import / after reads)', value: `${fmt(rssAfterImport, 0)} / ${fmt(rss, 0)}`, target: '', met: null },
+        { metric: `start-up s (reload ${nodes.length + edges.length} rows)`, value: fmt(startup), target: '', met: null },
+      );
+      return rows;
+    } finally {
+      await server?.kill();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+};
