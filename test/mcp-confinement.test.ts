@@ -166,6 +166,63 @@ describe('/mcp/<app>/<space> confines every tool', () => {
     expect(rest.json.item.space).toBe('user:a');
     expect(rest.json.edges.out.map((e: { target_id: string; space: string }) => [e.target_id, e.space])).toEqual([['a1', 'user:a']]);
   });
+
+  it('keeps extracted blocks and their links inside the space when messages are written', async () => {
+    const sc = await call(client, 'remember', {
+      messages: [{ content: 'Kenya expects a poor Tea harvest because the drought hurt the bushes.', observed_at: '2024-04-01T09:00:00Z', source_description: 'chat' }],
+    });
+    expect(sc.accepted).toBeGreaterThan(0);
+    const listed = await restCall(t, 'list_memories', { as_of: now(), limit: 1000 }, KA);
+    const spaceOf = new Map<string, string>(listed.json.items.map((n: { id: string; space: string }) => [n.id, n.space]));
+    for (const id of sc.ids as string[]) expect(spaceOf.get(id), id).toBe('user:a');
+    let edges = 0;
+    for (const id of sc.ids as string[]) {
+      const g = await restCall(t, 'get_memory', { id, as_of: now() }, KA);
+      for (const e of [...g.json.edges.in, ...g.json.edges.out]) {
+        edges++;
+        expect(e.space).toBe('user:a');
+        expect(spaceOf.get(e.source_id), e.source_id).toBe('user:a');
+        expect(spaceOf.get(e.target_id), e.target_id).toBe('user:a');
+      }
+    }
+    expect(edges).toBeGreaterThan(0);
+  });
+});
+
+describe('the streamable HTTP endpoint', () => {
+  const post = (path: string, body: string, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(http.base + path, { method: 'POST', headers: { authorization: `Bearer ${KA}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers }, body });
+
+  it('is stateless: no session id, and GET or DELETE (session operations) answer 405', async () => {
+    const init = await post('/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }));
+    expect(init.status).toBe(200);
+    expect(init.headers.get('mcp-session-id')).toBeNull();
+    expect(init.headers.get('content-type')).toMatch(/application\/json/);
+    expect(((await init.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name).toBe('memory-ledger');
+    for (const method of ['GET', 'DELETE']) {
+      const r = await fetch(`${http.base}/mcp`, { method, headers: { authorization: `Bearer ${KA}`, accept: 'text/event-stream' } });
+      expect(r.status, method).toBe(405);
+    }
+  });
+
+  it('answers a tool call without a prior initialize, as one JSON body', async () => {
+    const r = await post('/mcp', JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_memory', arguments: { id: 'a1', as_of: now() } } }), { 'mcp-protocol-version': '2025-06-18' });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { id: number; result: { structuredContent: { item: { id: string } } } };
+    expect(body.id).toBe(7);
+    expect(body.result.structuredContent.item.id).toBe('a1');
+  });
+
+  it('refuses a body that is not JSON (400), not declared JSON (415), or an unknown tool, with JSON-RPC errors', async () => {
+    const bad = await post('/mcp', '{not json');
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const text = await post('/mcp', '{}', { 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
+    const unknown = await post('/mcp', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'drop_everything', arguments: {} } }), { 'mcp-protocol-version': '2025-06-18' });
+    const u = (await unknown.json()) as { error?: { message: string }; result?: { isError: boolean } };
+    expect(u.error?.message ?? (u.result?.isError ? 'tool error' : '')).toMatch(/drop_everything|tool error/);
+  });
 });
 
 describe('opening an app address on a hosted deployment', () => {
