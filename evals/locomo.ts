@@ -1,12 +1,13 @@
 // `npm run eval:locomo`: replays the LoCoMo conversations through a real server (one tenant per
 // conversation), asks the questions of categories 1-4 through POST /v1/search as of the conversation's
 // end, and reports retrieval recall, MRR, latency, and leakage (evidence found before it was known).
-// Reads ../shared/data/locomo/locomo10.json at run time; options: --mode turns, --out FILE,
+// Reads ../shared/data/locomo/locomo10.json at run time; options: --mode turns|messages, --out FILE,
 // --data PATH, --conversations N.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadLocomo, type Conversation } from './lib/locomo-data.ts';
 import { conversationEnd, replayTurns, searchTurns, type Api } from './lib/locomo-replay.ts';
+import { replayMessages, turnsByNode } from './lib/locomo-messages.ts';
 import { byCategory, CATEGORY_NAMES, KS, score, type Outcome } from './lib/locomo-score.ts';
 import { PROJECT_ROOT, spawnServer } from './lib/spawn-server.ts';
 import { percentile, progress, table } from './lib/stats.ts';
@@ -14,7 +15,7 @@ import { percentile, progress, table } from './lib/stats.ts';
 const SEARCH_LIMIT = 25;
 
 export type Replayer = (api: Api, c: Conversation) => Promise<number>;
-export const MODES: Record<string, Replayer> = { turns: replayTurns };
+export const MODES: Record<string, Replayer> = { turns: replayTurns, messages: replayMessages };
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -56,12 +57,12 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
       const sessionStart = new Map(c.sessions.map((s) => [s.index, s.start]));
       for (const q of c.questions) {
         if (!(q.category in CATEGORY_NAMES)) continue;
-        const r = await searchTurns(api, q.question, end, SEARCH_LIMIT);
+        const r = await searchTurns(api, q.question, end, SEARCH_LIMIT, turnsByNode.get(c.id));
         latencies.push(r.ms);
         outcomes.push({ category: q.category, evidence: q.evidence, ranked: r.turns });
         const starts = q.evidence.map((e) => sessionStart.get(Number(/^D(\d+):/.exec(e)?.[1]))).filter((s): s is number => s !== undefined);
         if (starts.length > 0) {
-          const before = await searchTurns(api, q.question, Math.min(...starts) - 1, SEARCH_LIMIT);
+          const before = await searchTurns(api, q.question, Math.min(...starts) - 1, SEARCH_LIMIT, turnsByNode.get(c.id));
           leakChecked++;
           if (before.turns.some((t) => q.evidence.includes(t))) leakage++;
         }

@@ -54,15 +54,18 @@ interface SearchResponse {
   results: { node: { id: string; payload: Record<string, unknown> }; score: number; match: string }[];
 }
 
-/** Searches and maps the results, in order, to distinct turn ids (a result naming no turn is skipped). */
-export async function searchTurns(api: Api, query: string, asOf: number, limit: number): Promise<{ turns: string[]; ms: number }> {
+/**
+ * Searches and maps the results, in order, to distinct turn ids (a result naming no turn is skipped);
+ * `byNode` maps nodes whose payload names no turn (extracted blocks) to the turns known to have said them at `asOf`.
+ */
+export async function searchTurns(api: Api, query: string, asOf: number, limit: number, byNode?: (id: string, asOf: number) => string[]): Promise<{ turns: string[]; ms: number }> {
   const t0 = performance.now();
   const r = (await post(api, '/v1/search', { query, as_of: iso(asOf), limit, depth: 1 })) as SearchResponse;
   const ms = performance.now() - t0;
   const turns: string[] = [];
   for (const x of r.results) {
     const p = x.node.payload;
-    const ids = typeof p.turn === 'string' ? [p.turn] : Array.isArray(p.turns) ? p.turns.filter((v): v is string => typeof v === 'string') : [];
+    const ids = typeof p.turn === 'string' ? [p.turn] : Array.isArray(p.turns) ? p.turns.filter((v): v is string => typeof v === 'string') : (byNode?.(x.node.id, asOf) ?? []);
     for (const id of ids) if (!turns.includes(id)) turns.push(id);
   }
   return { turns, ms };
