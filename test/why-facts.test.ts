@@ -2,6 +2,11 @@
 // every reason, rules_as_of around a re-declaration, and the verdicts each answer records.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatInstant } from '../storage/time.ts';
+import type { Context } from '../tools/context.ts';
+import { declareFact } from '../tools/declare-fact.ts';
+import { runOperation } from '../tools/operation.ts';
+import { resolveFact } from '../tools/resolve-fact.ts';
+import { why } from '../tools/why.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -262,5 +267,32 @@ describe('verdicts', () => {
     expect(r.json.masked.verdict).toBe(later);
     const after = await t.call('GET', '/v1/memories', { query: { as_of: now(), space: 'v' } });
     expect(after.json.masked).toBeNull();
+  });
+});
+
+describe('confinement to one space (the app-scoped MCP address)', () => {
+  const confined = (space: string): Context => ({ ledger: t.ledger, tenant: 'local', confinedSpace: space, services: t.started.services });
+  beforeAll(async () => {
+    await t.call('POST', '/v1/memories', { body: { space: 'c1', nodes: [
+      { id: 'c1-a', kind: 'claim', fact_key: 'conf', fact_value: 1, asserted_at: '2024-01-01T00:00:00Z' },
+      { id: 'c1-b', kind: 'claim', asserted_at: '2024-01-02T00:00:00Z' }],
+    edges: [{ source_id: 'c1-a', target_id: 'c1-b', edge_type: 'CAUSES' }] } });
+    await t.call('POST', '/v1/memories', { body: { space: 'c2', nodes: [
+      { id: 'c2-a', kind: 'claim', fact_key: 'conf', fact_value: 2, asserted_at: '2024-02-01T00:00:00Z' }] } });
+    await t.call('POST', '/v1/facts', { body: { fact_key: 'conf', policy: 'strict' } });
+  });
+
+  it('resolve and why see only the confined space, whatever space the input names', async () => {
+    const r = (await runOperation(resolveFact, { fact: 'conf', as_of: now(), space: 'c2' }, confined('c1'))) as { value: unknown; candidates: unknown[] };
+    expect(r).toMatchObject({ value: 1, candidates: [expect.objectContaining({ id: 'c1-a' })] });
+    const w = (await runOperation(why, { id: 'c1-a', as_of: now() }, confined('c2'))) as { chain: unknown[]; reason: string };
+    expect(w).toMatchObject({ chain: [], reason: 'absent' });
+  });
+
+  it('a confined caller cannot change the tenant-wide rules', async () => {
+    const count = t.ledger.view('local').declarations.length;
+    await expect(runOperation(declareFact, { fact_key: 'conf', policy: 'latest_valid' }, confined('c1'))).rejects.toMatchObject({ code: 'forbidden' });
+    expect(t.ledger.view('local').declarations.length).toBe(count);
+    expect((await t.call('POST', '/v1/resolve', { body: { fact: 'conf', as_of: now() } })).json.reason).toBe('unresolved_conflict');
   });
 });

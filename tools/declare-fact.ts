@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { latestDeclaration, sameRules } from '../storage/facts.ts';
 import { formatInstant } from '../storage/time.ts';
 import { POLICIES, type Declaration, type Policy } from '../storage/types.ts';
+import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
 
 const FactKey = z.string().min(1).max(512);
@@ -45,9 +46,14 @@ export const declareFact = defineOperation({
     '(or none). Re-declaring the same rules changes nothing and returns the declaration already in force.',
   input: DeclareFactInput,
   requiresAsOf: false,
-  // Declarations are the tenant's rules, not rows of a space; a confined caller still has no space argument.
+  // Declarations are the tenant's rules, not rows of a space: there is no space argument to fix.
   confinable: false,
   async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
+    // A declaration changes how every space's candidates are resolved, so an agent confined to one space
+    // (possibly one opened by its address alone) must not make one.
+    if (ctx.confinedSpace !== undefined) {
+      throw new SvcError('forbidden', `fact declarations are tenant-wide rules; this address is confined to the space "${ctx.confinedSpace}". Declare facts with the tenant's key at /mcp or POST /v1/facts.`);
+    }
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
     const view = ctx.ledger.view(ctx.tenant);
     const current = latestDeclaration(view, input.fact_key);
