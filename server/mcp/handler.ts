@@ -7,7 +7,9 @@ import {
   createMcpHandler,
   isJsonContentType,
   isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
   readRequestBody,
+  SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
   type McpServer,
@@ -17,6 +19,20 @@ export type ServerFactory = (authInfo: AuthInfo | undefined) => McpServer;
 
 const rpcError = (status: number, code: number, message: string): Response =>
   Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status });
+
+/**
+ * The common case decided without the SDK's classifier (a zod pass that costs ~0.3 ms a call): one
+ * request or notification with no per-request protocol envelope and no modern version header is 2025-era.
+ * Anything else (batches, responses, envelopes, modern headers) is left to `isLegacyRequest`.
+ */
+function plainLegacy(request: Request, body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { method, params } = body as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
+  if (typeof method !== 'string') return false;
+  if (params?._meta && PROTOCOL_VERSION_META_KEY in params._meta) return false;
+  const header = request.headers.get('mcp-protocol-version')?.trim();
+  return header === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(header);
+}
 
 export interface StatelessMcpHandler {
   fetch(request: Request, authInfo: AuthInfo): Promise<Response>;
@@ -52,7 +68,7 @@ export function statelessMcpHandler(factory: ServerFactory, maxBodyBytes: number
       } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON');
       }
-      return (await isLegacyRequest(request, parsed)) ? legacy(request, parsed, authInfo) : modern.fetch(request, { authInfo, parsedBody: parsed });
+      return plainLegacy(request, parsed) || (await isLegacyRequest(request, parsed)) ? legacy(request, parsed, authInfo) : modern.fetch(request, { authInfo, parsedBody: parsed });
     },
     close: () => modern.close(),
   };
