@@ -2,6 +2,7 @@
 // "led to", "so", ...) into clauses, and says which clause is the cause and which the effect. A
 // connective under negation ("not because", "did not cause") argues no link. Clauses are split again,
 // a few levels deep, so "A because B, which led to C" gives two links.
+import { trimEndOf } from './trim.ts';
 import type { CausalType } from './types.ts';
 
 export interface Clause {
@@ -34,6 +35,9 @@ interface Connective {
   /** The connective's words belong to the cause clause ("demanding better pay", "to protest"). */
   keep?: boolean;
 }
+
+/** Longer "sentences" (unpunctuated dumps) are kept whole: no news or chat sentence comes near it. */
+const MAX_SENTENCE = 2000;
 
 const STRONG = 0.8;
 const MEDIUM = 0.6;
@@ -84,7 +88,7 @@ const tokens = (s: string): number => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 const TRAILING_ATTRIBUTION = /,?\s*(?:["'”’]\s*)?,?\s*(?:[\p{L}.'’-]+\s+){0,5}(?:said|says|added|told [\p{L}]+|reported|according to [^,]+)\s*[.!?]?\s*$/iu;
 
 function stripTrailing(text: string): string {
-  return text.replace(TRAILING_ATTRIBUTION, '').replace(/[\s.!?;:,]+$/u, '');
+  return trimEndOf(text.replace(TRAILING_ATTRIBUTION, ''), ' \t\n.!?;:,');
 }
 
 interface Match {
@@ -162,7 +166,7 @@ export function trimFrame(text: string): string {
 
 export function splitCausal(sentence: string, depth = 3, top = true): CausalSplit {
   const text = sentence.trim();
-  if (depth <= 0 || tokens(text) < 4) return single(text);
+  if (depth <= 0 || tokens(text) < 4 || text.length > MAX_SENTENCE) return single(text);
   const opened = top ? trimFrame(text) : text;
   for (const opener of OPENERS) {
     const m = opener.re.exec(opened);

@@ -98,3 +98,14 @@ describe('local extractor: other text', () => {
     expect(extractLocal(text)).toEqual(extractLocal(text));
   });
 });
+
+describe('local extractor: hostile input', () => {
+  it('long runs of punctuation or unpunctuated text are extracted, not backtracked over', () => {
+    const commas = extractLocal(`Rates rose${', '.repeat(50_000)} so borrowing fell.`);
+    expect(commas.blocks.length).toBeGreaterThanOrEqual(1);
+    const dump = extractLocal('word because other '.repeat(6_000));
+    expect(dump.blocks).toHaveLength(1);
+    expect(dump.links).toEqual([]);
+    expect(extractLocal('A. '.repeat(20_000)).blocks.length).toBeGreaterThanOrEqual(1);
+  });
+});

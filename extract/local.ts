@@ -3,6 +3,7 @@
 // linked by the type the connective argues; capitalised names and names the space already knows become
 // entities. Written for English; other text passes through as claims without links.
 import { findEntities } from './local-entities.ts';
+import { SPACE_AND_PUNCTUATION, trimEndOf, trimStartOf } from './trim.ts';
 import { splitCausal, type Clause } from './local-causal.ts';
 import type { ExtractedBlock, ExtractedLink, Extraction, ExtractRequest, Extractor } from './types.ts';
 
@@ -17,7 +18,7 @@ export function splitSentences(text: string): string[] {
     const part = raw.trim();
     if (!part) continue;
     const last = out.length - 1;
-    if (last >= 0 && ABBREVIATION.test(out[last] ?? '')) out[last] = `${out[last]} ${part}`;
+    if (last >= 0 && ABBREVIATION.test((out[last] ?? '').slice(-16))) out[last] = `${out[last]} ${part}`;
     else out.push(part);
   }
   return out;
@@ -35,8 +36,11 @@ export const isNegated = (clause: string): boolean => NEGATION.test(clause);
 /** Tidies a clause into a statement: no dangling punctuation or leading conjunction. */
 export function tidy(clause: string): string {
   let s = clause.trim();
-  s = s.replace(/^(?:[,;:–—-]\s*)+/u, '').replace(/(?:\s*[,;:–—.。-])+$/u, '');
-  s = s.replace(/^(?:and|but|or|then|which|that|who|so)\s+/i, '').replace(/(?:[,\s]+(?:which|that|and|but|or|who|while|as|when))+$/i, '');
+  s = trimEndOf(trimStartOf(s, ' \t\n,;:–—-'), SPACE_AND_PUNCTUATION);
+  s = s.replace(/^(?:and|but|or|then|which|that|who|so)\s+/i, '');
+  // Only the last few words can be a dangling conjunction; matching the whole clause could backtrack for long.
+  const cut = Math.max(0, s.length - 60);
+  s = s.slice(0, cut) + s.slice(cut).replace(/(?:[,\s]+(?:which|that|and|but|or|who|while|as|when))+$/i, '');
   s = s.replace(/\s+/g, ' ').trim();
   return s;
 }

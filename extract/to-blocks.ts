@@ -8,6 +8,7 @@ import type { TenantView } from '../storage/tenant-view.ts';
 import { formatInstant, type Micros } from '../storage/time.ts';
 import { nodeContentHash, type EdgeInput, type NodeInput } from '../storage/write-plan.ts';
 import { normaliseName } from './local-entities.ts';
+import { trimEndOf } from './trim.ts';
 import type { Extraction } from './types.ts';
 
 export interface MessageToWrite {
@@ -33,7 +34,7 @@ interface Known {
 }
 
 export const normaliseStatement = (s: string): string =>
-  s.toLowerCase().replace(/[“”]/g, '"').replace(/[‘’]/g, "'").replace(/\s+/g, ' ').replace(/[\s.!?;:,]+$/u, '').trim();
+  trimEndOf(s.toLowerCase().replace(/[“”]/g, '"').replace(/[‘’]/g, "'").replace(/\s+/g, ' ').trim(), ' .!?;:,').trim();
 
 const idOf = (prefix: string, space: string, key: string): string => `${prefix}-${contentHash({ space, key }).slice(0, 24)}`;
 
