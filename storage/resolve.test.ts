@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { reference } from '../test/helpers/resolve-reference.ts';
 import { choose, decide, REASONS, sourceOf, type Reason } from './resolve.ts';
 import { OPEN_END } from './time.ts';
 import { POLICIES, type Declaration, type NodeVersion, type Policy } from './types.ts';
@@ -139,33 +140,6 @@ describe('source_priority', () => {
 });
 
 // ---- property: decide agrees with an independent reference ------------------------------------------
-
-/** Sort-based reference: rank by the policy's key, refuse when the top two keys are equal. */
-function reference(declaration: Declaration | null, rows: NodeVersion[], asOf: number, validAt: number | undefined): { reason: Reason | null; id: string | null; value: string | null } {
-  const no = (reason: Reason) => ({ reason, id: null, value: null });
-  if (!declaration) return no('undeclared_fact');
-  if (rows.length === 0) return no('no_data');
-  const known = rows.filter((r) => r.known_at <= asOf);
-  if (known.length === 0) return no('not_yet');
-  const live = validAt === undefined ? known
-    : known.filter((r) => r.asserted_at <= validAt && r.valid_from <= validAt && validAt < r.valid_to);
-  if (live.length === 0) return no('no_value_at');
-  const ok = (r: NodeVersion) => ({ reason: null, id: r.id, value: r.fact_value });
-  if (declaration.policy === 'strict') return live.length === 1 && live[0] ? ok(live[0]) : no('unresolved_conflict');
-  let pool = live;
-  if (declaration.policy === 'source_priority') {
-    const order = declaration.source_order ?? [];
-    const rank = (r: NodeVersion) => { const i = order.indexOf(sourceOf(r)); return i === -1 ? order.length : i; };
-    const top = Math.min(...pool.map(rank));
-    pool = pool.filter((r) => rank(r) === top);
-    if (new Set(pool.map(sourceOf)).size > 1) return no('unresolved_conflict');
-  }
-  const key = (r: NodeVersion) => (declaration.policy === 'latest_observed' ? r.asserted_at : r.valid_from);
-  const sorted = [...pool].sort((a, b) => key(b) - key(a));
-  const [first, second] = sorted;
-  if (!first || (second && key(second) === key(first))) return no('unresolved_conflict');
-  return ok(first);
-}
 
 const SPACES = ['gold', 'silver', 'bronze', 'lead'];
 
