@@ -7,6 +7,7 @@ import { declareFact } from '../tools/declare-fact.ts';
 import { runOperation } from '../tools/operation.ts';
 import { resolveFact } from '../tools/resolve-fact.ts';
 import { why } from '../tools/why.ts';
+import { inMemoryClient } from './helpers/mcp-client.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -294,5 +295,22 @@ describe('confinement to one space (the app-scoped MCP address)', () => {
     await expect(runOperation(declareFact, { fact_key: 'conf', policy: 'latest_valid' }, confined('c1'))).rejects.toMatchObject({ code: 'forbidden' });
     expect(t.ledger.view('local').declarations.length).toBe(count);
     expect((await t.call('POST', '/v1/resolve', { body: { fact: 'conf', as_of: now() } })).json.reason).toBe('unresolved_conflict');
+  });
+
+  it('over MCP: the confined tools answer like the operations, and declare_fact is an isError result', async () => {
+    const client = await inMemoryClient(confined('c1'));
+    try {
+      const listed = (await client.listTools()).tools.map((x) => x.name);
+      expect(listed).toEqual(expect.arrayContaining(['why', 'declare_fact', 'resolve_fact']));
+      const r = await client.callTool({ name: 'resolve_fact', arguments: { fact: 'conf', as_of: now() } });
+      expect(r.structuredContent).toMatchObject({ status: 'answered', value: 1 });
+      const w = await client.callTool({ name: 'why', arguments: { id: 'c1-b', as_of: now(), depth: 2 } });
+      expect((w.structuredContent as { chain: { role: string }[] }).chain.map((l) => l.role)).toEqual(['cause', 'subject']);
+      const d = await client.callTool({ name: 'declare_fact', arguments: { fact_key: 'conf' } });
+      expect(d.isError).toBe(true);
+      expect(d.structuredContent).toMatchObject({ error: 'forbidden', status: 403 });
+    } finally {
+      await client.close();
+    }
   });
 });
