@@ -43,7 +43,8 @@ export const declareFact = defineOperation({
   description:
     'Declare a named fact and the policy that chooses among its candidate values (nodes written with this fact_key). ' +
     'A declaration applies from the instant it is made: resolves as of earlier instants keep the earlier declaration ' +
-    '(or none). Re-declaring the same rules changes nothing and returns the declaration already in force.',
+    '(or none). Re-declaring the same rules changes nothing and returns the declaration already in force. Declarations are ' +
+    'tenant-wide, so an address confined to one space cannot make them.',
   input: DeclareFactInput,
   requiresAsOf: false,
   // Declarations are the tenant's rules, not rows of a space: there is no space argument to fix.
