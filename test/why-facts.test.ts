@@ -89,6 +89,22 @@ describe('GET /v1/memories/:id/why', () => {
     expect((await t.call('GET', '/v1/memories/delays/why', { query: { as_of: now(), depth: 10 } })).status).toBe(200);
   });
 
+  it('walks a long cycle up to depth 10 and stops; ids holding a slash travel as %2F', async () => {
+    const ids = Array.from({ length: 14 }, (_, i) => `ring/${i}`);
+    await t.call('POST', '/v1/memories', { body: { space: 'ring', nodes: ids.map((id, i) => ({ id, kind: 'claim', asserted_at: `2024-04-${String(i + 1).padStart(2, '0')}T00:00:00Z` })),
+      edges: ids.map((id, i) => ({ source_id: id, target_id: ids[(i + 1) % ids.length], edge_type: 'TRIGGERS' })) } });
+    const r = await t.call('GET', `/v1/memories/${encodeURIComponent('ring/0')}/why`, { query: { as_of: now(), depth: 10 } });
+    expect(r.status).toBe(200);
+    // 14 nodes in a ring: from ring/0 each side reaches 7 hops, so depth 10 reaches all, each once.
+    expect(r.json.chain).toHaveLength(14);
+    const byId = Object.fromEntries(r.json.chain.map((l: { node: { id: string } }) => [l.node.id, l]));
+    expect(byId['ring/7'].depth).toBe(7);
+    expect(byId['ring/1']).toMatchObject({ depth: 1, role: 'triggered', path: ['ring/0', 'ring/1'] });
+    expect(byId['ring/13']).toMatchObject({ depth: 1, role: 'trigger' });
+    const short = await t.call('GET', `/v1/memories/${encodeURIComponent('ring/0')}/why`, { query: { as_of: now(), depth: 2 } });
+    expect(short.json.chain.map((l: { node: { id: string } }) => l.node.id).sort()).toEqual(['ring/0', 'ring/1', 'ring/12', 'ring/13', 'ring/2']);
+  });
+
   it('a bad valid_at is 400 SVC_BAD_TIMESTAMP; no as_of is 400 SVC_AS_OF_REQUIRED', async () => {
     expect((await t.call('GET', '/v1/memories/delays/why', { query: { as_of: now(), valid_at: '2024-03-07' } })).json.detail.error).toBe('SVC_BAD_TIMESTAMP');
     expect((await t.call('GET', '/v1/memories/delays/why', { query: { depth: 99 } })).json.detail.error).toBe('SVC_AS_OF_REQUIRED');
