@@ -94,7 +94,9 @@ export const remember = defineOperation({
     'Nothing is overwritten: to change a belief, write a new node and a SUPERSEDES edge from it to the old one. ' +
     'Re-sending the same content writes nothing (already_remembered). Rows are refused by name (missing_endpoint, id_conflict, ' +
     'invalid_lag, unknown_edge_type, captured_at_not_allowed) while the rest of the request is written. Add backfill to record ' +
-    'past knowledge at a declared earlier instant.',
+    'past knowledge at a declared earlier instant. ' +
+    'Or send messages (plain text with observed_at) instead of nodes/edges: the server extracts claims, predictions, entities ' +
+    'and causal links, links them to an episode per message, and lists what each message produced in episodes.',
   input: RememberInput,
   requiresAsOf: false,
   confinable: true,
