@@ -2,7 +2,14 @@
 // beside the REST calls for the same input, interleaved so both see the same machine. The MCP calls are
 // single JSON-RPC POSTs (the door is stateless), and once more through the SDK's client for the whole
 // client-side path. Target: MCP adds under 2 ms at p50.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createApp } from '../../server/app.ts';
+import { readConfig } from '../../server/config.ts';
+import { startServices } from '../../server/services.ts';
+import { Ledger } from '../../storage/ledger.ts';
 import { operations } from '../../tools/index.ts';
 import { spawnServer } from '../lib/spawn-server.ts';
 import { fmt, percentile, progress } from '../lib/stats.ts';
@@ -17,6 +24,55 @@ async function timed(fn: () => Promise<void>): Promise<number> {
   const t0 = performance.now();
   await fn();
   return performance.now() - t0;
+}
+
+/**
+ * CPU time per get_memory call through each door, in process (`app.request`, no sockets): what the door
+ * itself costs, which the round trips above show multiplied by however loaded the machine is.
+ */
+async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-mcp-'));
+  const config = readConfig({ SVC_DATA_DIR: dir, SVC_API_KEYS: `${KEY}=bench`, SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local' });
+  const ledger = await Ledger.open(dir);
+  const started = await startServices(config, ledger);
+  const app = createApp({ config, ledger, services: started.services, checks: started.checks, mount: started.mount });
+  const auth = { authorization: `Bearer ${KEY}` };
+  try {
+    const nodes = Array.from({ length: 200 }, (_, i) => ({ id: `c${i}`, kind: 'claim', statement: `CPU probe ${i}` }));
+    await app.request('http://127.0.0.1/v1/memories', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ space: 'user:cpu', nodes }) });
+    const asOf = new Date(Date.now() + 1000).toISOString().slice(0, 10);
+    const rest = async (i: number): Promise<void> => {
+      const r = await app.request(`http://127.0.0.1/v1/memories/c${i % 200}?as_of=${asOf}`, { headers: auth });
+      if (r.status !== 200) throw new Error(`REST get: ${r.status}`);
+      await r.arrayBuffer();
+    };
+    const viaMcp = async (i: number): Promise<void> => {
+      const r = await app.request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_memory', arguments: { id: `c${i % 200}`, as_of: asOf } } }),
+      });
+      if (r.status !== 200) throw new Error(`MCP get: ${r.status}`);
+      await r.arrayBuffer();
+    };
+    const cpu = async (fn: (i: number) => Promise<void>): Promise<number> => {
+      const before = process.cpuUsage();
+      for (let i = 0; i < calls; i++) await fn(i);
+      const used = process.cpuUsage(before);
+      return (used.user + used.system) / 1000 / calls;
+    };
+    for (let i = 0; i < 200; i++) { await rest(i); await viaMcp(i); }
+    const samples = { rest: [] as number[], mcp: [] as number[] };
+    for (let round = 0; round < 5; round++) {
+      samples.rest.push(await cpu(rest));
+      samples.mcp.push(await cpu(viaMcp));
+    }
+    return { rest: percentile(samples.rest, 50), mcp: percentile(samples.mcp, 50) };
+  } finally {
+    await started.close();
+    await ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export const mcp: BenchSection = {
@@ -109,6 +165,11 @@ export const mcp: BenchSection = {
       } else {
         rows.push({ metric: 'search_memory MCP overhead at p50 (ms)', value: 'skipped', target: '< 2', met: null, note: 'no search_memory operation in the registry' });
       }
+      const load = (await import('node:os')).loadavg()[0] ?? 0;
+      rows.push({ metric: 'load average during the round trips (1 min)', value: fmt(load), target: '', met: null, note: 'round trips stretch with load; the CPU rows below do not' });
+      const c = await cpuPerCall(Math.max(200, Math.round(400 * scale)));
+      rows.push({ metric: 'get_memory CPU per call in process, REST / MCP (ms)', value: `${fmt(c.rest, 3)} / ${fmt(c.mcp, 3)}`, target: '', met: null, note: 'app.request, median of 5 rounds' });
+      rows.push({ metric: 'get_memory MCP CPU overhead per call (ms)', value: fmt(c.mcp - c.rest, 3), target: '< 2', met: c.mcp - c.rest < 2 });
       return rows;
     } finally {
       await client.close().catch(() => undefined);
