@@ -44,6 +44,7 @@ export class SearchIndex {
   #waiters: { target: number; resolve: () => void }[] = [];
   #working: Promise<void> | null = null;
   #failure: string | null = null;
+  readonly #stale = new Set<string>();
   #closed = false;
 
   private constructor(dir: string, lance: LanceIndex, embedder: Embedder, seq: number) {
@@ -119,7 +120,11 @@ export class SearchIndex {
       }
       this.#done += groups.length;
       this.#wake();
-      for (const tenant of touched) {
+      for (const t of touched) this.#stale.add(t);
+      // Maintenance waits for a quiet queue: during a catch-up it runs once, not after every chunk.
+      if (this.#queue.length > 0) continue;
+      for (const tenant of [...this.#stale]) {
+        this.#stale.delete(tenant);
         try {
           await this.#lance.maintain(tenant);
         } catch (error) {
@@ -167,9 +172,14 @@ export class SearchIndex {
     return this.#lance.fullText(tenant, terms, { ...filter, hidden: true }, cap);
   }
 
+  /** Resolves when nothing is queued and no indexing or maintenance is running. */
+  async idle(): Promise<void> {
+    while (this.#working) await this.#working;
+  }
+
   /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
   async optimize(tenants: readonly string[]): Promise<void> {
-    await this.caughtUp();
+    await this.idle();
     for (const t of tenants) await this.#lance.maintain(t, true);
   }
 
@@ -193,7 +203,7 @@ export class SearchIndex {
 
   async close(): Promise<void> {
     this.#closed = true;
-    while (this.#working) await this.#working;
+    await this.idle();
     await this.#lance.close();
   }
 }

@@ -1,0 +1,92 @@
+// Search at scale, in process: 100k blocks (times --scale) and 10k causal edges written through the
+// ledger, then the search index built from it (indexing throughput with the local embedder, then the
+// full-text and HNSW index build), then hybrid searches at depth 1 (latency p50/p95), plus the same
+// searches with a flat vector scan at smaller sizes, which is how the HNSW threshold was chosen.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ledger } from '../../storage/ledger.ts';
+import { LocalEmbedder } from '../../storage/search/local-embedder.ts';
+import { search } from '../../storage/search/search.ts';
+import { SearchIndex } from '../../storage/search/search-index.ts';
+import { fmt, percentile, progress } from '../lib/stats.ts';
+import type { BenchRow, BenchSection } from './section.ts';
+
+const TENANT = 'bench';
+const WORDS = ('rain flood rail delay bank earnings rate inflation wheat harvest drought price energy grid outage storm port ' +
+  'shipping strike wage factory output demand supply credit loan default housing market rent tax tariff export import ' +
+  'currency bond yield oil gas coal solar wind battery chip shortage vaccine hospital school traffic bridge river heat ' +
+  'frost crop fertiliser protest election policy budget deficit debt merger layoff hiring retail sales tourism airline').split(' ');
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
+
+const sentence = (rand: () => number, n: number): string =>
+  Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)] ?? 'rain').join(' ');
+
+async function build(dir: string, blocks: number, rand: () => number): Promise<Ledger> {
+  const ledger = await Ledger.open(dir);
+  const BATCH = 10_000;
+  for (let i = 0; i < blocks; i += BATCH) {
+    const nodes = Array.from({ length: Math.min(BATCH, blocks - i) }, (_, j) => ({
+      id: `n${i + j}`, kind: 'claim', category: `topic-${(i + j) % 20}`, statement: `Report ${i + j}: ${sentence(rand, 8 + Math.floor(rand() * 8))}`,
+    }));
+    const edges = Array.from({ length: Math.floor(nodes.length / 10) }, (_, k) => ({
+      source_id: `n${i + k * 10}`, target_id: `n${i + k * 10 + 1 + Math.floor(rand() * 8)}`, edge_type: 'CAUSES',
+    }));
+    await ledger.write(TENANT, { space: 'news', nodes, edges });
+    progress('search bench: writing', Math.min(i + BATCH, blocks), blocks);
+  }
+  return ledger;
+}
+
+async function latencies(index: SearchIndex, ledger: Ledger, rand: () => number, n: number): Promise<number[]> {
+  const asOf = ledger.now();
+  const view = ledger.view(TENANT);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await search(index, view, { query: sentence(rand, 3), asOf, limit: 10, depth: 1, families: [], space: i % 2 ? 'news' : undefined });
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+export const searchBench: BenchSection = {
+  name: 'search',
+  async run({ scale }) {
+    const blocks = Math.max(1000, Math.round(100_000 * scale));
+    const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-search-'));
+    const rand = rng(7);
+    try {
+      const ledger = await build(join(dir, 'data'), blocks, rand);
+      const t0 = performance.now();
+      const index = await SearchIndex.open(join(dir, 'search'), new LocalEmbedder(), ledger);
+      await index.caughtUp();
+      const indexSeconds = (performance.now() - t0) / 1000;
+      const t1 = performance.now();
+      await index.optimize([TENANT]);
+      const buildSeconds = (performance.now() - t1) / 1000;
+      await latencies(index, ledger, rand, 20);
+      const ms = await latencies(index, ledger, rand, 300);
+      await index.close();
+      await ledger.close();
+      const rate = blocks / indexSeconds;
+      const p50 = percentile(ms, 50);
+      const p95 = percentile(ms, 95);
+      return [
+        { metric: `index throughput, local embedder (${blocks.toLocaleString('en-US')} rows)`, value: `${fmt(rate)} rows/s`, target: '>= 20,000 rows/s', met: rate >= 20_000 },
+        { metric: 'full-text + HNSW index build', value: `${fmt(buildSeconds)} s`, target: '', met: null },
+        { metric: `search p50 (hybrid, depth 1, ${blocks.toLocaleString('en-US')} blocks)`, value: `${fmt(p50)} ms`, target: '', met: null },
+        { metric: `search p95 (hybrid, depth 1, ${blocks.toLocaleString('en-US')} blocks)`, value: `${fmt(p95)} ms`, target: '<= 25 ms', met: p95 <= 25 },
+      ];
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { EDGE_TYPES } from '../types.ts';
+import { EDGE_WEIGHT, expansionScore, fuse } from './rank.ts';
+
+const hits = (...ids: string[]) => ids.map((id, i) => ({ id, seq: i + 1, score: 10 - i }));
+
+describe('reciprocal rank fusion', () => {
+  it('ranks an id found by both lists above ids found by one', () => {
+    const f = fuse([{ hits: hits('a', 'b', 'c'), weight: 1 }, { hits: hits('d', 'c', 'e'), weight: 1 }]);
+    expect(f[0]?.id).toBe('c');
+    expect(new Set(f.map((x) => x.id))).toEqual(new Set(['a', 'b', 'c', 'd', 'e']));
+  });
+
+  it('counts an id once per list (its best row: several versions of one node)', () => {
+    const f = fuse([{ hits: [...hits('a', 'b'), { id: 'a', seq: 9, score: 1 }], weight: 1 }]);
+    expect(f.map((x) => x.id)).toEqual(['a', 'b']);
+    expect(f[0]?.score).toBeCloseTo(1, 9);
+  });
+
+  it('weights lists: a heavier list decides ties of rank', () => {
+    const f = fuse([{ hits: hits('a'), weight: 1 }, { hits: hits('b'), weight: 0.3 }]);
+    expect(f.map((x) => x.id)).toEqual(['a', 'b']);
+    expect(fuse([])).toEqual([]);
+  });
+});
+
+describe('expansion scores', () => {
+  it('every edge type passes on less than the score it starts from', () => {
+    for (const t of EDGE_TYPES) {
+      expect(EDGE_WEIGHT[t]).toBeGreaterThan(0);
+      expect(expansionScore(1, t)).toBeLessThan(1);
+    }
+    expect(expansionScore(0.5, 'CAUSES')).toBeGreaterThan(expansionScore(0.5, 'MENTIONS'));
+  });
+});
