@@ -86,7 +86,8 @@ describe('/mcp/<app>/<space> confines every tool', () => {
     for (const tool of tools) {
       expect(Object.keys((tool.inputSchema.properties ?? {}) as object), tool.name).not.toContain('space');
       expect(tool.inputSchema.required ?? [], tool.name).not.toContain('space');
-      expect(tool.description, tool.name).toContain('confined to the space "user:a"');
+      const op = operations.find((o) => o.name === tool.name)!;
+      expect(tool.description, tool.name).toContain(op.confinable ? 'confined to the space "user:a"' : 'Not available at this app-scoped address');
     }
   });
 
@@ -149,6 +150,19 @@ describe('/mcp/<app>/<space> confines every tool', () => {
     expect(nodes.map((n) => n.id).sort()).toEqual(['a1', 'a2']);
     for (const row of [...nodes, ...rows('edges.jsonl')]) expect(row.space).toBe('user:a');
     expect([...files.values()].join('\n')).not.toMatch(/drought|secrets|b1|b2/);
+  });
+
+  it('refuses operations that act on the whole tenant (declare_fact), so the address cannot reach past its space', async () => {
+    const unconfinable = operations.filter((o) => !o.confinable);
+    for (const op of unconfinable) {
+      const r = await client.callTool({ name: op.name, arguments: { fact_key: 'harvest.month', policy: 'strict' } });
+      expect(r.isError, op.name).toBe(true);
+      expect((r.structuredContent as { error: string }).error, op.name).toBe('SVC_UNAUTHORIZED');
+    }
+    if (has('resolve_fact')) {
+      const rest = await restCall(t, 'resolve_fact', { fact: 'harvest.month', as_of: now() }, KA);
+      expect(JSON.stringify(rest.json)).not.toContain('"strict"');
+    }
   });
 
   it('writes into the space whatever space is named, and refuses edges to blocks outside it', async () => {

@@ -3,6 +3,7 @@
 import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Context } from '../../tools/context.ts';
+import { SvcError } from '../../tools/errors.ts';
 import { operations } from '../../tools/index.ts';
 import { runOperation, type AnyOperation } from '../../tools/operation.ts';
 import { SERVICE_NAME, SERVICE_VERSION } from '../version.ts';
@@ -53,6 +54,9 @@ function passThrough(json: JsonSchema): StandardSchemaWithJSON<Record<string, un
 function describe(op: AnyOperation, confinedSpace: string | undefined): string {
   let text = op.description;
   if (op.requiresAsOf && !/\bas_of\b/.test(text)) text += AS_OF_NOTE;
+  if (confinedSpace !== undefined && !op.confinable) {
+    return `${text} Not available at this app-scoped address: it acts on the whole tenant, beyond the space "${confinedSpace}". Use /mcp with the key.`;
+  }
   if (confinedSpace !== undefined) {
     text += ` This address is confined to the space "${confinedSpace}": every row read or written is in that space, and nothing outside it is visible.`;
   }
@@ -63,6 +67,11 @@ function describe(op: AnyOperation, confinedSpace: string | undefined): string {
 export async function callOperation(op: AnyOperation, args: unknown, ctx: Context): Promise<CallToolResult> {
   let result: unknown;
   try {
+    // An operation that cannot be held to one space (declare_fact sets rules for the whole tenant) would
+    // let an app-scoped address, possibly opened without a key, act beyond its space.
+    if (ctx.confinedSpace !== undefined && !op.confinable) {
+      throw new SvcError('SVC_UNAUTHORIZED', `${op.name} acts on the whole tenant and is not available at an app-scoped address; use /mcp with the key`);
+    }
     result = await runOperation(op, args ?? {}, ctx);
   } catch (error) {
     return errorResult(op, error);
