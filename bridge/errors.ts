@@ -17,7 +17,6 @@ const STATUS: Record<SvcError['code'], number> = {
   invalid_json: 400,
   payload_too_large: 413,
   not_found: 404,
-  forbidden: 403,
   append_only: 501,
   unavailable: 503,
   internal: 500,

@@ -34,7 +34,10 @@ export function draftVerdict(input: VerdictInput): VerdictDraft {
   const chosen = input.decision.chosen;
   const outcome = input.decision.reason ?? 'answered';
   const value = chosen ? chosen.fact_value ?? 'null' : null;
-  const candidates = input.decision.candidates.map((c) => `${c.id}\u001f${c.hash}`).sort();
+  // Candidates by what they say and when, not by row hash: rows loaded from a bundle carry no hash.
+  const candidates = input.decision.candidates
+    .map((c) => JSON.stringify([c.id, c.space, c.asserted_at, c.valid_from, c.valid_to, c.known_at, c.fact_value, c.payload]))
+    .sort();
   const rulesetText = JSON.stringify(ruleset);
   return {
     tenant: input.tenant, fact_key: input.factKey, target_id: chosen?.id ?? null, value, outcome,

@@ -308,7 +308,7 @@ describe('confinement to one space (the app-scoped MCP address)', () => {
 
   it('a confined caller cannot change the tenant-wide rules', async () => {
     const count = t.ledger.view('local').declarations.length;
-    await expect(runOperation(declareFact, { fact_key: 'conf', policy: 'latest_valid' }, confined('c1'))).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(runOperation(declareFact, { fact_key: 'conf', policy: 'latest_valid' }, confined('c1'))).rejects.toMatchObject({ code: 'SVC_UNAUTHORIZED' });
     expect(t.ledger.view('local').declarations.length).toBe(count);
     expect((await t.call('POST', '/v1/resolve', { body: { fact: 'conf', as_of: now() } })).json.reason).toBe('unresolved_conflict');
   });
@@ -324,7 +324,7 @@ describe('confinement to one space (the app-scoped MCP address)', () => {
       expect((w.structuredContent as { chain: { role: string }[] }).chain.map((l) => l.role)).toEqual(['cause', 'subject']);
       const d = await client.callTool({ name: 'declare_fact', arguments: { fact_key: 'conf' } });
       expect(d.isError).toBe(true);
-      expect(d.structuredContent).toMatchObject({ error: 'forbidden', status: 403 });
+      expect(d.structuredContent).toMatchObject({ error: 'SVC_UNAUTHORIZED' });
     } finally {
       await client.close();
     }

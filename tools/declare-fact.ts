@@ -53,7 +53,8 @@ export const declareFact = defineOperation({
     // A declaration changes how every space's candidates are resolved, so an agent confined to one space
     // (possibly one opened by its address alone) must not make one.
     if (ctx.confinedSpace !== undefined) {
-      throw new SvcError('forbidden', `fact declarations are tenant-wide rules; this address is confined to the space "${ctx.confinedSpace}". Declare facts with the tenant's key at /mcp or POST /v1/facts.`);
+      // Same refusal as the MCP door's own check for operations that are not confinable.
+      throw new SvcError('SVC_UNAUTHORIZED', `declare_fact sets rules for the whole tenant and is not available at an address confined to the space "${ctx.confinedSpace}"; use /mcp or POST /v1/facts with the key`);
     }
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
     const view = ctx.ledger.view(ctx.tenant);

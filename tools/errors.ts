@@ -9,7 +9,6 @@ export type ErrorCode =
   | 'invalid_json'
   | 'payload_too_large'
   | 'not_found'
-  | 'forbidden'
   | 'append_only'
   | 'unavailable'
   | 'internal';
