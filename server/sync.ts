@@ -152,7 +152,16 @@ async function send(baseUrl: string, group: PushGroup, nodes: unknown[], edges: 
   const body = {
     space: group.space, backfill: { declared_captured_at: formatInstant(group.declared), reason: group.reason }, nodes, edges,
   };
-  const res = await (opts.fetch ?? fetch)(`${trimBase(baseUrl)}/v1/memories`, { method: 'POST', headers: headers(opts, true), body: JSON.stringify(body) });
+  const text = JSON.stringify(body);
+  const post = (): Promise<Response> => (opts.fetch ?? fetch)(`${trimBase(baseUrl)}/v1/memories`, { method: 'POST', headers: headers(opts, true), body: text });
+  let res: Response;
+  try {
+    res = await post();
+  } catch {
+    // A kept-alive connection the server closed while the client was planning fails the POST before it
+    // is read. Writes are idempotent by content, so sending the same body again is safe.
+    res = await post();
+  }
   if (res.status !== 200) throw await failure(res, `write of a batch of space ${group.space} declared at ${formatInstant(group.declared)} failed`);
   return (await res.json()) as WriteResponse;
 }

@@ -1,9 +1,10 @@
 // The sections `npm run bench` runs, in order. Each capability adds its own file and one line here.
 import type { BenchSection } from './section.ts';
 import { core } from './core.ts';
+import { exportBench } from './export.ts';
 import { extract } from './extract.ts';
 import { facts } from './facts.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 
-export const sections: BenchSection[] = [core, facts, mcp, extract, searchBench];
+export const sections: BenchSection[] = [core, facts, mcp, extract, searchBench, exportBench];

@@ -9,7 +9,8 @@ import { create, extract } from 'tar';
 /** The gzip'd tar of `root/stem`, entries named `stem/<file>`. */
 export function packDirectory(root: string, stem: string): Readable {
   const out = new PassThrough();
-  const pack = create({ gzip: true, cwd: root, portable: true, noDirRecurse: false }, [stem]);
+  // Level 3: about a third of the default level's CPU for a few percent more bytes on JSONL.
+  const pack = create({ gzip: { level: 3 }, cwd: root, portable: true }, [stem]);
   pack.on('error', (error: unknown) => out.destroy(error instanceof Error ? error : new Error(String(error))));
   pack.pipe(out);
   return out;

@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OPEN_END, parseInstant } from '../time.ts';
+import { formatInstant, OPEN_END, parseInstant } from '../time.ts';
 import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from '../types.ts';
-import { bundleEdge, bundleNode, bundleResolution, edgeRecordOf, nodeVersionOf, verdictOf } from './rows.ts';
+import { bundleEdge, bundleNode, bundleResolution, edgeLine, edgeRecordOf, InstantFormatter, nodeLine, nodeVersionOf, verdictOf } from './rows.ts';
 import { bundleStem, factsInForce } from './writer.ts';
 
 const us = (iso: string): number => parseInstant(iso);
@@ -49,6 +50,32 @@ describe('bundle rows', () => {
     const row = bundleResolution(verdict);
     expect(row).toMatchObject({ target_id: 'n3', value: 4.75, ruleset: { policy: 'latest_valid' }, attestation: { captured_at: '2024-07-01T00:00:00.000000Z', batch: null } });
     expect(verdictOf(row, 't', 9)).toEqual({ ...verdict, hash: '' });
+  });
+});
+
+describe('the writer\'s text lines', () => {
+  it('InstantFormatter formats as formatInstant, across days, before 1970 and at microsecond edges', () => {
+    const f = new InstantFormatter();
+    const min = parseInstant('1700-01-01T00:00:00Z'), max = parseInstant('2199-12-31T23:59:59.999999Z');
+    fc.assert(fc.property(fc.array(fc.integer({ min, max }), { minLength: 1, maxLength: 20 }), (xs) => {
+      for (const x of [...xs, ...xs.map((v) => v - (v % 86_400_000_000)), ...xs.map((v) => v + 1)]) {
+        if (x <= max) expect(f.format(x)).toBe(formatInstant(x));
+      }
+    }));
+    expect(f.end(OPEN_END)).toBeNull();
+  });
+
+  it('node and edge lines hold exactly the row of bundleNode / bundleEdge, quotes and unicode included', () => {
+    const f = new InstantFormatter();
+    const odd = { ...node, id: 'a"b\\c\u2028', statement: 'line\nbreak "quoted"', category: null, fact_key: null, fact_value: null, payload: '{"k":"\u00e9\\n"}' };
+    for (const n of [node, odd]) expect(JSON.parse(nodeLine(n, batches, f))).toEqual(bundleNode(n, batches));
+    const edge: EdgeRecord = {
+      seq: 3, tenant: 't', source_id: 'a', target_id: 'b"', edge_type: 'CAUSES', confidence: 0.25, lag: 'P3D', mechanism: null, space: 's',
+      asserted_at: us('1969-12-31T23:59:59.999999Z'), valid_from: us('2024-01-01T00:00:00Z'), valid_to: us('2024-02-01T00:00:00Z'),
+      captured_at: batch.captured_at, known_at: batch.declared_captured_at, batch_id: 'batch-1', hash: 'h',
+    };
+    expect(JSON.parse(edgeLine(edge, batches, f))).toEqual(bundleEdge(edge, batches));
+    expect(nodeLine(node, batches, f).endsWith('}\n')).toBe(true);
   });
 });
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { TenantView } from '../tenant-view.ts';
 import { compactInstant, formatInstant, type Micros } from '../time.ts';
 import type { Declaration, NodeVersion, Verdict } from '../types.ts';
-import { bundleBatch, bundleEdge, bundleFact, bundleNode, bundleResolution, type Manifest } from './rows.ts';
+import { bundleBatch, bundleFact, bundleResolution, edgeLine, InstantFormatter, nodeLine, type Manifest } from './rows.ts';
 
 export interface ExportScope {
   asOf: Micros;
@@ -42,12 +42,12 @@ class JsonlFile {
     this.#stream = createWriteStream(path, { encoding: 'utf8' });
   }
 
-  async add(row: unknown): Promise<void> {
-    const line = `${JSON.stringify(row)}\n`;
+  /** Adds one line (ending in a newline); true when the chunk is full and `flush()` is due. */
+  push(line: string): boolean {
     this.#chunk.push(line);
     this.#size += line.length;
     this.count++;
-    if (this.#size >= 256 * 1024) await this.flush();
+    return this.#size >= 256 * 1024;
   }
 
   async flush(): Promise<void> {
@@ -103,6 +103,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   await mkdir(dir, { recursive: true });
   const nodeEnd = view.nodes.length, edgeEnd = view.edges.length, verdictEnd = view.verdicts.length;
   const batchIds = new Set<string>();
+  const f = new InstantFormatter();
 
   const nodes = new JsonlFile(join(dir, 'nodes.jsonl'));
   try {
@@ -110,7 +111,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
       const n = view.nodes[i];
       if (!n || !nodeInScope(n, scope)) continue;
       if (n.batch_id !== null) batchIds.add(n.batch_id);
-      await nodes.add(bundleNode(n, view.batches));
+      if (nodes.push(nodeLine(n, view.batches, f))) await nodes.flush();
     }
   } finally {
     await nodes.close();
@@ -123,7 +124,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
       if (!e || e.known_at > scope.asOf) continue;
       if (!exported(view, e.source_id, scope) || !exported(view, e.target_id, scope)) continue;
       if (e.batch_id !== null) batchIds.add(e.batch_id);
-      await edges.add(bundleEdge(e, view.batches));
+      if (edges.push(edgeLine(e, view.batches, f))) await edges.flush();
     }
   } finally {
     await edges.close();
@@ -133,7 +134,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   try {
     for (let i = 0; i < verdictEnd; i++) {
       const v = view.verdicts[i];
-      if (v && verdictInScope(view, v, scope)) await resolutions.add(bundleResolution(v));
+      if (v && verdictInScope(view, v, scope) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`)) await resolutions.flush();
     }
   } finally {
     await resolutions.close();
