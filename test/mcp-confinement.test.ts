@@ -165,6 +165,18 @@ describe('/mcp/<app>/<space> confines every tool', () => {
     }
   });
 
+  it('cannot overwrite or read a block of another space by reusing its id, nor confirm its content', async () => {
+    // Ids are unique in the tenant, so the id is refused (the one thing a confined writer can learn is
+    // that the id is taken); the same content written without an id lands under an id of its own space.
+    const sc = await call(client, 'remember', { nodes: [{ id: 'b1', kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z' }] });
+    expect(sc).toMatchObject({ accepted: 0, refused: [{ id: 'b1', kind: 'node', reason: 'id_conflict' }], warnings: [] });
+    const derived = await call(client, 'remember', { nodes: [{ kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z' }] });
+    expect(derived.accepted).toBe(1);
+    expect(derived.ids[0]).not.toBe('b1');
+    const b1 = await restCall(t, 'get_memory', { id: 'b1', as_of: now() }, KA);
+    expect(b1.json.versions.map((v: { space: string }) => v.space)).toEqual(['user:b']);
+  });
+
   it('writes into the space whatever space is named, and refuses edges to blocks outside it', async () => {
     const sc = await call(client, 'remember', {
       space: 'user:b',
