@@ -21,12 +21,44 @@ export interface ListResult {
   masked: { node: number; edge: number; verdict: number };
 }
 
+// The latest knowledge instant of a view's rows, kept up to date incrementally (the view's lists only
+// grow). A read as of that instant or later hides nothing, so it skips the masked counts and stops at
+// the end of its page instead of scanning every row.
+const latest = new WeakMap<TenantView, { nodes: number; edges: number; verdicts: number; max: Micros }>();
+
+export function latestKnownAt(view: TenantView): Micros {
+  let c = latest.get(view);
+  if (!c) {
+    c = { nodes: 0, edges: 0, verdicts: 0, max: Number.NEGATIVE_INFINITY };
+    latest.set(view, c);
+  }
+  for (; c.nodes < view.nodes.length; c.nodes++) c.max = Math.max(c.max, view.nodes[c.nodes]?.known_at ?? c.max);
+  for (; c.edges < view.edges.length; c.edges++) c.max = Math.max(c.max, view.edges[c.edges]?.known_at ?? c.max);
+  for (; c.verdicts < view.verdicts.length; c.verdicts++) c.max = Math.max(c.max, view.verdicts[c.verdicts]?.known_at ?? c.max);
+  return c.max;
+}
+
+/** Index of the first row with a sequence number above `seq` (rows are in commit order). */
+function firstAfter(rows: readonly NodeVersion[], seq: number): number {
+  let lo = 0, hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((rows[mid]?.seq ?? 0) <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export function listNodes(view: TenantView, q: ListQuery): ListResult {
   const items: NodeVersion[] = [];
   let maskedNodes = 0;
   let nextSeq: number | null = null;
   const after = q.afterSeq ?? 0;
-  for (const n of view.nodes) {
+  const hidesNothing = q.asOf >= latestKnownAt(view);
+  const rows = view.nodes;
+  for (let i = hidesNothing ? firstAfter(rows, after) : 0; i < rows.length; i++) {
+    const n = rows[i];
+    if (n === undefined) break;
     if (q.space !== undefined && n.space !== q.space) continue;
     if (q.kind !== undefined && n.kind !== q.kind) continue;
     if (q.category !== undefined && n.category !== q.category) continue;
@@ -38,11 +70,13 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
     if (n.seq <= after || nextSeq !== null) continue;
     if (items.length === q.limit) {
       nextSeq = items[items.length - 1]?.seq ?? null;
+      if (hidesNothing) break;
       continue;
     }
     items.push(n);
   }
-  return { items, nextSeq, masked: { node: maskedNodes, edge: maskedEdges(view, q), verdict: maskedVerdicts(view, q) } };
+  const masked = hidesNothing ? { node: 0, edge: 0, verdict: 0 } : { node: maskedNodes, edge: maskedEdges(view, q), verdict: maskedVerdicts(view, q) };
+  return { items, nextSeq, masked };
 }
 
 function maskedEdges(view: TenantView, q: ListQuery): number {
