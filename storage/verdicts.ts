@@ -7,7 +7,7 @@ import type { Ledger } from './ledger.ts';
 import type { Decision } from './resolve.ts';
 import type { TenantView } from './tenant-view.ts';
 import { formatInstant, type Micros } from './time.ts';
-import type { Declaration, Verdict } from './types.ts';
+import type { Declaration, NodeVersion, Verdict } from './types.ts';
 
 export interface VerdictInput {
   tenant: string;
@@ -22,6 +22,19 @@ export interface VerdictInput {
 
 export type VerdictDraft = Omit<Verdict, 'seq' | 'decided_at' | 'known_at'>;
 
+// Candidates by what they say and when, not by row hash (rows loaded from a bundle carry none). Rows
+// never change, so each one's identity text is computed once.
+const identities = new WeakMap<NodeVersion, string>();
+
+function candidateIdentity(c: NodeVersion): string {
+  let text = identities.get(c);
+  if (text === undefined) {
+    text = JSON.stringify([c.id, c.space, c.asserted_at, c.valid_from, c.valid_to, c.known_at, c.fact_value, c.payload]);
+    identities.set(c, text);
+  }
+  return text;
+}
+
 /** The verdict a decision gives, without the instants the commit stamps. */
 export function draftVerdict(input: VerdictInput): VerdictDraft {
   const d = input.declaration;
@@ -34,10 +47,7 @@ export function draftVerdict(input: VerdictInput): VerdictDraft {
   const chosen = input.decision.chosen;
   const outcome = input.decision.reason ?? 'answered';
   const value = chosen ? chosen.fact_value ?? 'null' : null;
-  // Candidates by what they say and when, not by row hash: rows loaded from a bundle carry no hash.
-  const candidates = input.decision.candidates
-    .map((c) => JSON.stringify([c.id, c.space, c.asserted_at, c.valid_from, c.valid_to, c.known_at, c.fact_value, c.payload]))
-    .sort();
+  const candidates = input.decision.candidates.map(candidateIdentity).sort();
   const rulesetText = JSON.stringify(ruleset);
   return {
     tenant: input.tenant, fact_key: input.factKey, target_id: chosen?.id ?? null, value, outcome,
