@@ -133,7 +133,7 @@ describe('the index is derived from the ledger', () => {
   it('deleting its folder and restarting finds the same results', async () => {
     const env = { SVC_API_KEYS: 'k=t' };
     const headers = { 'content-type': 'application/json', authorization: 'Bearer k' };
-    const post = async (base: string, path: string, body: unknown) => (await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json();
+    const post = async (base: string, path: string, body: unknown): Promise<{ results: unknown[] }> => (await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<{ results: unknown[] }>;
     let server = await spawnServer({ env });
     const dataDir = server.dataDir;
     try {

@@ -41,9 +41,9 @@ export interface Hit {
 /** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
 export const HNSW_MIN_ROWS = 20_000;
 /** Rows left out of the full-text index before it is brought up to date (they are still searched, slower). */
-const FTS_MAX_UNINDEXED = 5_000;
+const FTS_MAX_UNINDEXED = 1_000;
 /** Small appends each make a data fragment; compacting them keeps scans fast. */
-const MAX_APPENDS_BEFORE_COMPACTION = 64;
+const MAX_APPENDS_BEFORE_COMPACTION = 16;
 
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));

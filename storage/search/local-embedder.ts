@@ -6,31 +6,56 @@ import { STOP_WORDS, stem, words } from './text-features.ts';
 
 export const LOCAL_DIMENSION = 384;
 
-function fnv1a(text: string, seed: number): number {
-  let h = 0x811c9dc5 ^ seed;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+// Features are hashed straight from character codes (no feature strings are built): this runs per row
+// on the write path, and string building was most of its cost.
+const OFFSET = 0x811c9dc5;
+const PRIME = 0x01000193;
+
+function hashWord(w: string, seed: number): number {
+  let h = OFFSET ^ seed;
+  for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), PRIME);
   return h >>> 0;
 }
 
-function add(v: Float32Array, feature: string, weight: number): void {
-  const h = fnv1a(feature, 0);
-  v[h % LOCAL_DIMENSION] = (v[h % LOCAL_DIMENSION] ?? 0) + ((h & 0x80000000) === 0 ? weight : -weight);
+function mix(a: number, b: number): number {
+  let h = Math.imul(a ^ (b >>> 16), 0x85ebca6b) ^ b;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function add(v: Float32Array, h: number, weight: number): void {
+  const i = h % LOCAL_DIMENSION;
+  v[i] = (v[i] ?? 0) + ((h & 0x80000000) === 0 ? weight : -weight);
+}
+
+/** Character trigrams of `<word>`, boundaries included, hashed from codes. */
+function addTrigrams(v: Float32Array, w: string, weight: number): void {
+  const n = w.length + 2;
+  const code = (i: number): number => (i === 0 ? 60 : i === n - 1 ? 62 : w.charCodeAt(i - 1));
+  for (let i = 0; i + 3 <= n; i++) {
+    let h = OFFSET ^ 3;
+    h = Math.imul(h ^ code(i), PRIME);
+    h = Math.imul(h ^ code(i + 1), PRIME);
+    h = Math.imul(h ^ code(i + 2), PRIME);
+    add(v, h >>> 0, weight);
+  }
 }
 
 export function embedLocal(text: string): Float32Array {
   const v = new Float32Array(LOCAL_DIMENSION);
   const ws = words(text);
-  const content = ws.filter((w) => !STOP_WORDS.has(w));
-  for (const w of content) {
-    add(v, `u:${stem(w)}`, 1);
-    const padded = `<${w}>`;
-    for (let i = 0; i + 3 <= padded.length; i++) add(v, `c:${padded.slice(i, i + 3)}`, 0.25);
+  let prev = -1;
+  let content = 0;
+  for (const w of ws) {
+    if (STOP_WORDS.has(w)) continue;
+    content++;
+    const u = hashWord(stem(w), 1);
+    add(v, u, 1);
+    addTrigrams(v, w, 0.25);
+    if (prev >= 0) add(v, mix(prev, u), 0.5);
+    prev = u;
   }
-  for (let i = 0; i + 1 < content.length; i++) add(v, `b:${stem(content[i] ?? '')} ${stem(content[i + 1] ?? '')}`, 0.5);
-  if (content.length === 0) for (const w of ws) add(v, `u:${w}`, 1);
+  if (content === 0) for (const w of ws) add(v, hashWord(w, 1), 1);
   return normalise(v);
 }
 

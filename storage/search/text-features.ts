@@ -2,8 +2,17 @@
 // query in any script and with any punctuation becomes plain words (nothing reaches a query parser).
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 
+const ASCII = /^[\x00-\x7f]*$/;
+const APOSTROPHE = /['’]/;
+
 export function words(text: string): string[] {
-  return (text.normalize('NFKC').toLowerCase().match(WORD) ?? []).map((w) => w.replace(/['’]s$/, '').replace(/['’]/g, ''));
+  const plain = ASCII.test(text) ? text.toLowerCase() : text.normalize('NFKC').toLowerCase();
+  const found = plain.match(WORD) ?? [];
+  for (let i = 0; i < found.length; i++) {
+    const w = found[i] ?? '';
+    if (APOSTROPHE.test(w)) found[i] = w.replace(/['’]s$/, '').replace(/['’]/g, '');
+  }
+  return found;
 }
 
 /** A light suffix stripper: enough that "painted", "painting" and "paints" share a feature. */
