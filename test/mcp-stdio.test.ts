@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,6 +48,10 @@ describe('memory-ledger stdio', () => {
       const missing = await client.callTool({ name: 'list_memories', arguments: {} });
       expect(missing.isError).toBe(true);
       expect((missing.structuredContent as { error: string }).error).toBe('SVC_AS_OF_REQUIRED');
+      const x = await client.callTool({ name: 'export_ledger', arguments: { as_of: TODAY } });
+      const resource = (x.content as { type: string; resource?: { mimeType?: string; blob?: string } }[]).find((c) => c.type === 'resource')?.resource;
+      expect(resource?.mimeType).toBe('application/gzip');
+      expect(gunzipSync(Buffer.from(resource?.blob ?? '', 'base64')).toString('latin1')).toContain('Standing desk arrives on Friday');
       expect(stderr()).toMatch(/serving MCP over stdio/);
       expect(errors).toEqual([]);
     } finally {
