@@ -1,0 +1,69 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockEmbeddingModelV3 } from 'ai/test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../ledger.ts';
+import { LocalEmbedder } from './local-embedder.ts';
+import { OpenAIEmbedder } from './openai-embedder.ts';
+import { SearchIndex } from './search-index.ts';
+
+let dir: string;
+let ledger: Ledger;
+const indexDir = () => join(dir, 'search');
+const meta = () => JSON.parse(readFileSync(join(indexDir(), 'meta.json'), 'utf8')) as { embedder: string; dimension: number; seq: number };
+const write = (ids: string[]) => ledger.write('t', { space: 's', nodes: ids.map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id} broke down` })), edges: [] });
+const textHits = async (index: SearchIndex) => (await index.candidates('t', ['crane'], 'crane', { asOf: ledger.now() }, 50)).text.map((h) => h.id).sort();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'search-index-'));
+  ledger = await Ledger.open(join(dir, 'data'));
+});
+
+afterAll(async () => {
+  await ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('search index derived from the ledger', () => {
+  it('indexes commits, records its progress, and catches up on reopening without duplicates', async () => {
+    let index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
+    await write(['a', 'b', 'c']);
+    await index.caughtUp();
+    expect(await textHits(index)).toEqual(['a', 'b', 'c']);
+    expect(meta()).toMatchObject({ embedder: 'local', dimension: 384 });
+    const seq = meta().seq;
+    expect(seq).toBeGreaterThanOrEqual(3);
+    await index.close();
+
+    await write(['d', 'e']); // committed while no index listens
+    index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
+    await index.caughtUp();
+    expect(await textHits(index)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(await index.countRows()).toBe(5);
+    expect(meta().seq).toBeGreaterThan(seq);
+    await index.close();
+  });
+
+  it('drops rows written after the recorded progress (a crash between add and record) and redoes them', async () => {
+    const m = meta();
+    writeFileSync(join(indexDir(), 'meta.json'), JSON.stringify({ ...m, seq: 2 }));
+    const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
+    await index.caughtUp();
+    expect(await index.countRows()).toBe(5);
+    expect(await textHits(index)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    await index.close();
+  });
+
+  it('re-embeds everything when the embedder changes', async () => {
+    const model = new MockEmbeddingModelV3({ doEmbed: async ({ values }) => ({ embeddings: values.map((v) => [v.length, 1, 0, 2]), warnings: [] }) });
+    const index = await SearchIndex.open(indexDir(), new OpenAIEmbedder(model, 'mock'), ledger);
+    await index.caughtUp();
+    expect(meta()).toMatchObject({ embedder: 'openai:mock', dimension: 4 });
+    expect(index.status()).toMatchObject({ embedder: 'openai:mock', dimension: 4, failure: null });
+    expect(await index.countRows()).toBe(5);
+    const near = await index.candidates('t', ['crane'], 'crane', { asOf: ledger.now() }, 10);
+    expect(near.vector).toHaveLength(5);
+    await index.close();
+  });
+});
