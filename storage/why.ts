@@ -85,13 +85,13 @@ export function evidenceChain(view: TenantView, id: string, q: WhyQuery): WhyRes
 }
 
 /**
- * An empty chain: `not_yet` when the block exists (in scope) but was learned after as_of; `absent` when
- * there is no such block, or it is known but not in force at valid_at (absent at that content instant).
+ * An empty chain: `not_yet` when a version of the block that the read would show (in scope, in force at
+ * valid_at) exists but was learned after as_of; `absent` when there is none (no such block, or none in
+ * force at that content instant).
  */
 function emptyReason(view: TenantView, id: string, q: WhyQuery): 'not_yet' | 'absent' {
-  const versions = view.versionsOf(id).filter((v) => q.space === undefined || v.space === q.space);
-  if (versions.length === 0) return 'absent';
-  return versions.some((v) => knownAt(v, q.asOf)) ? 'absent' : 'not_yet';
+  const wanted = view.versionsOf(id).filter((v) => (q.space === undefined || v.space === q.space) && inForceAt(v, q.validAt));
+  return wanted.length > 0 ? 'not_yet' : 'absent';
 }
 
 /**
