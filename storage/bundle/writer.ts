@@ -81,14 +81,15 @@ export function nodeInScope(n: NodeVersion, scope: ExportScope): boolean {
     && (scope.category === undefined || n.category === scope.category);
 }
 
-function exported(view: TenantView, id: string, scope: ExportScope): boolean {
-  return view.versionsOf(id).some((v) => nodeInScope(v, scope));
+/** Whether some version of `id` committed by `maxSeq` is in the bundle. */
+function exported(view: TenantView, id: string, scope: ExportScope, maxSeq: number): boolean {
+  return view.versionsOf(id).some((v) => v.seq <= maxSeq && nodeInScope(v, scope));
 }
 
-function verdictInScope(view: TenantView, v: Verdict, scope: ExportScope): boolean {
+function verdictInScope(view: TenantView, v: Verdict, scope: ExportScope, maxSeq: number): boolean {
   if (v.known_at > scope.asOf) return false;
   if (scope.space === undefined && scope.category === undefined) return true;
-  if (v.target_id !== null) return exported(view, v.target_id, scope);
+  if (v.target_id !== null) return exported(view, v.target_id, scope, maxSeq);
   // A verdict that chose no value is "on" the space it was asked in.
   return scope.category === undefined && v.space === scope.space;
 }
@@ -102,6 +103,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   const dir = join(root, stem);
   await mkdir(dir, { recursive: true });
   const nodeEnd = view.nodes.length, edgeEnd = view.edges.length, verdictEnd = view.verdicts.length;
+  const maxSeq = view.nodes[nodeEnd - 1]?.seq ?? 0;
   const batchIds = new Set<string>();
   const f = new InstantFormatter();
 
@@ -122,7 +124,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
     for (let i = 0; i < edgeEnd; i++) {
       const e = view.edges[i];
       if (!e || e.known_at > scope.asOf) continue;
-      if (!exported(view, e.source_id, scope) || !exported(view, e.target_id, scope)) continue;
+      if (!exported(view, e.source_id, scope, maxSeq) || !exported(view, e.target_id, scope, maxSeq)) continue;
       if (e.batch_id !== null) batchIds.add(e.batch_id);
       if (edges.push(edgeLine(e, view.batches, f))) await edges.flush();
     }
@@ -134,7 +136,7 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   try {
     for (let i = 0; i < verdictEnd; i++) {
       const v = view.verdicts[i];
-      if (v && verdictInScope(view, v, scope) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`)) await resolutions.flush();
+      if (v && verdictInScope(view, v, scope, maxSeq) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`)) await resolutions.flush();
     }
   } finally {
     await resolutions.close();
