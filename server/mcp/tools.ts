@@ -73,11 +73,11 @@ export async function callOperation(op: AnyOperation, args: unknown, ctx: Contex
       throw new SvcError('SVC_UNAUTHORIZED', `${op.name} acts on the whole tenant and is not available at an app-scoped address; use /mcp with the key`);
     }
     result = await runOperation(op, args ?? {}, ctx);
+    const archive = await archiveResult(result);
+    if (archive) return archive;
   } catch (error) {
     return errorResult(op, error);
   }
-  const archive = await archiveResult(result);
-  if (archive) return archive;
   const structured = result as Record<string, unknown>;
   return { content: [{ type: 'text', text: renderText(op, structured) }], structuredContent: structured };
 }
