@@ -72,7 +72,9 @@ export function findEntities(text: string, known: ReadonlySet<string>): string[]
     }
     const run = tokens.slice(i, j + 1);
     const phrase = text.slice(run[0]!.start, run[run.length - 1]!.end);
-    if (run.length > 1 || acronym(t.text) || !sentenceInitial(text, t.start)) add(phrase);
+    // A lone capitalised word opening a sentence is a name only when it labels a speaker ("Dana: ...").
+    const speaker = run.length === 1 && /^\s*:/u.test(text.slice(t.end, t.end + 3));
+    if (run.length > 1 || acronym(t.text) || speaker || !sentenceInitial(text, t.start)) add(phrase);
     i = j + 1;
   }
   if (known.size > 0) {

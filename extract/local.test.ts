@@ -64,6 +64,14 @@ describe('local extractor: causal connectives', () => {
     expect(pairs).toContainEqual(['the storm', 'Shops closed']);
   });
 
+  it('chat forms: "\'cause" is because; "love to", "look after", "even if" and an opening "So cool" argue nothing', () => {
+    expect(link(extractLocal("I chose them 'cause they help families."))).toMatchObject({ cause: 'they help families', effect: 'I chose them', type: 'CAUSES' });
+    expect(extractLocal("I'd love to support those with similar issues.").links).toEqual([]);
+    expect(extractLocal('I am able to better look after my family.').links).toEqual([]);
+    expect(extractLocal("Self-care is important even if it's not always easy.").links).toEqual([]);
+    expect(extractLocal('Love that painting! So cool you found such a helpful group.').links).toEqual([]);
+  });
+
   it('"so" as an intensifier is not a connective', () => {
     expect(extractLocal('It was so much fun at the lake yesterday.').links).toEqual([]);
   });
@@ -79,6 +87,11 @@ describe('local extractor: entities', () => {
   it('recognises names the space already knows, in any case', () => {
     const x = extractLocal('we talked about wheat prices and the acme power outage', new Set(['wheat', 'acme power']));
     expect(x.entities.map((e) => e.toLowerCase()).sort()).toEqual(['acme power', 'wheat']);
+  });
+
+  it('a speaker label opening a message is a name', () => {
+    expect(extractLocal('Caroline: I went to a support group yesterday.').entities).toEqual(['Caroline']);
+    expect(extractLocal('Yesterday: nothing happened.').entities).toEqual([]);
   });
 
   it('a name said twice is one entity', () => {

@@ -55,7 +55,7 @@ function block(text: string): ExtractedBlock {
 const tokenCount = (s: string): number => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
 // A sentence opening with one of these argues that the previous sentence caused it.
-const CARRY_OVER = /^(?:so|therefore|thus|hence|consequently|as a result|as a consequence|because of (?:this|that)|that is why|that's why|this is why)\b[,:]?\s*/i;
+const CARRY_OVER = /^(?:so(?=,| (?:i|we|you|he|she|they|it|the|a|an|my|our|his|her|their|this|there)\b)|therefore|thus|hence|consequently|as a result|as a consequence|because of (?:this|that)|that is why|that's why|this is why)\b[,:]?\s*/i;
 
 export function extractLocal(content: string, knownEntities: ReadonlySet<string> = new Set()): Extraction {
   const blocks: ExtractedBlock[] = [];
