@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { inMemoryClient } from './helpers/mcp-client.ts';
 
 let t: TestApp;
 beforeAll(async () => { t = await startTestApp(); });
@@ -97,6 +98,22 @@ describe('POST /v1/memories with messages', () => {
     const r = await t.call('POST', '/v1/memories', { body: { space: 'user:other', messages: [msg('Zed Corp will open a plant.', '2024-01-01T00:00:00Z')] } });
     const twice = await list('user:twice');
     expect(twice.map((x) => x.id)).not.toContain(r.json.episodes[0].blocks[0]);
+  });
+});
+
+describe('through MCP', () => {
+  it('the remember tool takes messages and answers what the REST door answers', async () => {
+    const client = await inMemoryClient({ ledger: t.ledger, tenant: t.config.tenant, services: t.started.services });
+    const body = { space: 'user:mcp', messages: [msg('Because the ferry was cancelled, Nora Quist will arrive late.', '2024-02-02T10:00:00Z')] };
+    const r = await client.callTool({ name: 'remember', arguments: body });
+    expect(r.isError).toBeFalsy();
+    const viaMcp = r.structuredContent as any;
+    expect(viaMcp.accepted).toBeGreaterThan(0);
+    expect(viaMcp.episodes[0].edges.some((e: any) => e.edge_type === 'CAUSES')).toBe(true);
+    const viaRest = (await t.call('POST', '/v1/memories', { body })).json;
+    expect(viaRest.accepted).toBe(0);
+    expect(viaRest.episodes).toEqual(viaMcp.episodes);
+    await client.close();
   });
 });
 
