@@ -2,7 +2,7 @@
 // is a hash of the fact, the ruleset and the candidates it weighed (plus the outcome they led to), so
 // asking the same question of the same evidence under the same rules records one verdict, not one per
 // call. `as_of` is deliberately not part of it: it matters only through which candidates were known.
-import { contentHash } from './hash.ts';
+import { createHash } from 'node:crypto';
 import type { Ledger } from './ledger.ts';
 import type { Decision } from './resolve.ts';
 import type { TenantView } from './tenant-view.ts';
@@ -52,8 +52,17 @@ export function draftVerdict(input: VerdictInput): VerdictDraft {
   return {
     tenant: input.tenant, fact_key: input.factKey, target_id: chosen?.id ?? null, value, outcome,
     method: d?.policy ?? 'none', ruleset: rulesetText, resolver: input.resolver, space: input.space ?? null,
-    hash: contentHash({ ruleset, candidates, outcome, target: chosen?.id ?? null, value }),
+    hash: verdictHash(rulesetText, candidates, outcome, chosen?.id ?? null, value),
   };
+}
+
+// The ruleset text has a fixed key order (built here), and each identity is JSON text, so streaming them
+// into the digest, one per line, is unambiguous without a canonical re-serialisation of the whole.
+function verdictHash(ruleset: string, candidates: readonly string[], outcome: string, target: string | null, value: string | null): string {
+  const h = createHash('sha256');
+  h.update(ruleset).update('\n').update(JSON.stringify([outcome, target, value])).update('\n');
+  h.update(candidates.join('\n'));
+  return h.digest('hex');
 }
 
 // Verdicts staged in a commit group that has not landed yet: two equal answers in one group must not
