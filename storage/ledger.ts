@@ -35,6 +35,14 @@ export type CommitListener = (group: Readonly<CommitGroup>) => void | Promise<vo
 
 const MAX_GROUP_ROWS = 50_000;
 
+/**
+ * How far sequence numbers jump on every open. After a SIGKILL during a commit, Kuzu 0.11.3 can keep the
+ * primary keys of the lost transaction in its index (the crash test hit "duplicated primary key" on the
+ * first write after a restart), so numbers above the last committed row are never reused. Larger than
+ * any commit group; 2^53 leaves room for billions of restarts.
+ */
+const SEQ_GAP = 1_000_000;
+
 export class Ledger {
   readonly #graph: GraphStore;
   readonly #views = new Map<string, TenantView>();
@@ -64,7 +72,8 @@ export class Ledger {
       ...loaded.verdicts.map((v) => v.decided_at),
     ];
     const seqs = [...loaded.nodes, ...loaded.edges, ...loaded.declarations, ...loaded.verdicts].map((r) => r.seq);
-    const ledger = new Ledger(graph, dataDir, instants.reduce((a, b) => Math.max(a, b), 0), seqs.reduce((a, b) => Math.max(a, b), 0));
+    const lastSeq = seqs.reduce((a, b) => Math.max(a, b), 0);
+    const ledger = new Ledger(graph, dataDir, instants.reduce((a, b) => Math.max(a, b), 0), lastSeq + SEQ_GAP);
     for (const b of loaded.batches) ledger.view(b.tenant).addBatch(b);
     for (const n of loaded.nodes) ledger.view(n.tenant).addNode(n);
     for (const e of loaded.edges) ledger.view(e.tenant).addEdge(e);
