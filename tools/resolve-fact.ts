@@ -36,11 +36,20 @@ export interface ResolveFactOutput {
   certificate: Certificate;
 }
 
-const candidate = (n: NodeVersion): Candidate => ({
-  id: n.id, value: n.fact_value === null ? null : (JSON.parse(n.fact_value) as unknown), space: n.space,
-  asserted_at: formatInstant(n.asserted_at), valid: { from: formatInstant(n.valid_from), to: formatNullableEnd(n.valid_to) },
-  known_at: formatInstant(n.known_at), source: sourceOf(n),
-});
+// Rows never change, so the text of a candidate (its instants and source) is formatted once per row; a
+// fact with many candidates is resolved again and again. Each answer still gets its own objects.
+const formatted = new WeakMap<NodeVersion, Omit<Candidate, 'value'>>();
+
+function candidate(n: NodeVersion): Candidate {
+  let f = formatted.get(n);
+  if (!f) {
+    f = { id: n.id, space: n.space, asserted_at: formatInstant(n.asserted_at),
+      valid: { from: formatInstant(n.valid_from), to: formatNullableEnd(n.valid_to) }, known_at: formatInstant(n.known_at), source: sourceOf(n) };
+    formatted.set(n, f);
+  }
+  return { id: f.id, value: n.fact_value === null ? null : (JSON.parse(n.fact_value) as unknown), space: f.space,
+    asserted_at: f.asserted_at, valid: { ...f.valid }, known_at: f.known_at, source: f.source };
+}
 
 export const resolveFact = defineOperation({
   name: 'resolve_fact',
