@@ -111,7 +111,10 @@ export interface PushReport {
 }
 
 interface TargetHoldings {
+  /** Node versions by id and validity start. */
   nodes: Set<string>;
+  /** Node ids (an edge's end exists when any version does). */
+  ids: Set<string>;
   edges: Set<string>;
 }
 
@@ -133,10 +136,14 @@ async function holdings(baseUrl: string, space: string | undefined, opts: SyncOp
   try {
     await pull(baseUrl, tmp, { ...opts, space, progress: () => undefined });
     const nodes = new Set<string>();
+    const ids = new Set<string>();
     const edges = new Set<string>();
-    for (const n of await readRows<BundleNode>(tmp, 'nodes.jsonl')) nodes.add(nodeKey(n)), nodes.add(n.id);
+    for (const n of await readRows<BundleNode>(tmp, 'nodes.jsonl')) {
+      nodes.add(nodeKey(n));
+      ids.add(n.id);
+    }
     for (const e of await readRows<BundleEdge>(tmp, 'edges.jsonl')) edges.add(edgeKey(e));
-    return { nodes, edges };
+    return { nodes, ids, edges };
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
@@ -174,7 +181,7 @@ export async function push(dir: string, baseUrl: string, opts: PushOptions = {})
   const held = opts.diff === false ? null : await holdings(baseUrl, manifest.namespace.space, opts);
   const plan = planPush(manifest, nodes, edges, {
     granularity: opts.granularity ?? 'exact', maxRows: opts.maxRows ?? 10_000, maxBytes: opts.maxBytes ?? 8 * 1024 * 1024,
-    holds: held ? { node: (n) => held.nodes.has(nodeKey(n)), edge: (e) => held.edges.has(edgeKey(e)), nodeId: (id) => held.nodes.has(id) } : undefined,
+    holds: held ? { node: (n) => held.nodes.has(nodeKey(n)), edge: (e) => held.edges.has(edgeKey(e)), nodeId: (id) => held.ids.has(id) } : undefined,
   });
   const report: PushReport = { requests: 0, batches: plan.batches, sent: 0, accepted: 0, skipped: plan.skipped, warnings: 0, refused: [] };
   const progress = opts.progress ?? stderrProgress;
