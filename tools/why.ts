@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { buildCertificate, type Certificate } from '../storage/certificate.ts';
 import { nodeRow, type NodeRow } from '../storage/rows-out.ts';
 import { evidenceChain, type Role } from '../storage/why.ts';
-import type { EdgeType } from '../storage/types.ts';
+import type { EdgeType, NodeVersion } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
 import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
 
@@ -31,6 +31,21 @@ export interface WhyOutput {
   certificate: Certificate;
 }
 
+// A chain shows the same rows again and again, and rows never change: their formatted form is kept per
+// row. Each answer gets its own objects (the JSON values are parsed afresh), so no caller shares state.
+const rows = new WeakMap<NodeVersion, NodeRow>();
+
+function shownRow(v: NodeVersion): NodeRow {
+  let row = rows.get(v);
+  if (!row) {
+    row = nodeRow(v);
+    rows.set(v, row);
+  }
+  const out: NodeRow = { ...row, valid: { ...row.valid }, payload: JSON.parse(v.payload) as Record<string, unknown> };
+  if (v.fact_value !== null) out.fact_value = JSON.parse(v.fact_value) as unknown;
+  return out;
+}
+
 export const why = defineOperation({
   name: 'why',
   title: 'Evidence chain of a memory',
@@ -51,7 +66,7 @@ export const why = defineOperation({
       asOf, validAt: optionalInstant(input.valid_at), depth: input.depth, space: input.space,
     });
     const out: WhyOutput = {
-      chain: r.chain.map((l) => ({ node: nodeRow(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
+      chain: r.chain.map((l) => ({ node: shownRow(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
       certificate: buildCertificate({
         asOf, txAsOf: ctx.ledger.now(), masked: r.masked,
         shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
