@@ -150,6 +150,27 @@ describe('GET /v1/export', () => {
     expect(rates.resolutions.map((v) => v.target_id)).toEqual(['n3']);
   });
 
+  it('cuts an as_of in the future at the server\'s present instant', async () => {
+    const r = await exportArchive(t, { as_of: '2100-01-01' }, KA);
+    const b = await readBack(r.buf);
+    const exportedAt = parseInstant(b.manifest.exported_as_of);
+    expect(exportedAt).toBeGreaterThanOrEqual(parseInstant(now));
+    expect(exportedAt).toBeLessThan(parseInstant('2100-01-01T00:00:00Z'));
+    expect(b.stem).toBe(`ledger-alpha-${compactInstant(exportedAt)}`);
+    expect(ids(b.nodes)).toEqual(['bf1', 'n1', 'n2', 'n3', 'v', 'v', 'x1']);
+  });
+
+  it('at an app-scoped address the export holds the confined space only', async () => {
+    const archive = await runOperation(exportLedger, { as_of: now, space: 'x' }, { ledger: t.ledger, tenant: 'alpha', confinedSpace: 'w', services: { version: SERVICE_VERSION } });
+    if (!isArchive(archive)) throw new Error('not an archive');
+    const chunks: Buffer[] = [];
+    for await (const c of archive.open()) chunks.push(c as Buffer);
+    await archive.dispose();
+    const b = await readBack(Buffer.concat(chunks));
+    expect(b.manifest.namespace).toEqual({ tenant: 'alpha', space: 'w' });
+    expect(ids(b.nodes)).toEqual(['bf1', 'n1', 'n2', 'n3', 'v', 'v']);
+  });
+
   it('never exports another tenant', async () => {
     const beta = await readBack((await exportArchive(t, { as_of: now }, KB)).buf);
     expect(beta.manifest.namespace).toEqual({ tenant: 'beta' });

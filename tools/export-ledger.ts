@@ -27,7 +27,9 @@ export const exportLedger = defineOperation({
   requiresAsOf: true,
   confinable: true,
   async handler(input, ctx): Promise<Archive> {
-    const asOf = knowledgeInstant(input.as_of);
+    // A bundle cannot vouch for knowledge it does not have yet: an as_of in the future is cut at the
+    // server's present instant, which then names the bundle and is its exported_as_of.
+    const asOf = Math.min(knowledgeInstant(input.as_of), ctx.ledger.now());
     await ctx.ledger.settled(asOf);
     const root = await mkdtemp(join(tmpdir(), 'ledger-export-'));
     let disposed = false;
