@@ -1,5 +1,6 @@
 // End to end over HTTP against the real server process: keys and tenants, every refusal reason, the
 // error shapes, and no 500 for any input however malformed.
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
 
@@ -16,6 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([hosted?.stop(), open?.stop()]);
+  for (const s of [hosted, open]) if (s) rmSync(s.dataDir, { recursive: true, force: true });
 });
 
 interface Answer { status: number; json: any; text: string }
