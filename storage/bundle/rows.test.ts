@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatInstant, OPEN_END, parseInstant } from '../time.ts';
 import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from '../types.ts';
-import { bundleEdge, bundleNode, bundleResolution, edgeLine, edgeRecordOf, InstantFormatter, nodeLine, nodeVersionOf, verdictOf } from './rows.ts';
+import { bundleEdge, bundleInstant, bundleNode, bundleResolution, edgeLine, edgeRecordOf, InstantFormatter, nodeLine, nodeVersionOf, verdictOf } from './rows.ts';
 import { bundleStem, factsInForce } from './writer.ts';
 
 const us = (iso: string): number => parseInstant(iso);
@@ -63,6 +63,17 @@ describe('the writer\'s text lines', () => {
       }
     }));
     expect(f.end(OPEN_END)).toBeNull();
+  });
+
+  it('bundleInstant reads what formatInstant writes, and anything else as parseInstant does', () => {
+    const min = parseInstant('1700-01-01T00:00:00Z'), max = parseInstant('2199-12-31T23:59:59.999999Z');
+    fc.assert(fc.property(fc.integer({ min, max }), (x) => {
+      expect(bundleInstant(formatInstant(x))).toBe(x);
+    }));
+    expect(bundleInstant('2024-03-01T01:00:00+01:00')).toBe(parseInstant('2024-03-01T00:00:00Z'));
+    expect(() => bundleInstant('2024-02-30T00:00:00.000000Z')).toThrow(RangeError);
+    expect(() => bundleInstant('2024-03-01T24:00:00.000000Z')).toThrow(RangeError);
+    expect(() => bundleInstant(undefined as unknown as string)).toThrow(RangeError);
   });
 
   it('node and edge lines hold exactly the row of bundleNode / bundleEdge, quotes and unicode included', () => {

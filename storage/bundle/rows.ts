@@ -201,14 +201,33 @@ export class BundleRowError extends Error {
   }
 }
 
-const end = (text: string | null): Micros => (text === null ? OPEN_END : parseInstant(text));
+const CANONICAL = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)\.(\d{6})Z$/;
+let lastDate = '';
+let lastMidnight = 0;
+
+/**
+ * `parseInstant` with a fast path for the bundle's own form (`YYYY-MM-DDTHH:MM:SS.ffffffZ`): the date is
+ * parsed once per day and the time of day by arithmetic. Anything else goes through `parseInstant`.
+ */
+export function bundleInstant(text: string): Micros {
+  const m = typeof text === 'string' ? CANONICAL.exec(text) : null;
+  if (!m) return parseInstant(text);
+  const [, date = '', h, mi, sec, frac] = m;
+  if (date !== lastDate) {
+    lastMidnight = parseInstant(`${date}T00:00:00Z`);
+    lastDate = date;
+  }
+  return lastMidnight + ((Number(h) * 60 + Number(mi)) * 60 + Number(sec)) * 1_000_000 + Number(frac);
+}
+
+const end = (text: string | null): Micros => (text === null ? OPEN_END : bundleInstant(text));
 
 /** `seq` orders rows as the file does (the writer keeps commit order). */
 export function nodeVersionOf(r: BundleNode, tenant: string, seq: number): NodeVersion {
   return {
     seq, tenant, id: r.id, space: r.space, kind: r.kind, statement: r.statement ?? null, category: r.category ?? null,
-    payload: JSON.stringify(r.payload ?? {}), asserted_at: parseInstant(r.asserted_at), valid_from: parseInstant(r.valid_from),
-    valid_to: end(r.valid_to ?? null), captured_at: parseInstant(r.attestation.captured_at), known_at: parseInstant(r.known_at),
+    payload: JSON.stringify(r.payload ?? {}), asserted_at: bundleInstant(r.asserted_at), valid_from: bundleInstant(r.valid_from),
+    valid_to: end(r.valid_to ?? null), captured_at: bundleInstant(r.attestation.captured_at), known_at: bundleInstant(r.known_at),
     batch_id: r.attestation.batch?.id ?? null, fact_key: r.fact_key ?? null,
     fact_value: r.fact_value === undefined || r.fact_value === null ? null : JSON.stringify(r.fact_value), hash: '',
   };
@@ -218,8 +237,8 @@ export function edgeRecordOf(r: BundleEdge, tenant: string, seq: number): EdgeRe
   return {
     seq, tenant, source_id: r.source_id, target_id: r.target_id, edge_type: r.edge_type as EdgeType,
     confidence: r.confidence ?? null, lag: r.lag ?? null, mechanism: r.mechanism ?? null, space: r.space,
-    asserted_at: parseInstant(r.asserted_at), valid_from: parseInstant(r.valid_from), valid_to: end(r.valid_to ?? null),
-    captured_at: parseInstant(r.attestation.captured_at), known_at: parseInstant(r.known_at),
+    asserted_at: bundleInstant(r.asserted_at), valid_from: bundleInstant(r.valid_from), valid_to: end(r.valid_to ?? null),
+    captured_at: bundleInstant(r.attestation.captured_at), known_at: bundleInstant(r.known_at),
     batch_id: r.attestation.batch?.id ?? null, hash: '',
   };
 }
@@ -228,18 +247,18 @@ export function verdictOf(r: BundleResolution, tenant: string, seq: number): Ver
   return {
     seq, tenant, fact_key: r.fact_key, target_id: r.target_id ?? null,
     value: r.value === undefined || r.value === null ? null : JSON.stringify(r.value), outcome: r.outcome, method: r.method,
-    ruleset: JSON.stringify(r.ruleset ?? null), resolver: r.resolver, decided_at: parseInstant(r.decided_at),
-    known_at: parseInstant(r.known_at), space: r.space ?? null, hash: '',
+    ruleset: JSON.stringify(r.ruleset ?? null), resolver: r.resolver, decided_at: bundleInstant(r.decided_at),
+    known_at: bundleInstant(r.known_at), space: r.space ?? null, hash: '',
   };
 }
 
 export function declarationOf(f: BundleFact, tenant: string, seq: number): Declaration {
   return {
     seq, tenant, fact_key: f.fact_key, key_fields: f.key_fields ?? [], policy: f.policy, source_order: f.source_order ?? null,
-    declared_at: parseInstant(f.declared_at),
+    declared_at: bundleInstant(f.declared_at),
   };
 }
 
 export function batchRowOf(b: BundleBatch, tenant: string): BatchRow {
-  return { tenant, id: b.id, declared_captured_at: parseInstant(b.declared_captured_at), reason: b.reason, captured_at: parseInstant(b.captured_at) };
+  return { tenant, id: b.id, declared_captured_at: bundleInstant(b.declared_captured_at), reason: b.reason, captured_at: bundleInstant(b.captured_at) };
 }
