@@ -169,6 +169,12 @@ describe('message validation', () => {
     expect((await list('user:v')).length).toBe(0);
   });
 
+  it('observed_at later than the declared backfill instant: 422 (rows would be known before they were said)', async () => {
+    const r = await post([msg('a b c', '2024-01-01T00:00:00Z'), msg('d e f', '2024-03-01T00:00:00Z')], { backfill: replay('2024-02-01T00:00:00Z') });
+    expect(r.status).toBe(422);
+    expect(loc(r)).toEqual(['body.messages.1.observed_at']);
+  });
+
   it('messages together with nodes: 422', async () => {
     const r = await post([msg('x y', '2024-01-01T00:00:00Z')], { nodes: [{ kind: 'claim', statement: 's' }] });
     expect(r.status).toBe(422);

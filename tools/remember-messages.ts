@@ -74,6 +74,13 @@ export async function rememberMessages(
   if (future.length > 0) {
     throw invalidInput(future.map((m) => ({ type: 'observed_at_in_future', loc: ['messages', m.index, 'observed_at'], msg: 'observed_at cannot be later than the present instant', input: input.messages[m.index]?.observed_at })));
   }
+  // Blocks take the declared instant as their knowledge time: a message said after it would be known
+  // before it was said, and past reads would see the future.
+  const declared = input.backfill?.declared_captured_at;
+  const unsaid = declared === undefined ? [] : messages.filter((m) => m.observedAt > declared);
+  if (unsaid.length > 0) {
+    throw invalidInput(unsaid.map((m) => ({ type: 'observed_after_backfill', loc: ['messages', m.index, 'observed_at'], msg: 'observed_at cannot be later than backfill.declared_captured_at (the rows would be known before they were said)', input: input.messages[m.index]?.observed_at })));
+  }
   // Earlier messages first, so a later one may resolve onto what an earlier one of the request said.
   const ordered = [...messages].sort((a, b) => a.observedAt - b.observedAt || a.index - b.index);
   const latest = ordered[ordered.length - 1]?.observedAt ?? now;
