@@ -106,7 +106,15 @@ export class SearchIndex {
           else byTenant.set(n.tenant, [n]);
         }
         for (const [tenant, nodes] of byTenant) {
-          for (let i = 0; i < nodes.length; i += CHUNK) await this.#lance.add(tenant, await this.#rows(nodes.slice(i, i + CHUNK)));
+          // Embeds the next chunk while LanceDB writes the previous one (its writes run off the JS thread).
+          let writing: Promise<void> | null = null;
+          for (let i = 0; i < nodes.length; i += CHUNK) {
+            const rows = await this.#rows(nodes.slice(i, i + CHUNK));
+            if (writing) await writing;
+            writing = this.#lance.add(tenant, rows);
+            writing.catch(() => undefined); // awaited below; this only keeps a failure from going unhandled meanwhile
+          }
+          if (writing) await writing;
           touched.add(tenant);
         }
         // After a failure the recorded seq stays put, so the next start redoes everything after it.
