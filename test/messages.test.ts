@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { inMemoryClient } from './helpers/mcp-client.ts';
+import type { Extractor } from '../extract/types.ts';
+import { rememberMessages } from '../tools/remember-messages.ts';
 
 let t: TestApp;
 beforeAll(async () => { t = await startTestApp(); });
@@ -98,6 +100,33 @@ describe('POST /v1/memories with messages', () => {
     const r = await t.call('POST', '/v1/memories', { body: { space: 'user:other', messages: [msg('Zed Corp will open a plant.', '2024-01-01T00:00:00Z')] } });
     const twice = await list('user:twice');
     expect(twice.map((x) => x.id)).not.toContain(r.json.episodes[0].blocks[0]);
+  });
+});
+
+describe('model calls', () => {
+  it('run at most 4 at a time, and a message whose extraction throws is refused alone', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const extractor: Extractor = {
+      id: 'openai:counting',
+      async extract(r) {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise((res) => setTimeout(res, 5));
+        inFlight--;
+        if (r.content.includes('fail')) throw new Error('model timed out');
+        return { blocks: [{ kind: 'claim', statement: r.content }], entities: [], links: [] };
+      },
+    };
+    const ctx = { ledger: t.ledger, tenant: t.config.tenant, services: { ...t.started.services, extractor } };
+    const messages = Array.from({ length: 12 }, (_, i) => msg(i === 5 ? 'please fail here' : `statement number ${i}`, `2024-05-0${1 + (i % 9)}T00:00:00Z`));
+    const out = await rememberMessages({ space: 'user:conc', messages }, ctx);
+    expect(peak).toBe(4);
+    expect(out.refusedMessages).toEqual([{ id: 'messages[5]', kind: 'message', reason: 'extraction_failed: model timed out' }]);
+    expect(out.episodes.map((e) => e.message)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
+    const items = await list('user:conc');
+    expect(items.filter((x) => x.kind === 'claim')).toHaveLength(11);
+    expect(items.some((x) => x.statement === 'please fail here')).toBe(false);
   });
 });
 
