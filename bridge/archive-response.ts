@@ -13,8 +13,10 @@ export function archiveResponse(result: unknown): Response {
       try {
         const { value, done } = await iterator.next();
         if (done) {
-          controller.close();
+          // Removed before the body ends, so a client (or a test) that stops the server once it has the
+          // last byte leaves no staged files behind.
           await archive.dispose();
+          controller.close();
         } else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
       } catch (error) {
         controller.error(error);
