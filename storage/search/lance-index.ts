@@ -175,7 +175,7 @@ export class LanceIndex {
       .query()
       .nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'))
       .where(wherePredicate(filter))
-      .select(['id', 'seq'])
+      .select(['id', 'seq', '_score'])
       .limit(limit)
       .toArray();
     return rows.map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }));
@@ -189,7 +189,7 @@ export class LanceIndex {
       .vectorSearch(vector)
       .distanceType('cosine')
       .where(wherePredicate(filter))
-      .select(['id', 'seq'])
+      .select(['id', 'seq', '_distance'])
       .limit(limit)
       .toArray();
     return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));

@@ -40,7 +40,8 @@ export interface SearchAnswer {
 /** Candidates fetched from each list per direct hit wanted: fusion needs more than the final cut. */
 const POOL_FACTOR = 4;
 const MIN_POOL = 40;
-const HIDDEN_CAP = 1000;
+/** Hidden matches counted at most: the count is a signal, not worth a full scan. */
+const HIDDEN_CAP = 100;
 
 /** The version of `id` the read shows among those the filters admit: the latest valid_from. */
 export function shownVersion(view: TenantView, id: string, f: RowFilter): NodeVersion | null {
