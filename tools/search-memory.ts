@@ -63,7 +63,7 @@ export const searchMemory = defineOperation({
     const view = ctx.ledger.view(ctx.tenant);
     const answer = await search(index, view, {
       query: input.query, asOf, validAt: optionalInstant(input.valid_at), space: input.space, kind: input.kind,
-      category: input.category, limit: input.limit, depth: input.depth, families: input.family,
+      category: input.category, limit: input.limit, depth: input.depth, families: input.family, now: ctx.ledger.now(),
     });
     return {
       results: answer.results.map((r) => ({

@@ -25,7 +25,7 @@ export interface IndexStatus {
   failure: string | null;
 }
 
-const CHUNK = 4096;
+const CHUNK = 8192;
 
 /** The text a block is found by: its statement, else its id and kind. */
 export function indexText(n: NodeVersion): string {

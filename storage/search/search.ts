@@ -21,6 +21,8 @@ export interface SearchParams {
   depth: number;
   /** Families followed besides causal and temporal. */
   families: readonly EdgeFamily[];
+  /** The ledger's present instant: no committed row is known later, so a read at or after it hides nothing. */
+  now?: Micros | undefined;
 }
 
 export interface SearchResult {
@@ -68,7 +70,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   const pool = Math.max(MIN_POOL, p.limit * POOL_FACTOR);
   const [found, hidden] = await Promise.all([
     index.candidates(view.tenant, terms, p.query, filter, pool),
-    index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
+    p.now !== undefined && p.asOf >= p.now ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
   ]);
   const direct: SearchResult[] = [];
   for (const { id, score } of fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }])) {
