@@ -30,6 +30,8 @@ export interface RowFilter {
   category?: string | undefined;
   /** Selects the rows hidden by asOf (known later) instead of the visible ones: for masked counts. */
   hidden?: boolean;
+  /** Every indexed row is known at asOf (a read at the present): the known_at test is left out. */
+  allKnown?: boolean;
 }
 
 export interface Hit {
@@ -48,8 +50,11 @@ const MAX_APPENDS_BEFORE_COMPACTION = 16;
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
 
-export function wherePredicate(f: RowFilter): string {
-  const parts = [f.hidden ? `known_at > ${num(f.asOf)}` : `known_at <= ${num(f.asOf)}`];
+/** The SQL prefilter, or null when it admits every row (a filter-free search is the fastest). */
+export function wherePredicate(f: RowFilter): string | null {
+  const parts: string[] = [];
+  if (f.hidden) parts.push(`known_at > ${num(f.asOf)}`);
+  else if (!f.allKnown) parts.push(`known_at <= ${num(f.asOf)}`);
   if (f.validAt !== undefined) {
     const v = num(f.validAt);
     parts.push(`asserted_at <= ${v}`, `valid_from <= ${v}`, `valid_to > ${v}`);
@@ -57,7 +62,7 @@ export function wherePredicate(f: RowFilter): string {
   if (f.space !== undefined) parts.push(`space = ${quote(f.space)}`);
   if (f.kind !== undefined) parts.push(`kind = ${quote(f.kind)}`);
   if (f.category !== undefined) parts.push(`category = ${quote(f.category)}`);
-  return parts.join(' AND ');
+  return parts.length > 0 ? parts.join(' AND ') : null;
 }
 
 function tableName(tenant: string): string {
@@ -163,6 +168,9 @@ export class LanceIndex {
     }
     if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
       await state.table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
+      // Scalar indexes let the prefilters of a large table skip rows instead of scanning columns.
+      await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
+      for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });
       state.hasVectorIndex = true;
     }
   }
@@ -171,10 +179,10 @@ export class LanceIndex {
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state || !state.hasTextIndex || terms.length === 0) return [];
-    const rows = await state.table
-      .query()
-      .nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'))
-      .where(wherePredicate(filter))
+    const where = wherePredicate(filter);
+    let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
+    if (where !== null) query = query.where(where);
+    const rows = await query
       .select(['id', 'seq', '_score'])
       .limit(limit)
       .toArray();
@@ -185,10 +193,10 @@ export class LanceIndex {
   async nearest(tenant: string, vector: Float32Array, filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
-    const rows = await state.table
-      .vectorSearch(vector)
-      .distanceType('cosine')
-      .where(wherePredicate(filter))
+    const where = wherePredicate(filter);
+    let query = state.table.vectorSearch(vector).distanceType('cosine');
+    if (where !== null) query = query.where(where);
+    const rows = await query
       .select(['id', 'seq', '_distance'])
       .limit(limit)
       .toArray();

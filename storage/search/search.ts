@@ -64,13 +64,14 @@ export function followedTypes(families: readonly EdgeFamily[]): Set<EdgeType> {
 }
 
 export async function search(index: SearchIndex, view: TenantView, p: SearchParams): Promise<SearchAnswer> {
-  const filter: RowFilter = { asOf: p.asOf, validAt: p.validAt, space: p.space, kind: p.kind, category: p.category };
+  const present = p.now !== undefined && p.asOf >= p.now;
+  const filter: RowFilter = { asOf: p.asOf, validAt: p.validAt, space: p.space, kind: p.kind, category: p.category, allKnown: present };
   const terms = contentWords(p.query);
   if (terms.length === 0) return { results: [], masked: { node: 0, edge: 0 } };
   const pool = Math.max(MIN_POOL, p.limit * POOL_FACTOR);
   const [found, hidden] = await Promise.all([
     index.candidates(view.tenant, terms, p.query, filter, pool),
-    p.now !== undefined && p.asOf >= p.now ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
+    present ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
   ]);
   const direct: SearchResult[] = [];
   for (const { id, score } of fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }])) {
