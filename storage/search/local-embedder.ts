@@ -30,14 +30,18 @@ function add(v: Float32Array, h: number, weight: number): void {
 
 /** Character trigrams of `<word>`, boundaries included, hashed from codes. */
 function addTrigrams(v: Float32Array, w: string, weight: number): void {
-  const n = w.length + 2;
-  const code = (i: number): number => (i === 0 ? 60 : i === n - 1 ? 62 : w.charCodeAt(i - 1));
-  for (let i = 0; i + 3 <= n; i++) {
+  // Slides over `<` + w + `>` keeping the last three codes, so no padded string is built.
+  let a = 60;
+  let b = w.length > 0 ? w.charCodeAt(0) : 62;
+  for (let i = 1; i <= w.length; i++) {
+    const c = i < w.length ? w.charCodeAt(i) : 62;
     let h = OFFSET ^ 3;
-    h = Math.imul(h ^ code(i), PRIME);
-    h = Math.imul(h ^ code(i + 1), PRIME);
-    h = Math.imul(h ^ code(i + 2), PRIME);
+    h = Math.imul(h ^ a, PRIME);
+    h = Math.imul(h ^ b, PRIME);
+    h = Math.imul(h ^ c, PRIME);
     add(v, h >>> 0, weight);
+    a = b;
+    b = c;
   }
 }
 

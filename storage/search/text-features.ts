@@ -1,13 +1,16 @@
 // Word splitting shared by the local embedder and query handling: Unicode letters and digits only, so a
 // query in any script and with any punctuation becomes plain words (nothing reaches a query parser).
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
+// The same rule for ASCII text, where a plain character class is several times faster.
+const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)?/g;
 
 const ASCII = /^[\x00-\x7f]*$/;
 const APOSTROPHE = /['’]/;
 
 export function words(text: string): string[] {
-  const plain = ASCII.test(text) ? text.toLowerCase() : text.normalize('NFKC').toLowerCase();
-  const found = plain.match(WORD) ?? [];
+  const ascii = ASCII.test(text);
+  const plain = ascii ? text.toLowerCase() : text.normalize('NFKC').toLowerCase();
+  const found = plain.match(ascii ? ASCII_WORD : WORD) ?? [];
   for (let i = 0; i < found.length; i++) {
     const w = found[i] ?? '';
     if (APOSTROPHE.test(w)) found[i] = w.replace(/['’]s$/, '').replace(/['’]/g, '');
@@ -17,7 +20,11 @@ export function words(text: string): string[] {
 
 /** A light suffix stripper: enough that "painted", "painting" and "paints" share a feature. */
 export function stem(word: string): string {
-  if (word.length <= 4 || !/^[a-z]+$/.test(word)) return word;
+  if (word.length <= 4) return word;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c < 97 || c > 122) return word;
+  }
   for (const suffix of ['ational', 'ization', 'ing', 'edly', 'ed', 'ies', 'ly', 'es', 's']) {
     if (word.endsWith(suffix) && word.length - suffix.length >= 3) {
       const base = word.slice(0, -suffix.length);
