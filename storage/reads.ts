@@ -55,7 +55,7 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
   let nextSeq: number | null = null;
   const after = q.afterSeq ?? 0;
   const hidesNothing = q.asOf >= latestKnownAt(view);
-  const rows = view.nodes;
+  const rows = view.nodesIn(q.space);
   for (let i = hidesNothing ? firstAfter(rows, after) : 0; i < rows.length; i++) {
     const n = rows[i];
     if (n === undefined) break;
@@ -81,8 +81,7 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
 
 function maskedEdges(view: TenantView, q: ListQuery): number {
   let n = 0;
-  for (const e of view.edges) {
-    if (q.space !== undefined && e.space !== q.space) continue;
+  for (const e of view.edgesOfSpace(q.space)) {
     if (!inForceAt(e, q.validAt)) continue;
     if (!knownAt(e, q.asOf)) n++;
   }

@@ -7,8 +7,11 @@ export const edgeIdentity = (e: Pick<EdgeRecord, 'source_id' | 'target_id' | 'ed
 
 export class TenantView {
   readonly nodes: NodeVersion[] = [];
+  /** The same rows per space, in commit order: a read narrowed to a space scans only its own rows. */
+  readonly nodesBySpace = new Map<string, NodeVersion[]>();
   readonly versions = new Map<string, NodeVersion[]>();
   readonly edges: EdgeRecord[] = [];
+  readonly edgesBySpace = new Map<string, EdgeRecord[]>();
   readonly edgesOut = new Map<string, EdgeRecord[]>();
   readonly edgesIn = new Map<string, EdgeRecord[]>();
   readonly edgesByIdentity = new Map<string, EdgeRecord>();
@@ -24,12 +27,14 @@ export class TenantView {
 
   addNode(row: NodeVersion): void {
     this.nodes.push(row);
+    push(this.nodesBySpace, row.space, row);
     push(this.versions, row.id, row);
     if (!this.spaces.has(row.space)) this.spaces.set(row.space, row.captured_at);
   }
 
   addEdge(row: EdgeRecord): void {
     this.edges.push(row);
+    push(this.edgesBySpace, row.space, row);
     push(this.edgesOut, row.source_id, row);
     push(this.edgesIn, row.target_id, row);
     this.edgesByIdentity.set(edgeIdentity(row), row);
@@ -48,6 +53,15 @@ export class TenantView {
   addVerdict(row: Verdict): void {
     this.verdicts.push(row);
     this.verdictHashes.add(row.hash);
+  }
+
+  /** Node rows of one space, or of the whole tenant when `space` is undefined. */
+  nodesIn(space: string | undefined): readonly NodeVersion[] {
+    return space === undefined ? this.nodes : (this.nodesBySpace.get(space) ?? []);
+  }
+
+  edgesOfSpace(space: string | undefined): readonly EdgeRecord[] {
+    return space === undefined ? this.edges : (this.edgesBySpace.get(space) ?? []);
   }
 
   versionsOf(id: string): readonly NodeVersion[] {
