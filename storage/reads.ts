@@ -1,7 +1,7 @@
 // Reads over a tenant's view: which rows a list or a get shows at (as_of, valid_at), and what as_of hid.
 import type { TenantView } from './tenant-view.ts';
 import type { Micros } from './time.ts';
-import type { EdgeRecord, NodeVersion } from './types.ts';
+import type { EdgeRecord, NodeVersion, Verdict } from './types.ts';
 import { inForceAt, knownAt } from './visibility.ts';
 
 export interface ListQuery {
@@ -88,11 +88,20 @@ function maskedEdges(view: TenantView, q: ListQuery): number {
   return n;
 }
 
+/**
+ * A verdict is "on" a space when the node whose value it chose has a version there, or, when it chose
+ * none, when it was asked in that space. The export scopes resolutions by the same rule.
+ */
+export function verdictOnSpace(view: TenantView, v: Verdict, space: string): boolean {
+  if (v.target_id !== null) return view.versionsOf(v.target_id).some((x) => x.space === space);
+  return v.space === space;
+}
+
 function maskedVerdicts(view: TenantView, q: ListQuery): number {
   let n = 0;
   for (const v of view.verdicts) {
-    if (q.space !== undefined && v.space !== null && v.space !== q.space) continue;
-    if (v.known_at > q.asOf) n++;
+    if (v.known_at <= q.asOf) continue;
+    if (q.space === undefined || verdictOnSpace(view, v, q.space)) n++;
   }
   return n;
 }

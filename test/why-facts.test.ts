@@ -285,6 +285,22 @@ describe('verdicts', () => {
     const after = await t.call('GET', '/v1/memories', { query: { as_of: now(), space: 'v' } });
     expect(after.json.masked).toBeNull();
   });
+
+  it('a space-narrowed list counts only verdicts on that space, as the export scopes them', async () => {
+    const before = now();
+    await tick();
+    await t.call('POST', '/v1/memories', { body: { space: 'elsewhere', nodes: [{ id: 'e-only', kind: 'claim', fact_key: 'elsewhere_fact', fact_value: 1, asserted_at: '2024-03-01T00:00:00Z' }] } });
+    await t.call('POST', '/v1/facts', { body: { fact_key: 'elsewhere_fact' } });
+    await resolve({ fact: 'elsewhere_fact' });
+    const chosen = verdicts().filter((v) => v.fact_key === 'elsewhere_fact' && v.target_id === 'e-only');
+    expect(chosen.length).toBe(1);
+    const inV = await t.call('GET', '/v1/memories', { query: { as_of: before, space: 'v' } });
+    const inElsewhere = await t.call('GET', '/v1/memories', { query: { as_of: before, space: 'elsewhere' } });
+    const whole = await t.call('GET', '/v1/memories', { query: { as_of: before } });
+    expect(inElsewhere.json.masked.verdict).toBe(1);
+    expect(inV.json.masked?.verdict ?? 0).toBe(0);
+    expect(whole.json.masked.verdict).toBeGreaterThanOrEqual(1);
+  });
 });
 
 describe('confinement to one space (the app-scoped MCP address)', () => {
