@@ -2,6 +2,7 @@
 // names the variable.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { kuzuBufferMb } from '../storage/kuzu-graph.ts';
 
 export interface Config {
   port: number;
@@ -15,6 +16,8 @@ export interface Config {
   openaiBaseUrl: string | undefined;
   openaiApiKey: string | undefined;
   maxBodyBytes: number;
+  /** Kuzu's buffer pool (SVC_KUZU_BUFFER_MB); the graph store reads the same variable when it opens. */
+  kuzuBufferMb: number;
 }
 
 export class ConfigError extends Error {}
@@ -64,6 +67,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const maxBodyBytes = Number(env.SVC_MAX_BODY_BYTES ?? String(32 * 1024 * 1024));
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
+  let kuzuBuffer: number;
+  try {
+    kuzuBuffer = kuzuBufferMb(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -75,5 +84,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openaiBaseUrl: env.OPENAI_BASE_URL || undefined,
     openaiApiKey: env.OPENAI_API_KEY || undefined,
     maxBodyBytes,
+    kuzuBufferMb: kuzuBuffer,
   };
 }

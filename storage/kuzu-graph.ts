@@ -164,6 +164,22 @@ export interface GraphStore {
   close(): Promise<void>;
 }
 
+/** Kuzu's buffer pool when SVC_KUZU_BUFFER_MB is unset. Kuzu's own default is 80% of RAM. */
+export const KUZU_BUFFER_MB_DEFAULT = 256;
+
+/**
+ * The buffer pool size in MB from SVC_KUZU_BUFFER_MB. Reads are answered from the in-memory read model
+ * and Kuzu is only written to (and read once at start), so it needs little; its default (80% of RAM)
+ * let the pool's pages pile up in the server's RSS.
+ */
+export function kuzuBufferMb(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SVC_KUZU_BUFFER_MB;
+  if (raw === undefined || raw === '') return KUZU_BUFFER_MB_DEFAULT;
+  const mb = Number(raw);
+  if (!Number.isInteger(mb) || mb < 16) throw new Error(`SVC_KUZU_BUFFER_MB: expected a whole number of megabytes, at least 16, got "${raw}"`);
+  return mb;
+}
+
 export class KuzuGraph implements GraphStore {
   readonly #db: Database;
   readonly #writer: Connection;
@@ -173,7 +189,7 @@ export class KuzuGraph implements GraphStore {
 
   private constructor(dir: string) {
     mkdirSync(dir, { recursive: true });
-    this.#db = new kuzu.Database(join(dir, 'graph.kuzu'));
+    this.#db = new kuzu.Database(join(dir, 'graph.kuzu'), kuzuBufferMb() * 1024 * 1024);
     this.#writer = new kuzu.Connection(this.#db);
     this.#reader = new kuzu.Connection(this.#db);
     this.#stage = join(dir, 'staging');
