@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import {
-  Field, FixedSizeList, Float32, Float64, makeData, RecordBatch, Schema, Struct, Table as ArrowTable, Utf8, vectorFromArray,
+  Field, FixedSizeList, Float32, Float64, makeData, RecordBatch, Schema, Struct, Table as ArrowTable, Utf8, type Data,
 } from 'apache-arrow';
 import type { Micros } from '../time.ts';
 
@@ -42,10 +42,26 @@ export interface Hit {
 
 /** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
 export const HNSW_MIN_ROWS = 20_000;
-/** Rows left out of the full-text index before it is brought up to date (they are still searched, slower). */
-const FTS_MAX_UNINDEXED = 1_000;
+/**
+ * Rows left out of the full-text index before it is brought up to date (they are still searched, by a
+ * flat scan). Each `optimize` compacts, merges the index deltas and cleans up old versions, ~0.2–0.8 s
+ * at 20k rows: at 1,000 it ran after every other 1,000-row write.
+ */
+const FTS_MAX_UNINDEXED = 10_000;
 /** Small appends each make a data fragment; compacting them keeps scans fast. */
-const MAX_APPENDS_BEFORE_COMPACTION = 16;
+const MAX_APPENDS_BEFORE_COMPACTION = 32;
+/**
+ * HNSW graph build effort. LanceDB's default (300) took 21–26 s for 20k rows × 384 dims on this machine
+ * and ~150 s at 100k, all of it CPU burnt after the writes were acknowledged; 150 builds ~6× faster with
+ * the same recall@10 against a flat scan (0.88 against 0.89, measured on bench-like rows).
+ */
+const HNSW_EF_CONSTRUCTION = 150;
+/**
+ * LanceDB's session caches default to 6 GB (index) and 1 GB (metadata), which a long-running server
+ * fills and keeps. The index cache holds the FTS, HNSW and scalar index pages (~40 MB for 100k rows).
+ */
+const INDEX_CACHE_BYTES = 256n * 1024n * 1024n;
+const METADATA_CACHE_BYTES = 64n * 1024n * 1024n;
 
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
@@ -63,6 +79,34 @@ export function wherePredicate(f: RowFilter): string | null {
   if (f.kind !== undefined) parts.push(`kind = ${quote(f.kind)}`);
   if (f.category !== undefined) parts.push(`category = ${quote(f.category)}`);
   return parts.length > 0 ? parts.join(' AND ') : null;
+}
+
+/** A Utf8 column written straight into one values buffer and an offsets array; null makes a null slot. */
+function utf8<T>(rows: readonly T[], pick: (r: T) => string | null): Data<Utf8> {
+  const n = rows.length;
+  const values: (string | null)[] = new Array<string | null>(n);
+  let bytes = 0;
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = pick(rows[i]!);
+    values[i] = v;
+    if (v === null) nulls++;
+    else bytes += Buffer.byteLength(v, 'utf8');
+  }
+  const data = Buffer.allocUnsafe(bytes);
+  const offsets = new Int32Array(n + 1);
+  const validity = nulls > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined) {
+      at += data.write(v, at, 'utf8');
+      if (validity) validity[i >> 3]! |= 1 << (i & 7);
+    }
+    offsets[i + 1] = at;
+  }
+  const bytesView = new Uint8Array(data.buffer, data.byteOffset, bytes);
+  return makeData({ type: new Utf8(), length: n, nullCount: nulls, nullBitmap: validity, valueOffsets: offsets, data: bytesView });
 }
 
 function tableName(tenant: string): string {
@@ -97,7 +141,8 @@ export class LanceIndex {
 
   static async open(dir: string, dimension: number): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
-    return new LanceIndex(await lancedb.connect(dir), dimension);
+    const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
+    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension);
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -130,17 +175,27 @@ export class LanceIndex {
     state.hasTextIndex = true;
   }
 
+  /** The vectors as one flat buffer: the embedder's own when the rows are consecutive views into it. */
+  #flatVectors(rows: readonly IndexRow[]): Float32Array {
+    const d = this.dimension;
+    const first = rows[0]?.vector;
+    if (first && rows.every((r, i) => r.vector.length === d && r.vector.buffer === first.buffer && r.vector.byteOffset === first.byteOffset + i * d * 4)) {
+      return new Float32Array(first.buffer, first.byteOffset, rows.length * d);
+    }
+    const flat = new Float32Array(rows.length * d);
+    rows.forEach((r, i) => flat.set(r.vector, i * d));
+    return flat;
+  }
+
+  // Columns are built as Arrow buffers directly (no per-value builders): ~4× faster than from objects.
   #arrow(rows: readonly IndexRow[]): ArrowTable {
     const n = rows.length;
-    const flat = new Float32Array(n * this.dimension);
-    rows.forEach((r, i) => flat.set(r.vector, i * this.dimension));
     const f64 = (pick: (r: IndexRow) => number) => makeData({ type: new Float64(), length: n, data: Float64Array.from(rows, pick) });
-    const str = (pick: (r: IndexRow) => string | null) => vectorFromArray(rows.map(pick), new Utf8()).data[0]!;
     const vectorType = this.#schema.fields[10]!.type as FixedSizeList<Float32>;
     const children = [
-      str((r) => r.id), f64((r) => r.seq), str((r) => r.space), str((r) => r.kind), str((r) => r.category),
-      f64((r) => r.known_at), f64((r) => r.asserted_at), f64((r) => r.valid_from), f64((r) => r.valid_to), str((r) => r.text),
-      makeData({ type: vectorType, length: n, nullCount: 0, child: makeData({ type: new Float32(), length: n * this.dimension, data: flat }) }),
+      utf8(rows, (r) => r.id), f64((r) => r.seq), utf8(rows, (r) => r.space), utf8(rows, (r) => r.kind), utf8(rows, (r) => r.category),
+      f64((r) => r.known_at), f64((r) => r.asserted_at), f64((r) => r.valid_from), f64((r) => r.valid_to), utf8(rows, (r) => r.text),
+      makeData({ type: vectorType, length: n, nullCount: 0, child: makeData({ type: new Float32(), length: n * this.dimension, data: this.#flatVectors(rows) }) }),
     ];
     const batch = new RecordBatch(this.#schema, makeData({ type: new Struct(this.#schema.fields), length: n, nullCount: 0, children }));
     return new ArrowTable([batch]);
@@ -167,7 +222,7 @@ export class LanceIndex {
       state.appends = 0;
     }
     if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
-      await state.table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
+      await state.table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }) });
       // Scalar indexes let the prefilters of a large table skip rows instead of scanning columns.
       await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
       for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });

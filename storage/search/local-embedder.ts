@@ -45,8 +45,9 @@ function addTrigrams(v: Float32Array, w: string, weight: number): void {
   }
 }
 
-export function embedLocal(text: string): Float32Array {
-  const v = new Float32Array(LOCAL_DIMENSION);
+/** `into` (zero-filled, LOCAL_DIMENSION long) receives the vector when given. */
+export function embedLocal(text: string, into?: Float32Array): Float32Array {
+  const v = into ?? new Float32Array(LOCAL_DIMENSION);
   const ws = words(text);
   let prev = -1;
   let content = 0;
@@ -70,6 +71,9 @@ export class LocalEmbedder implements Embedder {
   }
   async ready(): Promise<void> {}
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return texts.map(embedLocal);
+    // One buffer for the whole batch, rows as views into it: no per-row allocation, and the index hands
+    // the buffer to Arrow as the vector column without copying it.
+    const flat = new Float32Array(texts.length * LOCAL_DIMENSION);
+    return texts.map((t, i) => embedLocal(t, flat.subarray(i * LOCAL_DIMENSION, (i + 1) * LOCAL_DIMENSION)));
   }
 }
