@@ -2,7 +2,7 @@
 // conversation), asks the questions of categories 1-4 through POST /v1/search as of the conversation's
 // end, and reports retrieval recall, MRR, latency, and leakage (evidence found before it was known).
 // Reads ../shared/data/locomo/locomo10.json at run time; options: --mode turns|messages, --out FILE,
-// --data PATH, --conversations N.
+// --data PATH, --conversations N, --dump FILE (each question's first ten turns, for error analysis).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadLocomo, type Conversation } from './lib/locomo-data.ts';
@@ -34,7 +34,7 @@ export interface LocomoReport {
   replay: { rows: number; seconds: number };
 }
 
-export async function runLocomo(conversations: Conversation[], mode: string, replay: Replayer): Promise<LocomoReport> {
+export async function runLocomo(conversations: Conversation[], mode: string, replay: Replayer, dumpPath?: string): Promise<LocomoReport> {
   const keys = conversations.map((c, i) => [`locomo-key-${i}`, c.id] as const);
   const server = await spawnServer({ env: { SVC_API_KEYS: keys.map(([k, t]) => `${k}=${t}`).join(',') } });
   const outcomes: Outcome[] = [];
@@ -42,6 +42,7 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
   let leakage = 0;
   let leakChecked = 0;
   let rows = 0;
+  const dump: unknown[] | undefined = dumpPath ? [] : undefined;
   try {
     const t0 = performance.now();
     for (const [i, c] of conversations.entries()) {
@@ -60,6 +61,7 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
         const r = await searchTurns(api, q.question, end, SEARCH_LIMIT, turnsByNode.get(c.id));
         latencies.push(r.ms);
         outcomes.push({ category: q.category, evidence: q.evidence, ranked: r.turns });
+        dump?.push({ conversation: c.id, question: q.question, category: q.category, evidence: q.evidence, ranked: r.turns.slice(0, 10) });
         const starts = q.evidence.map((e) => sessionStart.get(Number(/^D(\d+):/.exec(e)?.[1]))).filter((s): s is number => s !== undefined);
         if (starts.length > 0) {
           const before = await searchTurns(api, q.question, Math.min(...starts) - 1, SEARCH_LIMIT, turnsByNode.get(c.id));
@@ -69,6 +71,7 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
         progress('questions', ++done, total);
       }
     }
+    if (dumpPath && dump) writeFileSync(dumpPath, `${JSON.stringify(dump)}\n`);
     const round = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v.toFixed(4))]));
     const cats = byCategory(outcomes);
     return {
@@ -99,7 +102,7 @@ async function main(): Promise<void> {
   let conversations = loadLocomo(path);
   const n = arg('conversations');
   if (n !== undefined) conversations = conversations.slice(0, Number(n));
-  const report = await runLocomo(conversations, mode, replay);
+  const report = await runLocomo(conversations, mode, replay, arg('dump'));
   printReport(report);
   const out = arg('out');
   if (out) {

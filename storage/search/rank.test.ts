@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EDGE_TYPES } from '../types.ts';
-import { EDGE_WEIGHT, expansionScore, fuse } from './rank.ts';
+import { EDGE_WEIGHT, expansionScore, fuse, withNeighbours } from './rank.ts';
 
 const hits = (...ids: string[]) => ids.map((id, i) => ({ id, seq: i + 1, score: 10 - i }));
 
@@ -21,6 +21,21 @@ describe('reciprocal rank fusion', () => {
     const f = fuse([{ hits: hits('a'), weight: 1 }, { hits: hits('b'), weight: 0.3 }]);
     expect(f.map((x) => x.id)).toEqual(['a', 'b']);
     expect(fuse([])).toEqual([]);
+  });
+});
+
+describe('neighbour lift', () => {
+  const links: Record<string, string[]> = { b: ['c'], c: ['b'], a: ['x'] };
+  const visit = (id: string, v: (to: string) => void) => { for (const to of links[id] ?? []) v(to); };
+
+  it('lifts candidates whose linked blocks also match above an isolated better hit', () => {
+    const fused = [{ id: 'a', score: 1 }, { id: 'b', score: 0.8 }, { id: 'c', score: 0.7 }];
+    const r = withNeighbours(fused, visit, 0.5);
+    expect(r.map((x) => x.id)).toEqual(['b', 'c', 'a']);
+    expect(r[0]?.score).toBeCloseTo(0.8 + 0.5 * 0.7, 9);
+    // A neighbour outside the candidates (x) adds nothing; weight 0 keeps the fused order.
+    expect(r.find((x) => x.id === 'a')?.score).toBe(1);
+    expect(withNeighbours(fused, visit, 0).map((x) => x.id)).toEqual(['a', 'b', 'c']);
   });
 });
 

@@ -42,6 +42,31 @@ export function fuse(lists: readonly { hits: readonly Hit[]; weight: number }[],
 }
 
 /**
+ * Share of its matching neighbours' fused scores a candidate gains before the direct hits are cut. A
+ * block is read in the context of the blocks it is linked to over the followed edges (a reply and the
+ * question it answers): one whose neighbours also match is more likely the topic than an isolated hit.
+ * LoCoMo recall_any@10, 5 conversations, turns linked CONCURRENT_SIGNAL: 0 → 0.71, 0.3 → 0.74,
+ * 0.45-0.6 → 0.74-0.76, 1 → 0.74 (runs differ by about ±0.01).
+ */
+export const NEIGHBOUR_WEIGHT = 0.5;
+
+/**
+ * Re-ranks fused candidates: each adds NEIGHBOUR_WEIGHT × the fused scores of its neighbours among the
+ * candidates (`neighbours` visits the ids linked to one id). Only candidates gain: no extra index query.
+ */
+export function withNeighbours(fused: readonly Fused[], neighbours: (id: string, visit: (to: string) => void) => void, weight = NEIGHBOUR_WEIGHT): Fused[] {
+  if (weight <= 0) return [...fused];
+  const base = new Map(fused.map((f) => [f.id, f.score]));
+  return fused
+    .map((f) => {
+      let lift = 0;
+      neighbours(f.id, (to) => { if (to !== f.id) lift += base.get(to) ?? 0; });
+      return { id: f.id, score: f.score + weight * lift };
+    })
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+}
+
+/**
  * How much of a block's score passes along one edge. Causes and effects pass the most; co-occurrence
  * and argument the least; a hop is always worth less than the block it starts from.
  */

@@ -1,12 +1,13 @@
 // One search: candidates from the index (filters applied inside LanceDB, before ranking), fused into
-// node ids, each shown as the version the read can see; then expansion over the edges known at as_of.
+// node ids, lifted by matching neighbours over the followed edges, each shown as the version the read can
+// see; then expansion over the edges known at as_of.
 import type { TenantView } from '../tenant-view.ts';
 import type { Micros } from '../time.ts';
-import { walk, type Reached } from '../traverse.ts';
+import { edgeVisible, walk, type Reached } from '../traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
-import { expansionScore, fuse, VECTOR_WEIGHT } from './rank.ts';
+import { expansionScore, fuse, VECTOR_WEIGHT, withNeighbours } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
 import { contentWords } from './text-features.ts';
 
@@ -73,16 +74,22 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     index.candidates(view.tenant, terms, p.query, filter, pool),
     present ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
   ]);
+  const types = followedTypes(p.families);
+  const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space };
+  const fused = fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }]);
+  const ranked = withNeighbours(fused, (id, visit) => {
+    for (const e of view.edgesOut.get(id) ?? []) if (edgeVisible(e, walkOpts)) visit(e.target_id);
+    for (const e of view.edgesIn.get(id) ?? []) if (edgeVisible(e, walkOpts)) visit(e.source_id);
+  });
   const direct: SearchResult[] = [];
-  for (const { id, score } of fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }])) {
+  for (const { id, score } of ranked) {
     if (direct.length >= p.limit) break;
     const node = shownVersion(view, id, filter);
     if (node) direct.push({ node, score, match: 'direct', depth: 0, path: [id], via: null });
   }
-  const types = followedTypes(p.families);
   const scores = new Map(direct.map((d) => [d.node.id, d.score]));
   const expanded: SearchResult[] = [];
-  const reached: Reached[] = p.depth > 0 ? walk(view, direct.map((d) => d.node.id), { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space }) : [];
+  const reached: Reached[] = p.depth > 0 ? walk(view, direct.map((d) => d.node.id), walkOpts) : [];
   for (const r of reached) {
     if (r.depth === 0 || !r.edge) continue;
     const from = r.path.at(-2) ?? r.path[0] ?? '';
@@ -105,3 +112,4 @@ function hiddenEdges(view: TenantView, results: readonly SearchResult[], types: 
   }
   return seen.size;
 }
+
