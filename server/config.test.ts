@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, readConfig } from './config.ts';
+
+describe('SVC_KUZU_BUFFER_MB', () => {
+  it('defaults to a bounded pool, not Kuzu\'s share of RAM', () => {
+    expect(readConfig({}).kuzuBufferMb).toBe(256);
+  });
+  it('takes a whole number of megabytes', () => {
+    expect(readConfig({ SVC_KUZU_BUFFER_MB: '64' }).kuzuBufferMb).toBe(64);
+  });
+  it('stops the server with a message naming the variable on a bad value', () => {
+    for (const bad of ['abc', '8', '1.5', '-1']) {
+      expect(() => readConfig({ SVC_KUZU_BUFFER_MB: bad })).toThrow(ConfigError);
+      expect(() => readConfig({ SVC_KUZU_BUFFER_MB: bad })).toThrow(/SVC_KUZU_BUFFER_MB/);
+    }
+  });
+});
