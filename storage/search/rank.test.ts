@@ -30,12 +30,20 @@ describe('neighbour lift', () => {
 
   it('lifts candidates whose linked blocks also match above an isolated better hit', () => {
     const fused = [{ id: 'a', score: 1 }, { id: 'b', score: 0.8 }, { id: 'c', score: 0.7 }];
-    const r = withNeighbours(fused, visit, 0.5);
+    const r = withNeighbours(fused, visit, [0.5, 0]);
     expect(r.map((x) => x.id)).toEqual(['b', 'c', 'a']);
     expect(r[0]?.score).toBeCloseTo(0.8 + 0.5 * 0.7, 9);
     // A neighbour outside the candidates (x) adds nothing; weight 0 keeps the fused order.
     expect(r.find((x) => x.id === 'a')?.score).toBe(1);
-    expect(withNeighbours(fused, visit, 0).map((x) => x.id)).toEqual(['a', 'b', 'c']);
+    expect(withNeighbours(fused, visit, [0, 0]).map((x) => x.id)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('adds candidates two hops away at the second weight, never the candidate itself', () => {
+    const chain: Record<string, string[]> = { p: ['q'], q: ['p', 'r'], r: ['q'] };
+    const hop = (id: string, v: (to: string) => void) => { for (const to of chain[id] ?? []) v(to); };
+    const r = withNeighbours([{ id: 'p', score: 0.4 }, { id: 'q', score: 0 }, { id: 'r', score: 1 }], hop, [0.5, 0.25]);
+    expect(r.find((x) => x.id === 'p')?.score).toBeCloseTo(0.4 + 0.25 * 1, 9);
+    expect(r.find((x) => x.id === 'q')?.score).toBeCloseTo(0.5 * (0.4 + 1), 9);
   });
 });
 
