@@ -5,6 +5,7 @@ import { nodeRow, type NodeRow } from '../storage/rows-out.ts';
 import { invalidInput } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+import { decodeCursor, encodeCursor } from '../storage/cursor.ts';
 
 export const ListMemoriesInput = z.object({
   as_of: AsOf,
@@ -23,12 +24,10 @@ export interface ListMemoriesOutput {
   certificate: Certificate;
 }
 
-const encodeCursor = (seq: number): string => Buffer.from(`s:${seq}`).toString('base64url');
-
-function decodeCursor(cursor: string): number {
-  const m = /^s:(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw invalidInput([{ type: 'cursor', loc: ['cursor'], msg: 'not a cursor this server issued', input: cursor.slice(0, 100) }]);
-  return Number(m[1]);
+function afterSeqOf(cursor: string): number {
+  const seq = decodeCursor(cursor);
+  if (seq === null) throw invalidInput([{ type: 'cursor', loc: ['cursor'], msg: 'not a cursor this server issued', input: cursor.slice(0, 100) }]);
+  return seq;
 }
 
 export const listMemories = defineOperation({
@@ -43,7 +42,7 @@ export const listMemories = defineOperation({
   confinable: true,
   async handler(input, ctx): Promise<ListMemoriesOutput> {
     const asOf = knowledgeInstant(input.as_of);
-    const afterSeq = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+    const afterSeq = input.cursor === undefined ? undefined : afterSeqOf(input.cursor);
     await ctx.ledger.settled(asOf);
     const result = listNodes(ctx.ledger.view(ctx.tenant), {
       asOf, validAt: optionalInstant(input.valid_at), space: input.space, kind: input.kind, category: input.category,

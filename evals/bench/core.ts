@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
 import { fmt, median, percentile, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
+import { rng } from '../lib/rng.ts';
 
 const BATCH = 1000;
 const CLIENTS = 4;
@@ -21,17 +22,6 @@ const T0 = Date.UTC(2023, 0, 1) * 1000;
 interface NodeSpec { id: string; kind: string; space: string; category: string; statement: string; payload: Record<string, unknown>; asserted_at: string }
 interface EdgeSpec { source_id: string; target_id: string; edge_type: string; confidence: number; asserted_at: string; mechanism: string }
 
-/** A deterministic generator, so every run imports the same rows. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const iso = (us: number): string => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
 

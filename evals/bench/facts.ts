@@ -18,6 +18,7 @@ import { resolveFact } from '../../tools/resolve-fact.ts';
 import { why } from '../../tools/why.ts';
 import { fmt, percentile } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
+import { rng } from '../lib/rng.ts';
 
 const TENANT = 'bench';
 const CHUNK = 20_000;
@@ -28,16 +29,6 @@ const RESOLVE_SAMPLES = 1_000;
 const CANDIDATES = 100;
 const WARMUP = 100;
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Samples { wall: number[]; cpu: number[] }
 

@@ -8,6 +8,7 @@ import type { Micros } from '../time.ts';
 import type { EdgeType } from '../types.ts';
 import { evidenceChain, type Role } from '../why.ts';
 import type { LoadedBundle } from './reader.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 
 export interface BundleReadQuery {
   /** Defaults to the bundle's exported_as_of; a later instant is refused (the bundle cannot know it). */
@@ -46,19 +47,17 @@ export interface BundleListOutput {
   certificate: Certificate;
 }
 
-const encodeCursor = (seq: number): string => Buffer.from(`s:${seq}`).toString('base64url');
-
-function decodeCursor(cursor: string): number {
-  const m = /^s:(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new BundleQueryError('cursor: not a cursor this reader issued');
-  return Number(m[1]);
+function afterSeqOf(cursor: string): number {
+  const seq = decodeCursor(cursor);
+  if (seq === null) throw new BundleQueryError('cursor: not a cursor this reader issued');
+  return seq;
 }
 
 export function bundleList(b: LoadedBundle, q: BundleListQuery): BundleListOutput {
   const asOf = asOfOf(b, q);
   const r = listNodes(b.view, {
     asOf, validAt: q.validAt, space: q.space, kind: q.kind, category: q.category,
-    limit: q.limit ?? Number.MAX_SAFE_INTEGER, afterSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+    limit: q.limit ?? Number.MAX_SAFE_INTEGER, afterSeq: q.cursor === undefined ? undefined : afterSeqOf(q.cursor),
   });
   return {
     items: r.items.map(nodeRow),
