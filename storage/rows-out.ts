@@ -1,5 +1,6 @@
 // Rows as the API shows them: instants as six-digit UTC strings, JSON text parsed back into values.
 import { formatInstant, formatNullableEnd } from './time.ts';
+import type { Certificate, MaskedCounts } from './certificate.ts';
 import type { EdgeRecord, NodeVersion } from './types.ts';
 
 export interface NodeRow {
@@ -52,4 +53,12 @@ export function edgeRow(e: EdgeRecord): EdgeRow {
     valid: { from: formatInstant(e.valid_from), to: formatNullableEnd(e.valid_to) },
     captured_at: formatInstant(e.captured_at), known_at: formatInstant(e.known_at),
   };
+}
+
+/** A page of `GET /v1/memories`; the offline bundle reader answers with the same shape. */
+export interface NodePage {
+  items: NodeRow[];
+  masked: MaskedCounts | null;
+  next_cursor: string | null;
+  certificate: Certificate;
 }

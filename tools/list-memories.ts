@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { buildCertificate, nonZeroMasked, type Certificate, type MaskedCounts } from '../storage/certificate.ts';
+import { buildCertificate, nonZeroMasked } from '../storage/certificate.ts';
 import { listNodes } from '../storage/reads.ts';
-import { nodeRow, type NodeRow } from '../storage/rows-out.ts';
+import { nodeRow, type NodePage } from '../storage/rows-out.ts';
 import { invalidInput } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
@@ -17,12 +17,7 @@ export const ListMemoriesInput = z.object({
   cursor: z.string().optional().describe('next_cursor of the previous page.'),
 });
 
-export interface ListMemoriesOutput {
-  items: NodeRow[];
-  masked: MaskedCounts | null;
-  next_cursor: string | null;
-  certificate: Certificate;
-}
+export type ListMemoriesOutput = NodePage;
 
 function afterSeqOf(cursor: string): number {
   const seq = decodeCursor(cursor);

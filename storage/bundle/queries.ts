@@ -1,9 +1,9 @@
 // list / get / why over a loaded bundle, answered by the server's own read functions (reads.ts,
 // traverse.ts, why.ts) on the bundle's TenantView and shaped as the server's JSON responses. The
 // certificate's tx_as_of is the bundle's exported_as_of: the instant the answer's knowledge was cut.
-import { buildCertificate, nonZeroMasked, type Certificate, type MaskedCounts } from '../certificate.ts';
+import { buildCertificate, nonZeroMasked, type Certificate } from '../certificate.ts';
 import { getNode, listNodes } from '../reads.ts';
-import { edgeRow, nodeRow, type EdgeRow, type NodeRow } from '../rows-out.ts';
+import { edgeRow, nodeRow, type EdgeRow, type NodePage, type NodeRow } from '../rows-out.ts';
 import type { Micros } from '../time.ts';
 import type { EdgeType } from '../types.ts';
 import { evidenceChain, type Role } from '../why.ts';
@@ -40,12 +40,7 @@ export interface BundleListQuery extends BundleReadQuery {
   cursor?: string | undefined;
 }
 
-export interface BundleListOutput {
-  items: NodeRow[];
-  masked: MaskedCounts | null;
-  next_cursor: string | null;
-  certificate: Certificate;
-}
+export type BundleListOutput = NodePage;
 
 function afterSeqOf(cursor: string): number {
   const seq = decodeCursor(cursor);
