@@ -21,23 +21,6 @@ export interface ListResult {
   masked: { node: number; edge: number; verdict: number };
 }
 
-// The latest knowledge instant of a view's rows, kept up to date incrementally (the view's lists only
-// grow). A read as of that instant or later hides nothing, so it skips the masked counts and stops at
-// the end of its page instead of scanning every row.
-const latest = new WeakMap<TenantView, { nodes: number; edges: number; verdicts: number; max: Micros }>();
-
-export function latestKnownAt(view: TenantView): Micros {
-  let c = latest.get(view);
-  if (!c) {
-    c = { nodes: 0, edges: 0, verdicts: 0, max: Number.NEGATIVE_INFINITY };
-    latest.set(view, c);
-  }
-  for (; c.nodes < view.nodes.length; c.nodes++) c.max = Math.max(c.max, view.nodes[c.nodes]?.known_at ?? c.max);
-  for (; c.edges < view.edges.length; c.edges++) c.max = Math.max(c.max, view.edges[c.edges]?.known_at ?? c.max);
-  for (; c.verdicts < view.verdicts.length; c.verdicts++) c.max = Math.max(c.max, view.verdicts[c.verdicts]?.known_at ?? c.max);
-  return c.max;
-}
-
 /** Index of the first row with a sequence number above `seq` (rows are in commit order). */
 function firstAfter(rows: readonly NodeVersion[], seq: number): number {
   let lo = 0, hi = rows.length;
@@ -54,7 +37,9 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
   let maskedNodes = 0;
   let nextSeq: number | null = null;
   const after = q.afterSeq ?? 0;
-  const hidesNothing = q.asOf >= latestKnownAt(view);
+  // A read as of the latest knowledge instant or later hides nothing: it skips the masked counts and
+  // stops at the end of its page instead of scanning every row.
+  const hidesNothing = q.asOf >= view.latestKnownAt();
   const rows = view.nodesIn(q.space);
   for (let i = hidesNothing ? firstAfter(rows, after) : 0; i < rows.length; i++) {
     const n = rows[i];

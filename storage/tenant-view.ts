@@ -1,5 +1,6 @@
 // A tenant's rows held in memory, in commit order: the read model the ledger answers from. It is derived
 // from the graph store (rebuilt on start-up, appended to after each commit) and never written otherwise.
+import type { Micros } from './time.ts';
 import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from './types.ts';
 
 export const edgeIdentity = (e: Pick<EdgeRecord, 'source_id' | 'target_id' | 'edge_type' | 'asserted_at'>): string =>
@@ -23,10 +24,26 @@ export class TenantView {
   /** Spaces written to, with the first instant each was written (the MCP door opens `svc:` spaces by it). */
   readonly spaces = new Map<string, number>();
 
+  // Running maxima of known_at. Backfill makes known_at non-monotonic in commit order, so they are kept
+  // as rows arrive; a read as of one of them or later hides nothing and can skip its masked counts.
+  #latestBlockKnownAt = Number.NEGATIVE_INFINITY;
+  #latestVerdictKnownAt = Number.NEGATIVE_INFINITY;
+
   constructor(readonly tenant: string) {}
+
+  /** The latest knowledge instant of any node or edge. */
+  latestBlockKnownAt(): Micros {
+    return this.#latestBlockKnownAt;
+  }
+
+  /** The latest knowledge instant of any row: node, edge or verdict. */
+  latestKnownAt(): Micros {
+    return Math.max(this.#latestBlockKnownAt, this.#latestVerdictKnownAt);
+  }
 
   addNode(row: NodeVersion): void {
     this.nodes.push(row);
+    if (row.known_at > this.#latestBlockKnownAt) this.#latestBlockKnownAt = row.known_at;
     push(this.nodesBySpace, row.space, row);
     push(this.versions, row.id, row);
     if (!this.spaces.has(row.space)) this.spaces.set(row.space, row.captured_at);
@@ -34,6 +51,7 @@ export class TenantView {
 
   addEdge(row: EdgeRecord): void {
     this.edges.push(row);
+    if (row.known_at > this.#latestBlockKnownAt) this.#latestBlockKnownAt = row.known_at;
     push(this.edgesBySpace, row.space, row);
     push(this.edgesOut, row.source_id, row);
     push(this.edgesIn, row.target_id, row);
@@ -52,6 +70,7 @@ export class TenantView {
 
   addVerdict(row: Verdict): void {
     this.verdicts.push(row);
+    if (row.known_at > this.#latestVerdictKnownAt) this.#latestVerdictKnownAt = row.known_at;
     this.verdictHashes.add(row.hash);
   }
 

@@ -100,7 +100,7 @@ function emptyReason(view: TenantView, id: string, q: WhyQuery): 'not_yet' | 'ab
  * that were learned after as_of.
  */
 function maskedInReach(view: TenantView, id: string, q: WhyQuery, shown: readonly Reached[]): { node: number; edge: number } {
-  if (q.asOf >= latestKnown(view)) return { node: 0, edge: 0 }; // nothing in the tenant is hidden: no second walk
+  if (q.asOf >= view.latestBlockKnownAt()) return { node: 0, edge: 0 }; // nothing in the tenant is hidden: no second walk
   const full = walk(view, [id], options(q, Number.POSITIVE_INFINITY));
   const shownIds = new Set(shown.map((r) => r.id));
   let node = 0;
@@ -116,19 +116,4 @@ function maskedInReach(view: TenantView, id: string, q: WhyQuery, shown: readonl
     }
   }
   return { node, edge: hidden.size };
-}
-
-// The latest knowledge instant of any node or edge, kept per view and extended as the view grows
-// (append-only). Backfill makes known_at non-monotonic in commit order, hence the running maximum.
-const knownWatermark = new WeakMap<TenantView, { nodes: number; edges: number; max: Micros }>();
-
-function latestKnown(view: TenantView): Micros {
-  let w = knownWatermark.get(view);
-  if (!w) {
-    w = { nodes: 0, edges: 0, max: Number.NEGATIVE_INFINITY };
-    knownWatermark.set(view, w);
-  }
-  for (; w.nodes < view.nodes.length; w.nodes++) w.max = Math.max(w.max, view.nodes[w.nodes]?.known_at ?? w.max);
-  for (; w.edges < view.edges.length; w.edges++) w.max = Math.max(w.max, view.edges[w.edges]?.known_at ?? w.max);
-  return w.max;
 }
