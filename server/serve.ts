@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import { Ledger } from '../storage/ledger.ts';
 import { createApp } from './app.ts';
 import { readConfig } from './config.ts';
+import { gracefulStop } from './shutdown.ts';
 import { startServices } from './services.ts';
 import { SERVICE_VERSION } from './version.ts';
 
@@ -15,18 +16,5 @@ export async function runServe(): Promise<void> {
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     console.log(`memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`})`);
   });
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: closing`);
-    const hardStop = setTimeout(() => process.exit(1), 15_000);
-    hardStop.unref();
-    server.close();
-    await started.close();
-    await ledger.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  gracefulStop({ log: (m) => console.log(m), closeDoor: () => { server.close(); }, started, ledger });
 }

@@ -5,6 +5,7 @@ import { Ledger } from '../../storage/ledger.ts';
 import type { Context } from '../../tools/context.ts';
 import { readConfig } from '../config.ts';
 import { startServices } from '../services.ts';
+import { gracefulStop } from '../shutdown.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { createLedgerMcpServer } from './tools.ts';
 
@@ -29,21 +30,10 @@ export async function runStdio(): Promise<void> {
   });
   console.error(`memory-ledger ${SERVICE_VERSION} serving MCP over stdio (data: ${config.dataDir}, tenant ${config.tenant})`);
 
-  let stopping = false;
-  const stop = async (why: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    console.error(`${why}: closing`);
-    const hardStop = setTimeout(() => process.exit(1), 15_000);
-    hardStop.unref();
-    await handle.close().catch(() => undefined);
-    await started.close();
-    await ledger.close();
-    process.exit(0);
-  };
+  const stop = gracefulStop({
+    log: (m) => console.error(m), closeDoor: () => handle.close().catch(() => undefined), started, ledger,
+  });
   // The client closing our stdin ends the session: let queued writes commit, then close the stores.
   process.stdin.once('end', () => void stop('stdin closed'));
   process.stdin.once('close', () => void stop('stdin closed'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
