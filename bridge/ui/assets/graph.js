@@ -1,0 +1,47 @@
+// The evidence chain as a graph (cytoscape, served from our own node_modules) and the same links as a
+// list, which is what the keyboard and screen readers use. Labels are drawn on a canvas: text only.
+import { blockLink, el, fill } from './dom.js';
+
+let cy = null;
+
+const label = (node) => {
+  const s = node.statement ?? node.id;
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+};
+
+export function drawChain(container, list, chain, open) {
+  fill(list, chain.map((link) => el('li', { dataset: { id: link.node.id, role: link.role } },
+    el('span', { class: 'role' }, link.role), ' ',
+    blockLink(link.node.id, open),
+    ` ${link.node.statement ?? ''}`,
+    link.via ? el('span', { class: 'muted' }, ` (via ${link.via}, depth ${link.depth})`) : null)));
+  if (cy) { cy.destroy(); cy = null; }
+  container.hidden = chain.length === 0;
+  if (chain.length === 0 || typeof window.cytoscape !== 'function') return;
+  const nodes = chain.map((l) => ({ data: { id: l.node.id, label: label(l.node), subject: l.depth === 0 ? 1 : 0 } }));
+  const ids = new Set(nodes.map((n) => n.data.id));
+  const edges = [];
+  for (const l of chain) {
+    const from = l.path.length >= 2 ? l.path[l.path.length - 2] : null;
+    if (from === null || !ids.has(from)) continue;
+    edges.push({ data: { id: `${from}->${l.node.id}`, source: from, target: l.node.id, label: l.role } });
+  }
+  cy = window.cytoscape({
+    container,
+    elements: { nodes, edges },
+    layout: { name: 'breadthfirst', directed: true, roots: chain.filter((l) => l.depth === 0).map((l) => l.node.id), spacingFactor: 1.1, padding: 16 },
+    wheelSensitivity: 0.3,
+    style: [
+      { selector: 'node', style: {
+        label: 'data(label)', 'font-size': 10, 'text-wrap': 'wrap', 'text-max-width': 140, 'text-valign': 'bottom',
+        'text-margin-y': 4, 'background-color': '#5b7fa6', width: 18, height: 18, color: '#1b2430' } },
+      { selector: 'node[subject = 1]', style: { 'background-color': '#c2561a', width: 24, height: 24 } },
+      { selector: 'edge', style: {
+        label: 'data(label)', 'font-size': 9, 'curve-style': 'bezier', 'target-arrow-shape': 'triangle',
+        'line-color': '#8a98a8', 'target-arrow-color': '#8a98a8', color: '#36414d', 'text-background-color': '#ffffff',
+        'text-background-opacity': 0.85, 'text-background-padding': 2 } },
+    ],
+  });
+  cy.on('tap', 'node', (e) => open(e.target.id()));
+  window.ledgerUi.graph = cy;
+}
