@@ -1,12 +1,15 @@
 // The page's HTML: a fixed shell with no data in it (the browser fills it from the REST API, as text).
-// No inline script or style: the Content-Security-Policy forbids both.
+// No inline script or style: the Content-Security-Policy forbids both. The stylesheet carries the id
+// cytoscape looks for before it injects a <style> of its own (which that policy would block); its one
+// rule is in style.css instead.
 export const UI_SHELL = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Ledger browser</title>
-<link rel="stylesheet" href="/ui/style.css">
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/ui/style.css" id="__________cytoscape_stylesheet">
 <script src="/ui/vendor/cytoscape.min.js" defer></script>
 <script type="module" src="/ui/app.js"></script>
 </head>
@@ -90,6 +93,8 @@ export const UI_SHELL = `<!doctype html>
       <input id="q" type="search" autocomplete="off">
       <label for="depth">Expansion depth</label>
       <select id="depth"><option>0</option><option selected>1</option><option>2</option><option>3</option></select>
+      <label for="limit">Direct hits</label>
+      <select id="limit"><option>2</option><option>5</option><option selected>10</option><option>20</option><option>50</option></select>
       <button type="submit">Search</button>
     </form>
     <p id="search-certificate" class="certificate"></p>

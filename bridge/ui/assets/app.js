@@ -76,6 +76,7 @@ function showTime() {
   $('f-invalidated').checked = S.include_invalidated === '1';
   $('q').value = S.q ?? '';
   $('depth').value = S.depth ?? '1';
+  $('limit').value = S.limit ?? '10';
   $('fact').value = S.fact ?? '';
 }
 
@@ -182,6 +183,7 @@ function wire() {
     e.preventDefault();
     S.q = $('q').value.trim() || undefined;
     S.depth = $('depth').value;
+    S.limit = $('limit').value;
     writeState(S);
     if (!S.q) fill($('search-results'));
     refresh('search');

@@ -5,7 +5,7 @@ import { marks } from './blocks.js';
 import { certificateWords } from './words.js';
 
 export async function runSearch(s, lens, open, stale) {
-  const body = { query: s.q, as_of: lens.as_of, depth: Number(s.depth ?? 1), limit: 20 };
+  const body = { query: s.q, as_of: lens.as_of, depth: Number(s.depth ?? 1), limit: Number(s.limit ?? 10) };
   for (const k of ['valid_at', 'space', 'kind', 'category']) if (lens[k]) body[k] = lens[k];
   // Sent only when on, so a server without these fields (strict input) is not asked about them.
   if (lens.current_only) body.current_only = true;
