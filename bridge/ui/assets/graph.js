@@ -4,6 +4,10 @@ import { blockLink, el, fill } from './dom.js';
 
 let cy = null;
 
+// A role names the node relative to the one before it on the path; these roles mean the node is the
+// edge's source (c1 is the `cause` of c2: c1 CAUSES c2), so arrows follow the ledger's edges.
+const SOURCE_ROLES = new Set(['cause', 'contributing_cause', 'trigger', 'preventer', 'support', 'contradiction', 'qualification', 'successor', 'restatement']);
+
 const label = (node) => {
   const s = node.statement ?? node.id;
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
@@ -24,12 +28,13 @@ export function drawChain(container, list, chain, open) {
   for (const l of chain) {
     const from = l.path.length >= 2 ? l.path[l.path.length - 2] : null;
     if (from === null || !ids.has(from)) continue;
-    edges.push({ data: { id: `${from}->${l.node.id}`, source: from, target: l.node.id, label: l.role } });
+    const [source, target] = SOURCE_ROLES.has(l.role) ? [l.node.id, from] : [from, l.node.id];
+    edges.push({ data: { id: `${source}->${target}`, source, target, label: l.role, arrow: l.role === 'concurrent' ? 'none' : 'triangle' } });
   }
   cy = window.cytoscape({
     container,
     elements: { nodes, edges },
-    layout: { name: 'breadthfirst', directed: true, roots: chain.filter((l) => l.depth === 0).map((l) => l.node.id), spacingFactor: 1.1, padding: 16 },
+    layout: { name: 'breadthfirst', directed: false, roots: chain.filter((l) => l.depth === 0).map((l) => l.node.id), spacingFactor: 1.1, padding: 16 },
     wheelSensitivity: 0.3,
     style: [
       { selector: 'node', style: {
@@ -37,7 +42,7 @@ export function drawChain(container, list, chain, open) {
         'text-margin-y': 4, 'background-color': '#5b7fa6', width: 18, height: 18, color: '#1b2430' } },
       { selector: 'node[subject = 1]', style: { 'background-color': '#c2561a', width: 24, height: 24 } },
       { selector: 'edge', style: {
-        label: 'data(label)', 'font-size': 9, 'curve-style': 'bezier', 'target-arrow-shape': 'triangle',
+        label: 'data(label)', 'font-size': 9, 'curve-style': 'bezier', 'target-arrow-shape': 'data(arrow)',
         'line-color': '#8a98a8', 'target-arrow-color': '#8a98a8', color: '#36414d', 'text-background-color': '#ffffff',
         'text-background-opacity': 0.85, 'text-background-padding': 2 } },
     ],
