@@ -61,8 +61,8 @@ try {
       await page.close();
     }
     console.log(table(['measure (browser-side, ms)', 'n', 'p50', 'p95', 'max'], [
-      ['first render (navigation → list drawn)', firsts.length, median(firsts), percentile(firsts, 95), Math.max(...firsts)],
-      ['list refresh after an as_of move', refreshes.length, median(refreshes), percentile(refreshes, 95), Math.max(...refreshes)],
+      ['first render (navigation → list drawn)', String(firsts.length), median(firsts), percentile(firsts, 95), Math.max(...firsts)],
+      ['list refresh after an as_of move', String(refreshes.length), median(refreshes), percentile(refreshes, 95), Math.max(...refreshes)],
     ]));
     console.log('The list draws one page of 200 rows; the spaces panel counts all 10k on every move.');
   } finally {
