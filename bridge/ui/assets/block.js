@@ -43,7 +43,9 @@ let openRef = () => {};
 /** Loads and draws block `id` at the lens; `stale()` says a newer refresh has started. */
 export async function showBlock(id, lens, open, stale) {
   openRef = open;
-  const q = { as_of: lens.as_of, valid_at: lens.valid_at, include_invalidated: 'true' };
+  // Without include_invalidated the server answers an invalidated block with reason "invalidated" and
+  // the invalidation itself, which is what a reader opening it needs to see first.
+  const q = { as_of: lens.as_of, valid_at: lens.valid_at };
   const path = `/v1/memories/${encodeURIComponent(id)}`;
   const [one, why] = await Promise.all([get(path, q), get(`${path}/why`, { as_of: lens.as_of, valid_at: lens.valid_at, depth: 3 })]);
   if (stale()) return;
