@@ -3,6 +3,7 @@
 // invalidation are marked, the evidence chain is drawn, and a hosted server's page asks for its key.
 // Skipped, with a note, where no Chromium is installed. UI_SCREENSHOTS=1 also saves docs/screenshots/.
 import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -280,8 +281,10 @@ describe.skipIf(!present)('ledger browser', () => {
     const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select')].filter((e) => e.type !== 'hidden' && !e.labels?.length).map((e) => e.id));
     expect(unlabelled).toEqual([]);
     if (SHOTS) {
+      // The phone view goes to the temporary folder, to look at; the two committed views are 1280×800.
+      await page.screenshot({ path: join(tmpdir(), 'ledger-ui-phone.png'), fullPage: true });
       await page.setViewportSize({ width: 1280, height: 800 });
-      await setAsOf(page, '2024-02-15T00:00:00Z');
+      await setAsOf(page, '2024-03-15T00:00:00Z');
       await page.click('#blocks li.block[data-id="c2"] button.open');
       await settled(page);
       await page.screenshot({ path: join(PROJECT_ROOT, 'docs', 'screenshots', 'slider-view.png') });

@@ -27,8 +27,11 @@ const lens = () => ({
 function busy(on) { document.body.dataset.busy = on ? '1' : '0'; }
 function status(text) { fill($('status'), text ?? ''); }
 
+let focusBlock = false;
+
 function open(id) {
   S.block = id;
+  focusBlock = true; // a reader who chose a block is taken to it (below the list on a phone)
   writeState(S, true);
   refresh('block');
 }
@@ -128,6 +131,8 @@ async function refresh(why) {
     if (S.q) tasks.push(runSearch(S, l, open, stale));
     if (S.fact) tasks.push(runFact(S, l, open, stale));
     await Promise.all(tasks);
+    if (focusBlock && S.block) $('block').querySelector('h3')?.focus();
+    focusBlock = false;
     $('key-panel').hidden = true;
     $('forget-key').hidden = !key.get();
   } catch (e) {

@@ -50,7 +50,7 @@ export async function showBlock(id, lens, open, stale) {
   const [one, why] = await Promise.all([get(path, q), get(`${path}/why`, { as_of: lens.as_of, valid_at: lens.valid_at, depth: 3 })]);
   if (stale()) return;
   const box = $('block');
-  const parts = [el('h3', { class: 'id' }, id)];
+  const parts = [el('h3', { class: 'id', tabindex: '-1' }, id)];
   if (one.reason) parts.push(el('p', { class: `reason ${one.reason}`, dataset: { reason: one.reason } }, REASONS[one.reason] ?? one.reason));
   if (one.invalidation) {
     const inv = one.invalidation;
