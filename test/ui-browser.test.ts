@@ -216,6 +216,7 @@ describe.skipIf(!present)('ledger browser', () => {
     expect(graph.edges).toEqual(['c1>c2:cause', 'c2b>c2:predecessor', 'c3>c2:contributing_cause']);
     if (SHOTS) await page.locator('#block-panel').screenshot({ path: join(PROJECT_ROOT, 'docs', 'screenshots', 'evidence-chain.png') });
     // Selecting a node on the canvas opens that block.
+    await page.locator('#why-graph').scrollIntoViewIfNeeded();
     const box = await page.locator('#why-graph').boundingBox();
     const pos = await page.evaluate(() => window.ledgerUi.graph.getElementById('c1').renderedPosition());
     if (!box) throw new Error('no graph box');

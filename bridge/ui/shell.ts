@@ -10,7 +10,6 @@ export const UI_SHELL = `<!doctype html>
 <title>Ledger browser</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/style.css" id="__________cytoscape_stylesheet">
-<script src="/ui/vendor/cytoscape.min.js" defer></script>
 <script type="module" src="/ui/app.js"></script>
 </head>
 <body data-busy="1">

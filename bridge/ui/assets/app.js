@@ -62,6 +62,7 @@ async function loadRange() {
   fill($('server-info'), `${v.name ?? 'memory-ledger'} ${v.version ?? ''}`);
   range.now = v.now ?? new Date().toISOString();
   const sp = await spacesAt(range.now);
+  spacesCache = { as_of: range.now, answer: sp };
   const firsts = sp.spaces.map((s) => s.first_known_at).filter(Boolean).sort();
   range.first = firsts[0] ?? range.now;
   fill($('time-range'), `From ${shortInstant(range.first)} (first knowledge) to ${shortInstant(range.now)} (now)`);
@@ -83,8 +84,12 @@ function showTime() {
   $('fact').value = S.fact ?? '';
 }
 
+// The answer loadRange just fetched at `now` is the one the panel needs when the view is at now.
+let spacesCache = null;
+
 async function drawSpaces(l, stale) {
-  const sp = await spacesAt(l.as_of);
+  const sp = spacesCache?.as_of === l.as_of ? spacesCache.answer : await spacesAt(l.as_of);
+  spacesCache = null;
   if (stale()) return;
   const item = (name, label, count) => el('li', {}, el('button', {
     type: 'button', class: 'space', 'aria-pressed': String((S.space ?? null) === name), dataset: { space: name ?? '' },

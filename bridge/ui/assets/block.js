@@ -69,7 +69,7 @@ export async function showBlock(id, lens, open, stale) {
   parts.push(el('h4', {}, `Links in (${edges.in.length})`), el('ul', { class: 'plain edges', id: 'edges-in' }, edges.in.map((e) => edgeLine(e, 'in'))));
   parts.push(el('p', { class: 'certificate' }, certificateWords(one.certificate)));
   fill(box, parts);
-  drawChain($('why-graph'), $('why-list'), why.chain ?? [], open);
+  await drawChain($('why-graph'), $('why-list'), why.chain ?? [], open);
   if (!why.chain?.length && why.reason) $('why-list').append(el('li', { class: 'muted' }, `No chain: ${why.reason}`));
 }
 

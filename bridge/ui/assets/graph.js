@@ -13,7 +13,25 @@ const label = (node) => {
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
 };
 
-export function drawChain(container, list, chain, open) {
+// Loaded on first use (a script from our own origin, which the CSP allows), so the first render of
+// the block list does not wait for ~400 kB of graph library.
+let loading = null;
+function cytoscapeReady() {
+  if (typeof window.cytoscape === 'function') return Promise.resolve(true);
+  loading ??= new Promise((resolve) => {
+    const script = document.createElement('script');
+    script.src = '/ui/vendor/cytoscape.min.js';
+    script.onload = () => resolve(true);
+    script.onerror = () => resolve(false);
+    document.head.append(script);
+  });
+  return loading;
+}
+
+let draws = 0;
+
+export async function drawChain(container, list, chain, open) {
+  const mine = ++draws;
   fill(list, chain.map((link) => el('li', { dataset: { id: link.node.id, role: link.role } },
     el('span', { class: 'role' }, link.role), ' ',
     blockLink(link.node.id, open),
@@ -21,7 +39,7 @@ export function drawChain(container, list, chain, open) {
     link.via ? el('span', { class: 'muted' }, ` (via ${link.via}, depth ${link.depth})`) : null)));
   if (cy) { cy.destroy(); cy = null; }
   container.hidden = chain.length === 0;
-  if (chain.length === 0 || typeof window.cytoscape !== 'function') return;
+  if (chain.length === 0 || !(await cytoscapeReady()) || mine !== draws) return;
   const nodes = chain.map((l) => ({ data: { id: l.node.id, label: label(l.node), subject: l.depth === 0 ? 1 : 0 } }));
   const ids = new Set(nodes.map((n) => n.data.id));
   const edges = [];
