@@ -11,6 +11,17 @@ export const UI_SHELL = `<!doctype html>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/style.css" id="__________cytoscape_stylesheet">
 <script type="module" src="/ui/app.js"></script>
+<!-- Every module asked for at once, not import level by import level. -->
+<link rel="modulepreload" href="/ui/api.js">
+<link rel="modulepreload" href="/ui/dom.js">
+<link rel="modulepreload" href="/ui/state.js">
+<link rel="modulepreload" href="/ui/words.js">
+<link rel="modulepreload" href="/ui/time.js">
+<link rel="modulepreload" href="/ui/blocks.js">
+<link rel="modulepreload" href="/ui/block.js">
+<link rel="modulepreload" href="/ui/graph.js">
+<link rel="modulepreload" href="/ui/search.js">
+<link rel="modulepreload" href="/ui/facts.js">
 </head>
 <body data-busy="1">
 <header class="top">
