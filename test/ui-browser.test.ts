@@ -317,6 +317,8 @@ describe.skipIf(!present)('ledger browser', () => {
       await settled(page);
       expect(await listedIds(page)).toContain('c1');
       expect(guarded.offsite).toEqual([]);
+      expect(guarded.requested.some((u) => u.includes('/v1/memories'))).toBe(true);
+      expect(guarded.requested.filter((u) => u.includes(KEY) || u.includes('wrong-key'))).toEqual([]);
     } finally {
       await guarded.close();
     }

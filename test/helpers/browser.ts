@@ -37,6 +37,8 @@ export interface TestBrowser {
   context: BrowserContext;
   /** Requests the page tried to send anywhere but `origin` (always aborted). */
   offsite: string[];
+  /** Every address the page asked for (a key must never be in one). */
+  requested: string[];
   /** Console errors and uncaught page errors (a CSP violation shows here). */
   errors: string[];
   newPage(viewport?: { width: number; height: number }): Promise<Page>;
@@ -49,15 +51,17 @@ export async function launchBrowser(origin: string): Promise<TestBrowser> {
     executablePath: CHROMIUM_PATH, headless: true, args: ARGS, acceptDownloads: true, viewport: { width: 1280, height: 800 },
   });
   const offsite: string[] = [];
+  const requested: string[] = [];
   const errors: string[] = [];
   await context.route('**/*', (route) => {
     const url = route.request().url();
+    requested.push(url);
     if (url.startsWith(`${origin}/`) || url.startsWith('blob:') || url.startsWith('data:')) return route.continue();
     offsite.push(url);
     return route.abort();
   });
   return {
-    context, offsite, errors,
+    context, offsite, requested, errors,
     async newPage(viewport) {
       const page = await context.newPage();
       if (viewport) await page.setViewportSize(viewport);
