@@ -53,15 +53,25 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-cache',
 };
 
+// Read once per process (tests build many apps), on the first mount.
+let bodies: Map<string, { body: Buffer; type: string }> | null = null;
+
+function files(): Map<string, { body: Buffer; type: string }> {
+  if (!bodies) {
+    bodies = new Map();
+    for (const [name, f] of Object.entries(FILES)) bodies.set(name, { body: readFileSync(f.path), type: f.type });
+  }
+  return bodies;
+}
+
 export function mountUi<E extends Env>(app: Hono<E>): void {
-  const bodies = new Map<string, { body: Buffer; type: string }>();
-  for (const [name, f] of Object.entries(FILES)) bodies.set(name, { body: readFileSync(f.path), type: f.type });
+  const served = files();
   const shell = (): Response =>
     new Response(UI_SHELL, { headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' } });
   app.get('/ui', shell);
   app.get('/ui/', shell);
   app.get('/ui/*', (c, next) => {
-    const file = bodies.get(c.req.path.slice('/ui/'.length));
+    const file = served.get(c.req.path.slice('/ui/'.length));
     if (!file) return next();
     return new Response(new Uint8Array(file.body), { headers: { ...SECURITY_HEADERS, 'content-type': file.type } });
   });
