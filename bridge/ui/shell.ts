@@ -51,7 +51,8 @@ export const UI_SHELL = `<!doctype html>
   <h2 id="time-title">Time</h2>
   <div class="time-row">
     <label for="as-of-slider">Known as of</label>
-    <input id="as-of-slider" type="range" min="0" max="1000" step="1" value="1000" aria-describedby="time-range">
+    <input id="as-of-slider" type="range" min="0" max="1000" step="1" value="1000" aria-describedby="time-range" list="as-of-ticks">
+    <datalist id="as-of-ticks"></datalist>
     <button id="as-of-now" type="button">Now</button>
   </div>
   <div class="time-row">

@@ -65,6 +65,9 @@ async function loadRange() {
   spacesCache = { as_of: range.now, answer: sp };
   const firsts = sp.spaces.map((s) => s.first_known_at).filter(Boolean).sort();
   range.first = firsts[0] ?? range.now;
+  // Tick marks where a space's knowledge starts and ends: where the slider is worth stopping.
+  const ticks = new Set(sp.spaces.flatMap((s) => [s.first_known_at, s.last_known_at]).filter(Boolean).map((t) => positionOf(t, range)));
+  fill($('as-of-ticks'), [...ticks].sort((a, b) => a - b).map((p) => el('option', { value: String(p) })));
   fill($('time-range'), `From ${shortInstant(range.first)} (first knowledge) to ${shortInstant(range.now)} (now)`);
 }
 
