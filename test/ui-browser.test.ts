@@ -312,6 +312,12 @@ describe.skipIf(!present)('ledger browser', () => {
       expect(await page.isVisible('#key-panel')).toBe(false);
       expect(await listedIds(page)).toEqual(expect.arrayContaining(['c1', 'c2b', 's1']));
       expect(page.url()).not.toContain(KEY);
+      // The slider learned its range once the key was accepted.
+      await page.focus('#as-of-slider');
+      await page.keyboard.press('Home');
+      await settled(page);
+      expect(await page.inputValue('#as-of')).toMatch(/^2024-01-10T00:00:00(\.0+)?Z$/);
+      expect(await listedIds(page)).not.toContain('c3');
       // A reload in the same tab keeps the key (session storage), and still no key in the address.
       await page.reload();
       await settled(page);

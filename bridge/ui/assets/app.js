@@ -60,11 +60,12 @@ async function spacesAt(asOf) {
 async function loadRange() {
   const v = await get('/v1/version');
   fill($('server-info'), `${v.name ?? 'memory-ledger'} ${v.version ?? ''}`);
-  range.now = v.now ?? new Date().toISOString();
-  const sp = await spacesAt(range.now);
-  spacesCache = { as_of: range.now, answer: sp };
+  const now = v.now ?? new Date().toISOString();
+  const sp = await spacesAt(now); // a hosted server without a key stops here (401), range left unset
+  spacesCache = { as_of: now, answer: sp };
   const firsts = sp.spaces.map((s) => s.first_known_at).filter(Boolean).sort();
-  range.first = firsts[0] ?? range.now;
+  range.now = now;
+  range.first = firsts[0] ?? now;
   // Tick marks where a space's knowledge starts and ends: where the slider is worth stopping.
   const ticks = new Set(sp.spaces.flatMap((s) => [s.first_known_at, s.last_known_at]).filter(Boolean).map((t) => positionOf(t, range)));
   fill($('as-of-ticks'), [...ticks].sort((a, b) => a - b).map((p) => el('option', { value: String(p) })));
