@@ -27,6 +27,6 @@ export function linkedFetch(link: LocalLink, config: Config, appOf: (h: Holding)
     if (tenant !== null) headers[TENANT_HEADER] = tenant;
     // After a takeover the request is answered here, by this serve's own app, with its own admission.
     const replay = (h: Holding): Promise<Response> => Promise.resolve(appOf(h).fetch(new Request(request.url, { method: request.method, headers: request.headers, body })));
-    return link.answer({ method: request.method, path: `${url.pathname}${url.search}`, headers, body }, replay);
+    return link.fetch({ method: request.method, path: `${url.pathname}${url.search}`, headers, body }, replay);
   };
 }

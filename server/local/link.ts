@@ -53,23 +53,33 @@ export class LocalLink {
     return this.#holding ? 'holder' : `forwarder to pid ${this.#remote?.record.pid ?? '?'}`;
   }
 
-  /** Answers in-process when holding, else through the holder, taking over when it is gone. */
-  async answer(envelope: Envelope, local: (h: Holding) => Promise<Response>): Promise<Response> {
+  /**
+   * Answers in-process (`local`) when holding, else through the holder (`remote`); when the holder is
+   * gone, takes over or finds its successor and tries again.
+   */
+  async answer<T>(remote: (holder: HolderClient) => Promise<T>, local: (h: Holding) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       if (this.#holding) return local(this.#holding);
-      const remote = this.#remote;
-      if (remote) {
+      const holder = this.#remote;
+      if (holder) {
         try {
-          const a = await remote.send(envelope);
-          const headers = new Headers();
-          for (const [k, v] of Object.entries(a.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-          return new Response(NULL_BODY.has(a.status) ? null : a.body, { status: a.status, headers });
+          return await remote(holder);
         } catch (error) {
           if (!(error instanceof HolderGoneError) || attempt >= MAX_ATTEMPTS || this.#stopping) throw error;
         }
       }
-      await this.#takeOver(remote);
+      await this.#takeOver(holder);
     }
+  }
+
+  /** `answer` for an HTTP request: the holder's answer as a Response. */
+  fetch(envelope: Envelope, local: (h: Holding) => Promise<Response>): Promise<Response> {
+    return this.answer(async (holder) => {
+      const a = await holder.send(envelope);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(a.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      return new Response(NULL_BODY.has(a.status) ? null : a.body, { status: a.status, headers });
+    }, local);
   }
 
   async #takeOver(failed: HolderClient | null): Promise<void> {

@@ -1,11 +1,14 @@
-// The stdio door of every local process, holder or forwarder alike: each JSON-RPC line from stdin is one
-// POST to the MCP endpoint (in-process on the holder, through the holder's socket elsewhere) and each
-// answer goes back as one line on stdout. The same path on both sides keeps a forwarder's answers
-// byte-identical to the holder's. Calls run concurrently, as the SDK's stdio server runs them.
+// The stdio door of every local process, holder or forwarder alike: each JSON-RPC line from stdin goes
+// to this process's MCP session (in-process on the holder, `POST /local/mcp` on the holder's door
+// elsewhere) and each answer goes back as one line on stdout. A session lives in whichever process holds
+// the folder; after a takeover the new holder opens a fresh one on the next line. Calls run concurrently,
+// as the SDK's stdio server runs them.
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { TENANT_HEADER } from './holder-door.ts';
-import type { Envelope } from './holder-client.ts';
-import type { LocalLink } from './link.ts';
+import { SESSION_HEADER, SESSION_PATH, TENANT_HEADER } from './holder-door.ts';
+import type { HolderClient } from './holder-client.ts';
+import type { Holding, LocalLink } from './link.ts';
+import type { McpSession } from './mcp-session.ts';
 
 export interface Relay {
   /** Resolves when stdin has ended and every call read from it has been answered. */
@@ -23,34 +26,29 @@ const idOf = (line: string): string | number | null => {
   }
 };
 
-/** The JSON-RPC messages in an answer body: one JSON object (JSON mode) or the `data:` lines of an SSE stream. */
-function messagesOf(contentType: string, text: string): string[] {
-  if (contentType.includes('text/event-stream')) {
-    return text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter(Boolean);
-  }
-  const trimmed = text.trim();
-  return trimmed ? [trimmed] : [];
-}
-
 export function relayStdio(link: LocalLink, tenant: string, onError: (message: string) => void): Relay {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', [TENANT_HEADER]: tenant };
-  const pending = new Set<Promise<void>>();
-  const write = (message: string): void => { process.stdout.write(`${message}\n`); };
+  const session = randomUUID();
+  const headers = { 'content-type': 'application/json', [TENANT_HEADER]: tenant, [SESSION_HEADER]: session };
+  const write = (line: string): void => { process.stdout.write(`${line}\n`); };
+  let own: { holding: Holding; session: McpSession } | null = null;
+  let lastRemote: HolderClient | null = null;
+
+  const remote = async (holder: HolderClient, line: string): Promise<string | null> => {
+    lastRemote = holder;
+    const a = await holder.send({ method: 'POST', path: SESSION_PATH, headers, body: Buffer.from(line) });
+    const text = a.body.toString('utf8').trim();
+    if (a.status >= 400) throw new Error(`the holder answered ${a.status}: ${text.slice(0, 200)}`);
+    return text || null;
+  };
+  const local = (holding: Holding, line: string): Promise<string | null> => {
+    if (own?.holding !== holding) own = { holding, session: holding.door.openSession(tenant, write) };
+    return own.session.deliver(line);
+  };
 
   const relay = async (line: string): Promise<void> => {
-    const envelope: Envelope = { method: 'POST', path: '/mcp', headers, body: Buffer.from(line) };
     try {
-      const response = await link.answer(envelope, (h) => Promise.resolve(h.door.appFor(tenant).fetch(
-        new Request('http://localhost/mcp', { method: 'POST', headers, body: line }),
-      )));
-      const text = await response.text();
-      const messages = messagesOf(response.headers.get('content-type') ?? '', text);
-      const rpc = messages.filter((m) => m.startsWith('{') || m.startsWith('['));
-      for (const m of rpc) write(m);
-      const id = idOf(line);
-      if (rpc.length === 0 && id !== null && response.status >= 400) {
-        write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: `the ledger answered ${response.status}: ${text.slice(0, 200)}` } }));
-      }
+      const answer = await link.answer((holder) => remote(holder, line), (holding) => local(holding, line));
+      if (answer !== null) write(answer);
     } catch (error) {
       const message = (error as Error).message;
       onError(message);
@@ -59,6 +57,7 @@ export function relayStdio(link: LocalLink, tenant: string, onError: (message: s
     }
   };
 
+  const pending = new Set<Promise<void>>();
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   let resolveDrained: () => void = () => undefined;
   const drained = new Promise<void>((r) => { resolveDrained = r; });
@@ -68,7 +67,12 @@ export function relayStdio(link: LocalLink, tenant: string, onError: (message: s
     pending.add(p);
   });
   lines.once('close', () => {
-    void Promise.all([...pending]).then(() => resolveDrained());
+    void Promise.all([...pending]).then(async () => {
+      // Tell the holder this session is over (best effort: it also forgets idle sessions).
+      const holder: HolderClient | null = lastRemote;
+      if (holder && !link.holding) await holder.send({ method: 'DELETE', path: SESSION_PATH, headers, body: null }, 1_000).catch(() => undefined);
+      resolveDrained();
+    });
   });
   return { drained, close: () => lines.close() };
 }
