@@ -4,7 +4,7 @@
 // same Hono app as `serve` (REST and MCP streamable HTTP). A forwarder says which tenant it acts for
 // (`x-memory-ledger-tenant`): it admitted the request at its own door, and only processes of this user
 // can reach this one.
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -100,6 +100,8 @@ export async function openHolderDoor(held: Held): Promise<HolderDoor> {
     if (socket) server.listen(socket, () => resolve());
     else server.listen(0, '127.0.0.1', () => resolve());
   });
+  // The folder already keeps others out; the socket's own mode says the same to anyone who looks.
+  if (socket) chmodSync(socket, 0o600);
   const port = socket ? null : (server.address() as AddressInfo).port;
 
   return {

@@ -45,7 +45,12 @@ function fileLock(dataDir: string): FolderLock | null {
       return { release: async () => rmSync(path, { force: true }) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = Number(readFileSync(path, 'utf8').trim());
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(path, 'utf8').trim());
+      } catch {
+        continue; // released between our open and our read: try again
+      }
       if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) return null;
       rmSync(path, { force: true });
     }
