@@ -48,5 +48,5 @@ describe('a folder too deep for a unix socket', () => {
     expect(w.isError).toBeFalsy();
     const g = await holder.client.callTool({ name: 'get_memory', arguments: { id: 'deep-1', as_of: new Date(Date.now() + 60_000).toISOString() } });
     expect((g.structuredContent as { item: { id: string } | null }).item?.id).toBe('deep-1');
-  });
+  }, 150_000);
 });

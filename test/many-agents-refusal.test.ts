@@ -60,7 +60,7 @@ describe('a folder that cannot be shared', () => {
       expect(lines[0]).toContain('0.3.9');
       expect(lines[0]).toContain(SERVICE_VERSION);
     }
-  });
+  }, 150_000);
 
   it('graph store open in a process outside the holder protocol: one line, no engine trace', async () => {
     const dataDir = folder();
@@ -73,5 +73,5 @@ describe('a folder that cannot be shared', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(dataDir);
     expect(lines[0]).toMatch(/locked by a process outside the holder protocol/);
-  });
+  }, 150_000);
 });

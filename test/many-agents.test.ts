@@ -109,7 +109,7 @@ describe('many local agents, one ledger', () => {
   it('three stdio processes and one serve share the folder; SIGKILL of the holder mid-write loses no acknowledged write', async () => {
     const t0 = performance.now();
     // All four start at once: the start-up race must leave one holder and three forwarders.
-    const [a, b, c, s] = await Promise.all([startAgent('a'), startAgent('b'), startAgent('c'), spawnServer({ dataDir, env: { SVC_TENANT: 'local' } })]);
+    const [a, b, c, s] = await Promise.all([startAgent('a'), startAgent('b'), startAgent('c'), spawnServer({ dataDir, env: { SVC_TENANT: 'local' }, timeoutMs: 150_000 })]);
     server = s;
     console.log(`four processes up in ${(performance.now() - t0).toFixed(0)} ms`);
     for (const x of [a, b, c]) members.push({ name: x.name, pid: x.transport.pid ?? 0, write: (id) => writeMcp(x, id), ids: () => idsMcp(x), agent: x });
@@ -180,7 +180,7 @@ describe('many local agents, one ledger', () => {
       const seen = await m.ids();
       expect(acked.filter((id) => !seen.has(id))).toEqual([]);
     }
-  }, 120_000);
+  }, 240_000);
 
   it('a graceful stop of the holder hands the folder over; a forwarder writes protocol lines only', async () => {
     const survivors = members.filter((m) => m !== killed);
@@ -220,5 +220,5 @@ describe('many local agents, one ledger', () => {
     expect(received.length).toBe(3);
     for (const line of received) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
     expect(received.map((l) => (JSON.parse(l) as { id: number }).id).sort()).toEqual([1, 2, 3]);
-  }, 60_000);
+  }, 120_000);
 });

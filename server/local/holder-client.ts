@@ -37,9 +37,12 @@ export class HolderClient {
         { agent: this.#agent, method: envelope.method, path: envelope.path, headers, ...(socket ? { socketPath: socket } : { host: '127.0.0.1', port: port ?? 0 }) },
         (res) => {
           const chunks: Buffer[] = [];
+          let ended = false;
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('end', () => { ended = true; resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }); });
           res.on('error', (e) => reject(new HolderGoneError(e.message)));
+          // A holder killed mid-answer cuts the response: the answer never came, so the call is retried.
+          res.on('close', () => { if (!ended) reject(new HolderGoneError('the holder went mid-answer')); });
         },
       );
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('holder did not answer'), { code: 'ETIMEDOUT' })));
@@ -54,7 +57,7 @@ export class HolderClient {
   /** The holder's version, or null when it does not answer. */
   async probe(): Promise<string | null> {
     try {
-      const a = await this.send({ method: 'GET', path: '/v1/version', headers: {}, body: null }, 2_000);
+      const a = await this.send({ method: 'GET', path: '/v1/version', headers: {}, body: null }, 5_000);
       if (a.status !== 200) return null;
       const v = (JSON.parse(a.body.toString('utf8')) as { version?: unknown }).version;
       return typeof v === 'string' ? v : null;

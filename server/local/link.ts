@@ -13,8 +13,10 @@ import { openHolderDoor, type Held, type HolderDoor } from './holder-door.ts';
 import { tryLock, type FolderLock } from './lock.ts';
 import { ensureRunDir, HOLDER_PROTOCOL, pidAlive, readRecord, readToken, removeRecord, writeRecord, type HolderRecord } from './run-dir.ts';
 
-/** How long to wait for a holder that is starting (it has the lock but no door yet) before giving up. */
+/** How long to wait for a lock holder that says nothing (no record, or a door that does not answer). */
 const WAIT_FOR_HOLDER_MS = 30_000;
+/** A holder that says it is opening the ledger (a large ledger loads for a while) is waited for longer. */
+const WAIT_FOR_OPENING_MS = 10 * 60_000;
 /** Attempts for one request across takeovers (each takeover has its own wait). */
 const MAX_ATTEMPTS = 5;
 
@@ -94,7 +96,7 @@ export class LocalLink {
 
   async #acquire(): Promise<void> {
     const { dataDir } = this.config;
-    const deadline = Date.now() + WAIT_FOR_HOLDER_MS;
+    const began = Date.now();
     try {
       ensureRunDir(dataDir);
     } catch (error) {
@@ -109,6 +111,11 @@ export class LocalLink {
       if (live && (live.protocol !== HOLDER_PROTOCOL || live.version !== SERVICE_VERSION)) {
         throw new FolderHeldError(dataDir, `held by ${describe(live)}, which this memory-ledger ${SERVICE_VERSION} cannot share; stop it or run the same version`);
       }
+      if (live && !live.ready) {
+        if (Date.now() - began > WAIT_FOR_OPENING_MS) throw new FolderHeldError(dataDir, `held by ${describe(live)}, which has been opening the ledger for ${Math.round((Date.now() - began) / 1000)} s`);
+        await sleep(100);
+        continue;
+      }
       if (live) {
         const client = new HolderClient(live, live.socket ? null : readToken(dataDir));
         if ((await client.probe()) === SERVICE_VERSION) {
@@ -118,7 +125,7 @@ export class LocalLink {
         }
         client.close();
       }
-      if (Date.now() > deadline) {
+      if (Date.now() - began > WAIT_FOR_HOLDER_MS) {
         throw new FolderHeldError(dataDir, live ? `held by ${describe(live)}, which does not answer` : 'held by a process that left no holder record (another program, or one still starting)');
       }
       await sleep(100);
@@ -127,10 +134,14 @@ export class LocalLink {
 
   async #hold(lock: FolderLock): Promise<void> {
     const { config } = this;
+    const record = { protocol: HOLDER_PROTOCOL, pid: process.pid, version: SERVICE_VERSION, kind: this.kind, started_at: new Date().toISOString() };
+    // Said at once, so processes arriving while the ledger loads know whom they wait for.
+    writeRecord(config.dataDir, { ...record, ready: false, socket: null, port: null });
     let ledger: Ledger;
     try {
       ledger = await Ledger.open(config.dataDir);
     } catch (error) {
+      removeRecord(config.dataDir, process.pid);
       await lock.release();
       if (isEngineLockError(error)) throw new FolderHeldError(config.dataDir, 'the graph store is locked by a process outside the holder protocol (an older memory-ledger or another Kuzu program)');
       if (isPermissionError(error)) throw new FolderHeldError(config.dataDir, `cannot open the ledger: ${(error as Error).message}`);
@@ -138,10 +149,7 @@ export class LocalLink {
     }
     const started = await startServices(config, ledger);
     const door = await openHolderDoor({ config, ledger, started });
-    writeRecord(config.dataDir, {
-      protocol: HOLDER_PROTOCOL, pid: process.pid, version: SERVICE_VERSION, kind: this.kind,
-      started_at: new Date().toISOString(), socket: door.socket, port: door.port,
-    });
+    writeRecord(config.dataDir, { ...record, ready: true, socket: door.socket, port: door.port });
     this.#holding = { held: { config, ledger, started }, door, lock };
     this.log(`memory-ledger ${SERVICE_VERSION} holds ${config.dataDir} (other local processes reach it on ${door.socket ?? `127.0.0.1:${door.port} with the token`})`);
   }

@@ -15,6 +15,8 @@ export interface HolderRecord {
   /** The command the holder runs: `stdio` or `serve`. */
   kind: string;
   started_at: string;
+  /** False while the holder opens the ledger (it has the lock but no door yet). */
+  ready: boolean;
   /** A unix socket path, or null when the holder answers on loopback (`port`) with the token file. */
   socket: string | null;
   port: number | null;
@@ -51,6 +53,7 @@ export function readRecord(dataDir: string): HolderRecord | null {
       version: parsed.version,
       kind: typeof parsed.kind === 'string' ? parsed.kind : 'unknown',
       started_at: typeof parsed.started_at === 'string' ? parsed.started_at : '',
+      ready: parsed.ready !== false,
       socket: typeof parsed.socket === 'string' ? parsed.socket : null,
       port: typeof parsed.port === 'number' ? parsed.port : null,
     };
