@@ -10,6 +10,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs scripts/
 COPY bin/memory-ledger.mjs bin/
 COPY server server
 COPY tools tools
