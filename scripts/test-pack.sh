@@ -33,23 +33,25 @@ register('data:text/javascript,' + encodeURIComponent(
   'export async function resolve(s, c, next) { if (/^(kuzu|@lancedb\\/)/.test(s)) throw new Error("engine loaded: " + s); return next(s, c); }'));
 JS
 bin=node_modules/.bin/memory-ledger
-best_of() { local best=100000 t; for _ in 1 2 3 4 5; do t=$(ms "$@"); [ "$t" -lt "$best" ] && best=$t; done; echo "$best"; }
 ms() { local s e; s=$(date +%s%N); "$@" > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "$* exited non-zero"; }; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
-# On a machine loaded by others node's own start-up can pass the limit by itself: the limit then applies
-# to what the command adds to a bare `node -e 0` (150 ms at most), and the script says so.
-bare=$(best_of node -e 0)
-if [ "$bare" -gt 150 ]; then LIMIT_MS=$((bare + 150)); echo "node -e 0 takes $bare ms here (machine loaded): limit raised to $LIMIT_MS ms"; else echo "node -e 0: $bare ms"; fi
+# On a machine loaded by others node's own start-up can pass the limit by itself, and load comes in
+# bursts: each command is timed best of 7, interleaved with a bare `node -e 0`, and passes when it is
+# within the limit or adds at most 150 ms to the bare start-up measured beside it (an engine adds ~1 s).
 for args in "--version" "--help" "" "serve --help" "stdio --help" "bundle --help" "pull --help" "push --help"; do
   # shellcheck disable=SC2086
   NODE_OPTIONS="--import $work/no-engine.mjs" ms "$bin" $args > /dev/null
-  # shellcheck disable=SC2086
-  best=$(best_of "$bin" $args)
-  # shellcheck disable=SC2086
-  npx_ms=$(ms npx --no-install memory-ledger $args)
+  best=100000 bare=100000
+  for _ in 1 2 3 4 5 6 7; do
+    t=$(ms node -e 0); [ "$t" -lt "$bare" ] && bare=$t
+    # shellcheck disable=SC2086
+    t=$(ms "$bin" $args); [ "$t" -lt "$best" ] && best=$t
+  done
   [ "$args" = "--version" ] && { grep -qx "$(node -p "require('$OLDPWD/package.json').version")" "$work/out.txt" || fail "--version printed $(cat "$work/out.txt")"; }
   [ "$args" = "--version" ] || grep -q '^usage: memory-ledger' "$work/out.txt" || fail "'$args' printed no usage"
-  printf '%-14s %4d ms (best of 5; through npx %d ms)\n' "${args:-(none)}" "$best" "$npx_ms"
-  [ "$best" -le "$LIMIT_MS" ] || fail "'memory-ledger $args' took $best ms (limit $LIMIT_MS)"
+  # shellcheck disable=SC2086
+  npx_ms=$(ms npx --no-install memory-ledger $args)
+  printf '%-14s %4d ms (node -e 0: %d ms; through npx %d ms)\n' "${args:-(none)}" "$best" "$bare" "$npx_ms"
+  [ "$best" -le "$LIMIT_MS" ] || [ $((best - bare)) -le 150 ] || fail "'memory-ledger $args' took $best ms (limit $LIMIT_MS, node -e 0 $bare ms)"
 done
 
 # The installed server starts on its engines and answers; a second one on the same port says so in one line.
