@@ -8,7 +8,11 @@ ARG BASE=docker.io/library/node:24-bookworm-slim
 FROM ${BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# A registry reached through a TLS-inspecting proxy needs its CA: pass it as the optional build secret
+# npm_ca (`--secret id=npm_ca,src=/path/to/ca.pem`); it is read during this step and kept in no layer.
+RUN --mount=type=secret,id=npm_ca \
+  if [ -s /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi \
+  && npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/
 COPY bin/memory-ledger.mjs bin/

@@ -20,7 +20,12 @@ start=$(date +%s)
 # Host networking for the build: npm ci inside it reaches the npm registry as this machine does.
 # Chroot isolation by default: RUN steps then need no OCI runtime, which a sandbox without its own
 # cgroup controllers refuses ("cgroups in hybrid mode not supported"). IMAGE_ISOLATION=oci overrides.
-podman build --format docker --isolation "${IMAGE_ISOLATION:-chroot}" --network host --build-arg "BASE=$base" -t "$tag" .
+# The CA npm trusts here (a proxy's) goes in as a build secret, never into a layer.
+secret=()
+cafile=$(npm config get cafile 2>/dev/null || true)
+[ -n "$cafile" ] && [ "$cafile" != "null" ] && [ -f "$cafile" ] && secret=(--secret "id=npm_ca,src=$cafile")
+podman build --format docker --isolation "${IMAGE_ISOLATION:-chroot}" --network host "${secret[@]}" \
+  --build-arg "BASE=$base" -t "$tag" .
 echo "== built $tag in $(( $(date +%s) - start )) s, $(podman image inspect "$tag" --format '{{.Size}}') bytes"
 [ "$(podman image inspect "$tag" --format '{{.Config.User}}')" = "ledger" ] || fail "the image does not run as the ledger user"
 podman image inspect "$tag" --format '{{json .Config.Healthcheck}}' | grep -q '/v1/version' || fail "no HEALTHCHECK on /v1/version"
