@@ -7,11 +7,12 @@ ARG BASE=docker.io/library/node:24-bookworm-slim
 # vitest) so the runtime stage carries only what runs.
 FROM ${BASE} AS build
 WORKDIR /src
+ENV npm_config_update_notifier=false
 COPY package.json package-lock.json ./
 # A registry reached through a TLS-inspecting proxy needs its CA: pass it as the optional build secret
 # npm_ca (`--secret id=npm_ca,src=/path/to/ca.pem`); it is read during this step and kept in no layer.
 RUN --mount=type=secret,id=npm_ca \
-  if [ -s /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi \
+  if [ -s /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi \
   && npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/
