@@ -20,10 +20,12 @@ start=$(date +%s)
 # Host networking for the build: npm ci inside it reaches the npm registry as this machine does.
 # Chroot isolation by default: RUN steps then need no OCI runtime, which a sandbox without its own
 # cgroup controllers refuses ("cgroups in hybrid mode not supported"). IMAGE_ISOLATION=oci overrides.
-# The CA npm trusts here (a proxy's) goes in as a build secret, never into a layer.
+# The CAs this machine trusts (here they include a TLS-inspecting proxy's) go in as a build secret, never
+# into a layer: IMAGE_CA_FILE, else npm's cafile, else the system bundle.
 secret=()
-cafile=$(npm config get cafile 2>/dev/null || true)
-[ -n "$cafile" ] && [ "$cafile" != "null" ] && [ -f "$cafile" ] && secret=(--secret "id=npm_ca,src=$cafile")
+cafile=${IMAGE_CA_FILE:-$(npm config get cafile 2>/dev/null || true)}
+{ [ -n "$cafile" ] && [ "$cafile" != "null" ]; } || cafile=/etc/ssl/certs/ca-certificates.crt
+if [ -f "$cafile" ]; then secret=(--secret "id=npm_ca,src=$cafile"); fi
 podman build --format docker --isolation "${IMAGE_ISOLATION:-chroot}" --network host "${secret[@]}" \
   --build-arg "BASE=$base" -t "$tag" .
 echo "== built $tag in $(( $(date +%s) - start )) s, $(podman image inspect "$tag" --format '{{.Size}}') bytes"
