@@ -32,4 +32,15 @@ export async function runServe(): Promise<void> {
     console.log(`memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role})`);
   });
   stopOnSignals(link, () => { server.close(); });
+  // A taken port is a set-up mistake, not a crash: one line saying what to change, no stack trace.
+  server.once('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+      const why = error.code === 'EADDRINUSE' ? 'is already in use' : 'is not allowed for this user';
+      console.error(`memory-ledger: ${config.host}:${config.port} ${why}; set PORT (and HOST) to listen elsewhere`);
+    } else {
+      console.error(`memory-ledger: cannot listen on ${config.host}:${config.port}: ${error.message}`);
+    }
+    setTimeout(() => process.exit(1), 15_000).unref();
+    void link.close().catch(() => undefined).finally(() => process.exit(1));
+  });
 }
