@@ -134,6 +134,11 @@ function toCsv<R>(spec: TableSpec<R>, rows: readonly R[]): string {
   return out;
 }
 
+/** A Cypher string literal holding `text` exactly: backslashes and single quotes escaped. */
+export function cypherString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
 function decodeText(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   // Without a backslash the encoded text holds no quote, control character or escape, so the string is
@@ -349,7 +354,9 @@ export class KuzuGraph implements GraphStore {
   /** One tenant's rows: what a tenant's read model is built from when it is first used. */
   async loadTenant(tenant: string): Promise<LoadedLedger> {
     // Text columns hold JSON-encoded strings (see the top of this file), so the tenant is compared encoded.
-    return this.#load('WHERE x.tenant = $t', { t: JSON.stringify(tenant) });
+    // A literal, not a parameter: the prepared form took 2.5-4x as long here (530-900 ms against 210 ms
+    // for a 3,000-row tenant among 30,000 rows), and the tenant comes from the key map, escaped below.
+    return this.#load(`WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`);
   }
 
   /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */

@@ -18,7 +18,7 @@ export function memoryBudgetMb(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SVC_MEMORY_MB;
   if (raw === undefined || raw === '') return MEMORY_MB_DEFAULT;
   const mb = Number(raw);
-  if (!Number.isInteger(mb) || mb < 16) throw new Error(`SVC_MEMORY_MB: expected a whole number of megabytes, at least 16, got "${raw}"`);
+  if (!Number.isInteger(mb) || mb < 1) throw new Error(`SVC_MEMORY_MB: expected a whole number of megabytes, at least 1, got "${raw}"`);
   return mb;
 }
 

@@ -77,6 +77,16 @@ describe('tenants resident on use', () => {
     expect(conflict.refused).toEqual([{ id: 'a-0', kind: 'node', reason: 'id_conflict' }]);
   });
 
+  it('a tenant named with quotes and backslashes loads back its own rows', async () => {
+    const odd = 'q\'u\\o"te';
+    await ledger.write(odd, { space: 's', nodes: [{ id: 'x', kind: 'claim', statement: 'odd tenant' }], edges: [] });
+    await ledger.load('a');
+    await ledger.load('b');
+    expect(ledger.tenants()).not.toContain(odd);
+    const page = await list(odd, 'now');
+    expect(page.items.map((n) => [n.id, n.tenant])).toEqual([['x', odd]]);
+  });
+
   it('a load racing with writes misses none of them, and reads never mix tenants', async () => {
     await ledger.load('b');
     const writes = Array.from({ length: 20 }, (_, i) => ledger.write('a', { space: 's', nodes: nodes('a', ROWS + i * 5, 5), edges: [] }));
