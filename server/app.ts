@@ -3,7 +3,9 @@
 import { Hono } from 'hono';
 import type { Ledger } from '../storage/ledger.ts';
 import type { Context, Services } from '../tools/context.ts';
+import { mountDocs } from '../bridge/docs.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
+import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
@@ -18,7 +20,7 @@ export interface AppDeps {
   mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
 }
 
-export const unauthorized = { detail: { error: 'SVC_UNAUTHORIZED' } } as const;
+export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
 
 /** The tenant a request acts for: from its key on a hosted deployment, else SVC_TENANT; null: refuse. */
 export function tenantResolver(config: Config): (authorization: string | undefined | null) => string | null {
@@ -35,8 +37,18 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 
+  // RFC 9110: a 401 names the scheme it wants. Set here for every door (REST and MCP) at once.
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.status === 401 && !c.res.headers.has('www-authenticate')) {
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set('www-authenticate', 'Bearer');
+    }
+  });
+
   app.get('/v1/version', (c) => c.json({ name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION }));
 
+  mountDocs(app, SERVICE_VERSION);
   deps.mount?.(app, deps);
 
   app.use('/v1/*', async (c, next) => {
@@ -50,10 +62,10 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   app.get('/v1/check_install', async (c) => c.json(await runChecks(checks)));
   mountRest(app, deps.config.maxBodyBytes);
 
-  app.notFound((c) => c.json({ detail: { error: 'not_found', why: `no route ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+  app.notFound((c) => c.json(errorDetail('not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.onError((error, c) => {
     console.error('unhandled error:', error);
-    return c.json({ detail: { error: 'internal', why: 'the server failed to answer' } }, 500);
+    return c.json(errorDetail('internal', 'the server failed to answer'), 500);
   });
   return app;
 }
