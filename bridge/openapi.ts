@@ -164,7 +164,6 @@ export function openApiDocument(version: string): JsonSchema {
       description: 'A time-aware, append-only memory ledger. Every read names as_of (the knowledge instant); ' +
         'the same operations are MCP tools at /mcp. Errors: every 4xx and 5xx body is {detail: ...}; see the README section "Errors".',
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, {}],
     tags: [
