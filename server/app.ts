@@ -1,6 +1,6 @@
 // The HTTP application: authentication, the open version route, the REST door, and (mounted by the MCP
 // wiring) the agent door. Built in-process so tests call `app.request()` without a port.
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { Ledger } from '../storage/ledger.ts';
 import type { Context, Services } from '../tools/context.ts';
 import { mountDocs } from '../bridge/docs.ts';
@@ -22,6 +22,15 @@ export interface AppDeps {
 
 export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
 
+/** RFC 9110: a 401 names the scheme it wants. One middleware, so every door (REST and MCP) sends it. */
+const bearerChallenge: MiddlewareHandler<RestEnv> = async (c, next) => {
+  await next();
+  if (c.res.status === 401 && !c.res.headers.has('www-authenticate')) {
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set('www-authenticate', 'Bearer');
+  }
+};
+
 /** The tenant a request acts for: from its key on a hosted deployment, else SVC_TENANT; null: refuse. */
 export function tenantResolver(config: Config): (authorization: string | undefined | null) => string | null {
   if (!config.apiKeys) return () => config.tenant;
@@ -34,17 +43,9 @@ export function tenantResolver(config: Config): (authorization: string | undefin
 
 export function createApp(deps: AppDeps): Hono<RestEnv> {
   const app = new Hono<RestEnv>();
+  app.use('*', bearerChallenge);
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
-
-  // RFC 9110: a 401 names the scheme it wants. Set here for every door (REST and MCP) at once.
-  app.use('*', async (c, next) => {
-    await next();
-    if (c.res.status === 401 && !c.res.headers.has('www-authenticate')) {
-      c.res = new Response(c.res.body, c.res);
-      c.res.headers.set('www-authenticate', 'Bearer');
-    }
-  });
 
   app.get('/v1/version', (c) => c.json({ name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION }));
 
