@@ -36,16 +36,21 @@ export function advertisedSchema(op: AnyOperation, confined: boolean): JsonSchem
 }
 
 const archiveOutputJson = outputJsonSchema(ArchiveOutputSchema);
+const outputCache = new Map<string, JsonSchema | undefined>();
 
 /** The JSON Schema of a tool's structuredContent: the REST body, or the archive's description for a file. */
 export function advertisedOutputSchema(op: AnyOperation): JsonSchema | undefined {
-  return operationOutputJsonSchema(op.name) ?? (op.name in fileOutputs ? archiveOutputJson : undefined);
+  // A server is built per HTTP request: convert once per operation, not once per call.
+  if (!outputCache.has(op.name)) outputCache.set(op.name, operationOutputJsonSchema(op.name) ?? (op.name in fileOutputs ? archiveOutputJson : undefined));
+  return outputCache.get(op.name);
 }
+
 
 /**
  * Advertises the operation's JSON Schema but lets every argument through: `runOperation` is the one
  * validator, so a missing as_of is SVC_AS_OF_REQUIRED and a bad field the same 422 issues as over REST,
- * never an SDK-worded "Invalid arguments".
+ * never an SDK-worded "Invalid arguments". Used for output schemas too: structuredContent is the REST
+ * body exactly as the handler made it (the tests hold every answer to its schema), never re-shaped by the SDK.
  */
 function passThrough(json: JsonSchema): StandardSchemaWithJSON<Record<string, unknown>> {
   return {
