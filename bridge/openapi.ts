@@ -26,28 +26,27 @@ type PathItem = Partial<Record<'get' | 'post' | 'delete', Operation>>;
 const ref = (kind: 'schemas' | 'responses', name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
 
 /** Errors each operation can answer besides 401 and validation, by name (what its handler may throw). */
-const EXTRA_ERRORS: Readonly<Record<string, readonly string[]>> = {
-  search_memory: ['Unavailable'],
-  invalidate_memory: ['NotFound'],
+const EXTRA_ERRORS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  search_memory: { '503': 'Unavailable' },
+  invalidate_memory: { '404': 'NotFound' },
 };
+
+const BAD_REQUEST = 'SVC_BAD_TIMESTAMP: a query-parameter instant that does not parse (the detail also has loc); invalid_json: a body that is not JSON.';
 
 function errorResponse(description: string): JsonSchema {
   return { description, content: { 'application/json': { schema: ref('schemas', 'ErrorBody') } } };
 }
 
 function components(): JsonSchema {
-  const schema = (s: z.ZodType): JsonSchema => {
-    const { $schema: _ignored, ...rest } = outputJsonSchema(s);
-    return rest;
-  };
+  const schema = (s: z.ZodType): JsonSchema => withoutSchemaKey(outputJsonSchema(s));
   return {
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer', description: 'An API key: it selects the tenant. Required on a hosted deployment (SVC_API_KEYS); an open local server needs none.' },
     },
     schemas: { ErrorBody: schema(ErrorBodySchema), ValidationErrorBody: schema(ValidationErrorBodySchema) },
     responses: {
-      AsOfRequired: errorResponse('SVC_AS_OF_REQUIRED: a read without as_of (checked before anything else).'),
-      BadRequest: errorResponse('SVC_BAD_TIMESTAMP: a query-parameter instant that does not parse (body also carries loc); invalid_json: a body that is not JSON.'),
+      BadRequest: errorResponse(BAD_REQUEST),
+      AsOfRequiredOrBadRequest: errorResponse(`SVC_AS_OF_REQUIRED: a read without as_of (checked before anything else). ${BAD_REQUEST}`),
       Unauthorized: {
         ...errorResponse(`SVC_UNAUTHORIZED: ${UNAUTHORIZED_WHY}.`),
         headers: { 'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string', const: 'Bearer' } } },
@@ -63,9 +62,26 @@ function components(): JsonSchema {
   };
 }
 
+/** Shared row types (NodeRow, Certificate, ...), hoisted out of each answer into components.schemas. */
+const shared: Record<string, JsonSchema> = {};
+
+function toComponentRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toComponentRefs);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node as JsonSchema)) {
+    out[key] = key === '$ref' && typeof value === 'string' ? value.replace('#/$defs/', '#/components/schemas/') : toComponentRefs(value);
+  }
+  return out;
+}
+
+/** A JSON Schema ready to embed: no $schema, its named $defs moved to components.schemas. */
 function withoutSchemaKey(json: JsonSchema): JsonSchema {
-  const { $schema: _ignored, ...rest } = json;
-  return rest;
+  const { $schema: _ignored, $defs, ...rest } = json;
+  for (const [name, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
+    shared[name] = toComponentRefs(def) as JsonSchema;
+  }
+  return toComponentRefs(rest) as JsonSchema;
 }
 
 /** A property schema without its description (which moves onto the parameter). */
@@ -109,7 +125,7 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   const responses: Record<string, JsonSchema> = { '200': ok };
   responses['400'] = ref('responses', op.requiresAsOf ? 'AsOfRequiredOrBadRequest' : 'BadRequest');
   responses['401'] = ref('responses', 'Unauthorized');
-  for (const name of EXTRA_ERRORS[op.name] ?? []) responses[name === 'NotFound' ? '404' : '503'] = ref('responses', name);
+  for (const [status, name] of Object.entries(EXTRA_ERRORS[op.name] ?? {})) responses[status] = ref('responses', name);
   if (route.from === 'body') responses['413'] = ref('responses', 'PayloadTooLarge');
   responses['422'] = ref('responses', 'ValidationError');
   out.responses = responses;
@@ -154,8 +170,7 @@ export function openApiDocument(version: string): JsonSchema {
     item[route.method === 'GET' ? 'get' : 'post'] = routeOperation(route, operationNamed(route.operation));
   }
   const parts = components();
-  const responses = parts.responses as Record<string, JsonSchema>;
-  responses.AsOfRequiredOrBadRequest = errorResponse(`${String((responses.AsOfRequired as { description: string }).description)} Also ${String((responses.BadRequest as { description: string }).description)}`);
+  Object.assign(parts.schemas as JsonSchema, shared);
   cached = {
     openapi: '3.1.0',
     info: {

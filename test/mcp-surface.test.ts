@@ -59,7 +59,11 @@ describe('MCP tool listing', () => {
     }
     const list = tools.find((x) => x.name === 'list_memories')!.outputSchema as Schema;
     expect(list.required).toEqual(expect.arrayContaining(['items', 'certificate', 'next_cursor']));
-    expect(Object.keys(list.properties?.items?.items?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'superseded_by', 'invalidated']));
+    // Shared row types are named once in the tool's $defs.
+    const ref = (list.properties?.items?.items as { $ref?: string } | undefined)?.$ref ?? '';
+    expect(ref).toBe('#/$defs/NodeRow');
+    const defs = (list as { $defs?: Record<string, Schema> }).$defs ?? {};
+    expect(Object.keys(defs.NodeRow?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'superseded_by', 'invalidated']));
     expect(Object.keys(tools.find((x) => x.name === 'export_ledger')!.outputSchema?.properties ?? {})).toEqual(['filename', 'media_type', 'bytes', 'uri']);
   });
 

@@ -97,7 +97,12 @@ export function inputJsonSchema(op: AnyOperation): JsonSchema {
 
 /** A zod output schema as clients are told it. */
 export function outputJsonSchema(schema: z.ZodType): JsonSchema {
-  return openObjects(z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' })) as JsonSchema;
+  const json = openObjects(z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' })) as JsonSchema;
+  // zod leaves the registry `id` inside each named $def; `id` is no JSON Schema 2020-12 keyword and
+  // strict validators (the MCP client's) refuse it. The $defs key already names the type.
+  const defs = json.$defs as Record<string, JsonSchema> | undefined;
+  if (defs) for (const def of Object.values(defs)) delete def.id;
+  return json;
 }
 
 const outputCache = new Map<string, JsonSchema>();

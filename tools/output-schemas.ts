@@ -22,7 +22,8 @@ export const InvalidatedSchema = z.object({
   known_at: Instant.describe('From when reads see it: the declared instant when backfilled, else invalidated_at.'),
 });
 
-export const InvalidationSchema = z.object({ target_id: Id, ...InvalidatedSchema.shape });
+export const InvalidationSchema = z.object({ target_id: Id, ...InvalidatedSchema.shape })
+  .meta({ id: 'Invalidation', description: 'Who retracted a block, why, and from when reads see it (v1.x).' });
 
 export const NodeRowSchema = z.object({
   id: Id,
@@ -40,7 +41,7 @@ export const NodeRowSchema = z.object({
   fact_value: z.unknown().optional(),
   superseded_by: z.array(Id).optional().describe('Ids of the nodes whose SUPERSEDES edge, visible to this read, points at this one; [] when none (v1.x).'),
   invalidated: InvalidatedSchema.optional().describe('Present only with include_invalidated=true on an invalidated node (v1.x).'),
-}).describe('One version of a block.');
+}).meta({ id: 'NodeRow', description: 'One version of a block.' });
 
 export const EdgeRowSchema = z.object({
   source_id: Id,
@@ -55,7 +56,7 @@ export const EdgeRowSchema = z.object({
   valid: ValidSchema,
   captured_at: Instant,
   known_at: Instant,
-});
+}).meta({ id: 'EdgeRow', description: 'One typed edge between two blocks.' });
 
 export const MaskedSchema = z.object({ node: Count.optional(), edge: Count.optional(), verdict: Count.optional() })
   .describe('Rows hidden because they were learned after as_of, by kind; kinds with none are left out.');
@@ -68,7 +69,7 @@ export const CertificateSchema = z.object({
   rules_as_of: Instant.optional(),
   fact: z.string().optional(),
   invalidated: Count.optional().describe('Versions left out because their node was invalidated as of as_of (v1.x; omitted when 0).'),
-}).describe('What the answer is certified against.');
+}).meta({ id: 'Certificate', description: 'What the answer is certified against.' });
 
 const ReadReason = z.enum(['not_yet', 'absent', 'invalidated']);
 
