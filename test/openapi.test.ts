@@ -66,6 +66,11 @@ describe('GET /v1/openapi.json', () => {
           expect(Object.keys(op?.requestBody?.content['application/json']?.schema.properties ?? {}), label).toContain(field);
         }
       }
+      if (route.from === 'body' && pathNames.length === 0) {
+        // The body is the very schema the MCP tool advertises.
+        const { $schema: _s, ...advertised } = input;
+        expect(op?.requestBody?.content['application/json']?.schema, route.operation).toEqual(advertised);
+      }
       expect(Object.keys(op?.responses ?? {}), route.operation).toEqual(expect.arrayContaining(['200', '400', '401', '422']));
     }
     expect(doc.paths['/v1/memories/{id}']?.delete?.responses).toHaveProperty('501');
