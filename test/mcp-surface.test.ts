@@ -3,6 +3,7 @@
 // and instructions that teach the ledger's few habits.
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { annotationsOf, describeEffect } from '../server/mcp/hints.ts';
 import { summarize } from '../server/mcp/render.ts';
 import { formatInstant } from '../storage/time.ts';
 import { operationNamed, operations } from '../tools/index.ts';
@@ -90,6 +91,18 @@ describe('MCP tool listing', () => {
       expect(invalidate.description).toMatch(/append-only/i);
       expect(invalidate.description).toMatch(/earlier as_of/);
     }
+  });
+
+  it('marks invalidate_memory destructive yet says it is append-only, whatever its own description says', () => {
+    const base = operationNamed('remember');
+    for (const description of ['Hide a block from later reads.', 'Append-only retraction.']) {
+      const op = { ...base, name: 'invalidate_memory', description };
+      expect(annotationsOf(op)).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+      expect(describeEffect(op)).toMatch(/^.+ Append-only: nothing is deleted; reads with an earlier as_of still see the block/);
+    }
+    const own = { ...base, name: 'invalidate_memory', description: 'Append-only: an earlier as_of still sees it.' };
+    expect(describeEffect(own)).toBe(own.description);
+    expect(annotationsOf({ ...base, name: 'some_new_read', requiresAsOf: true })).toMatchObject({ readOnlyHint: true });
   });
 
   it('teaches the habits in the server instructions', () => {

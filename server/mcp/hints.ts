@@ -11,7 +11,7 @@ interface Effect {
   /** Repeating the same call changes nothing more; only said of tools that write. */
   idempotent?: boolean;
   /** Appended to the operation's description when it does not already say it. */
-  note?: { unless: RegExp; text: string };
+  note?: { unless: (description: string) => boolean; text: string };
 }
 
 const EFFECTS: Readonly<Record<string, Effect>> = {
@@ -32,7 +32,7 @@ const EFFECTS: Readonly<Record<string, Effect>> = {
   invalidate_memory: {
     readOnly: false, destructive: true, idempotent: true,
     note: {
-      unless: /append-only/i,
+      unless: (d) => /append-only/i.test(d) && /earlier as_of/i.test(d),
       text: ' Append-only: nothing is deleted; reads with an earlier as_of still see the block, and include_invalidated=true shows it with its invalidation.',
     },
   },
@@ -55,7 +55,7 @@ export function annotationsOf(op: AnyOperation): ToolAnnotations {
 /** The operation's description, with what its annotations cannot say (append-only invalidation). */
 export function describeEffect(op: AnyOperation): string {
   const note = effectOf(op).note;
-  return note && !note.unless.test(op.description) ? op.description + note.text : op.description;
+  return note && !note.unless(op.description) ? op.description + note.text : op.description;
 }
 
 export const INSTRUCTIONS = [
