@@ -125,6 +125,13 @@ describe('MCP tool results', () => {
       ['why', { id: 's1', as_of: asOf }, /^why: chain of 1 link as of /],
       ['search_memory', { query: 'sun', as_of: asOf }, /^search_memory: 1 result \(1 direct, 0 by expansion\) as of /],
     ];
+    calls.push(
+      ['list_spaces', { as_of: 'now' }, /^list_spaces: 1 space as of \d{4}-/],
+      ['invalidate_memory', { id: 's1', reason: 'wrong' }, /^invalidate_memory: invalidated s1 from \d{4}-.*: "wrong"$/],
+      ['invalidate_memory', { id: 's1', reason: 'wrong' }, /already invalidated; nothing written/],
+      ['get_memory', { id: 's1', as_of: 'now' }, /^get_memory: no block \(invalidated\) as of \d{4}-/],
+      ['list_memories', { as_of: 'now' }, /^list_memories: 0 blocks as of .*; 1 invalidated left out$/],
+    );
     const texts = [(w.content as { text: string }[])[0]!.text];
     expect(texts[0]).toMatch(/^remember: accepted 1, refused 1 \(missing_endpoint\)$/);
     for (const [name, args, line] of calls) {

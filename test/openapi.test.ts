@@ -118,6 +118,23 @@ describe('GET /v1/openapi.json', () => {
       expect(r.status, name).toBe(200);
       expectShaped(outputSchemas[name]!, r.json, `${name} ${path}`);
     }
+    const retract = await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'the source withdrew it' } });
+    expect(retract.status).toBe(200);
+    expectShaped(outputSchemas.invalidate_memory!, retract.json, 'invalidate_memory');
+    expectShaped(outputSchemas.invalidate_memory!, (await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'again' } })).json, 'invalidate_memory again');
+    const after: [string, string, Record<string, string>][] = [
+      ['list_spaces', '/v1/spaces', { as_of: 'now' }],
+      ['get_memory', '/v1/memories/o2', { as_of: 'now' }],
+      ['get_memory', '/v1/memories/o2', { as_of: 'now', include_invalidated: 'true' }],
+      ['list_memories', '/v1/memories', { as_of: 'now', include_invalidated: 'true' }],
+      ['list_memories', '/v1/memories', { as_of: 'now', current_only: 'true' }],
+    ];
+    for (const [name, path, query] of after) {
+      const r = await t.call('GET', path, { key: KEY, query });
+      expect(r.status, name).toBe(200);
+      expectShaped(outputSchemas[name]!, r.json, `${name} ${JSON.stringify(query)}`);
+    }
+    expect(JSON.stringify((await t.call('GET', '/v1/memories/o2', { key: KEY, query: { as_of: 'now' } })).json)).toContain('"reason":"invalidated"');
     expectShaped(VersionOutputSchema, (await t.call('GET', '/v1/version')).json, 'version');
     expectShaped(CheckInstallOutputSchema, (await t.call('GET', '/v1/check_install', { key: KEY })).json, 'check_install');
   });

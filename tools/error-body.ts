@@ -97,7 +97,7 @@ export function errorAnswer(error: unknown, locate: Locator, raw?: unknown): Err
       type: i.type,
       loc: [locate(i.loc[0]), ...i.loc],
       msg: i.msg,
-      input: shownInput(i.input !== undefined ? i.input : valueAt(raw, i.loc)),
+      input: shownInput(i.input ?? valueAt(raw, i.loc)),
     }));
     // Conformance asks 400 for a query-parameter instant: the query is the read's address, not a body.
     const badQueryTime = located.find((i) => i.type === 'timestamp' && i.loc[0] === 'query');

@@ -1,8 +1,6 @@
 // What each operation answers, as zod schemas keyed by operation name: the MCP door advertises them as
 // tools' output schemas and the OpenAPI document as 200 bodies, so both describe the same JSON. Kept
 // apart from the operation files so the handlers and their inputs can change without touching this.
-// Fields the v1.x release adds (superseded_by, invalidation, `now`) are optional until every build emits
-// them; CONTRACT.md's v1.x section says when they are present.
 import { z } from 'zod';
 import { EDGE_TYPES, POLICIES } from '../storage/types.ts';
 
@@ -23,7 +21,7 @@ export const InvalidatedSchema = z.object({
 });
 
 export const InvalidationSchema = z.object({ target_id: Id, ...InvalidatedSchema.shape })
-  .meta({ id: 'Invalidation', description: 'Who retracted a block, why, and from when reads see it (v1.x).' });
+  .meta({ id: 'Invalidation', description: 'Who retracted a block, why, and from when reads see it.' });
 
 export const NodeRowSchema = z.object({
   id: Id,
@@ -39,8 +37,8 @@ export const NodeRowSchema = z.object({
   valid: ValidSchema,
   fact_key: z.string().optional(),
   fact_value: z.unknown().optional(),
-  superseded_by: z.array(Id).optional().describe('Ids of the nodes whose SUPERSEDES edge, visible to this read, points at this one; [] when none (v1.x).'),
-  invalidated: InvalidatedSchema.optional().describe('Present only with include_invalidated=true on an invalidated node (v1.x).'),
+  superseded_by: z.array(Id).describe('Ids of the nodes whose SUPERSEDES edge, visible to this read, points at this one, sorted; [] when none.'),
+  invalidated: InvalidatedSchema.optional().describe('Present only with include_invalidated=true on a node invalidated as of the read.'),
 }).meta({ id: 'NodeRow', description: 'One version of a block.' });
 
 export const EdgeRowSchema = z.object({
@@ -68,10 +66,12 @@ export const CertificateSchema = z.object({
   backfill: z.object({ batches: Count, rows: Count }).optional().describe('Shown rows resting on a declared backfill instant.'),
   rules_as_of: Instant.optional(),
   fact: z.string().optional(),
-  invalidated: Count.optional().describe('Versions left out because their node was invalidated as of as_of (v1.x; omitted when 0).'),
+  invalidated: Count.optional().describe('Versions left out because their node was invalidated as of as_of (omitted when 0).'),
 }).meta({ id: 'Certificate', description: 'What the answer is certified against.' });
 
 const ReadReason = z.enum(['not_yet', 'absent', 'invalidated']);
+
+const Batch = z.object({ id: Id, declared_captured_at: Instant, reason: z.string() }).describe('The declared backfill batch of the write.');
 
 const Refusal = z.looseObject({ id: z.string(), kind: z.string(), reason: z.string() })
   .describe('A row left unwritten; may carry more keys (allowed, expected).');
@@ -86,7 +86,7 @@ export const RememberOutputSchema = z.object({
   refused: z.array(Refusal),
   warnings: z.array(Warning),
   ids: z.array(Id).describe('Ids of the nodes written.'),
-  batch: z.object({ id: Id, declared_captured_at: Instant, reason: z.string() }).nullable(),
+  batch: Batch.nullable(),
   episodes: z.array(Episode).describe('Message writes only: what each message produced.'),
 });
 
@@ -141,14 +141,15 @@ export const ResolveFactOutputSchema = z.object({
   policy: z.string().nullable(),
   candidates: z.array(z.object({
     id: Id, value: z.unknown(), space: z.string(), asserted_at: Instant, valid: ValidSchema, known_at: Instant, source: z.string(),
-    superseded_by: z.array(Id).optional(),
+    superseded_by: z.array(Id),
   })),
   certificate: CertificateSchema,
 });
 
 export const InvalidateMemoryOutputSchema = z.object({
   invalidation: InvalidationSchema,
-  warnings: z.array(z.string()).describe('already_invalidated when the node was already invalidated (nothing written).'),
+  warnings: z.array(z.looseObject({ id: Id, warning: z.string() })).describe('already_invalidated when the node was already invalidated (nothing written).'),
+  batch: Batch.nullable(),
 });
 
 export const ListSpacesOutputSchema = z.object({
@@ -179,7 +180,7 @@ export const fileOutputs: Readonly<Record<string, string>> = { export_ledger: 'a
 
 export const VersionOutputSchema = z.object({
   name: z.string(), version: z.string(), api: z.literal('v1'), bundle_version: z.number().int(),
-  now: Instant.optional().describe('The server\'s present instant (v1.x).'),
+  now: Instant.describe('The server\'s present instant: what as_of "now" resolves to at this moment.'),
 });
 
 export const CheckInstallOutputSchema = z.object({
