@@ -1,11 +1,11 @@
 // The REST door: a thin adapter from HTTP to the operations. It reads path, query and body, calls
 // `runOperation` with the caller's context, and writes the operation's JSON unchanged.
 import type { Hono } from 'hono';
+import { errorAnswer, errorDetail, type Source } from '../tools/error-body.ts';
 import { SvcError } from '../tools/errors.ts';
 import type { Context } from '../tools/context.ts';
 import { operationNamed } from '../tools/index.ts';
 import { runOperation } from '../tools/operation.ts';
-import { httpError, type Source } from './errors.ts';
 import { matchPath, routes } from './routes.ts';
 
 export interface RestEnv {
@@ -38,7 +38,7 @@ function queryObject(url: URL, known: ReadonlySet<string>): Record<string, strin
 
 export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
   app.delete('/v1/memories/*', (c) =>
-    c.json({ detail: { error: 'append_only', why: 'the ledger is append-only: nothing is ever deleted; write a new block and a SUPERSEDES edge instead' } }, 501));
+    c.json(errorDetail('append_only', 'the ledger is append-only: nothing is ever deleted; write a new block and a SUPERSEDES edge instead, or retract it with POST /v1/memories/{id}/invalidate'), 501));
 
   app.on(['GET', 'POST'], '/v1/*', async (c, next) => {
     const url = new URL(c.req.url);
@@ -50,17 +50,18 @@ export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
       let from: Source = route.from;
       const sourceOf = (field: string | number | undefined): Source =>
         typeof field === 'string' && field in params ? 'path' : from;
+      let input: unknown;
       try {
         const op = operationNamed(route.operation);
         const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url, new Set(Object.keys(op.input.shape)));
         from = route.from;
-        const input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
+        input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
         const result = await runOperation(op, input, ctx);
         if (route.respond) return await route.respond(result, ctx);
         return c.json(result as object, 200);
       } catch (error) {
-        const e = httpError(error, sourceOf);
-        return c.json(e.body as object, e.status as 400);
+        const e = errorAnswer(error, sourceOf, input);
+        return c.json(e.body, e.status as 400);
       }
     }
     return next();

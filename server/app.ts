@@ -1,10 +1,12 @@
 // The HTTP application: authentication, the open version route, the REST door, and (mounted by the MCP
 // wiring) the agent door. Built in-process so tests call `app.request()` without a port.
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { Ledger } from '../storage/ledger.ts';
 import type { Context, Services } from '../tools/context.ts';
+import { mountDocs } from '../bridge/docs.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
 import { mountUi } from '../bridge/ui/routes.ts';
+import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
@@ -20,7 +22,16 @@ export interface AppDeps {
   mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
 }
 
-export const unauthorized = { detail: { error: 'SVC_UNAUTHORIZED' } } as const;
+export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
+
+/** RFC 9110: a 401 names the scheme it wants. One middleware, so every door (REST and MCP) sends it. */
+const bearerChallenge: MiddlewareHandler<RestEnv> = async (c, next) => {
+  await next();
+  if (c.res.status === 401 && !c.res.headers.has('www-authenticate')) {
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set('www-authenticate', 'Bearer');
+  }
+};
 
 /** The tenant a request acts for: from its key on a hosted deployment, else SVC_TENANT; null: refuse. */
 export function tenantResolver(config: Config): (authorization: string | undefined | null) => string | null {
@@ -34,6 +45,7 @@ export function tenantResolver(config: Config): (authorization: string | undefin
 
 export function createApp(deps: AppDeps): Hono<RestEnv> {
   const app = new Hono<RestEnv>();
+  app.use('*', bearerChallenge);
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 
@@ -43,6 +55,7 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   }));
   mountUi(app); // the ledger browser at /ui: open static files, reads go through /v1 with the key
 
+  mountDocs(app, SERVICE_VERSION);
   deps.mount?.(app, deps);
 
   app.use('/v1/*', async (c, next) => {
@@ -56,10 +69,10 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   app.get('/v1/check_install', async (c) => c.json(await runChecks(checks)));
   mountRest(app, deps.config.maxBodyBytes);
 
-  app.notFound((c) => c.json({ detail: { error: 'not_found', why: `no route ${c.req.method} ${new URL(c.req.url).pathname}` } }, 404));
+  app.notFound((c) => c.json(errorDetail('not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.onError((error, c) => {
     console.error('unhandled error:', error);
-    return c.json({ detail: { error: 'internal', why: 'the server failed to answer' } }, 500);
+    return c.json(errorDetail('internal', 'the server failed to answer'), 500);
   });
   return app;
 }

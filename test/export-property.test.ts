@@ -57,7 +57,7 @@ const writeArb = fc.record({
   backfill: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
   nodes: fc.array(nodeArb, { maxLength: 4 }),
   edges: fc.array(edgeArb, { maxLength: 3 }),
-});
+}).filter((w) => w.nodes.length + w.edges.length > 0); // an empty write is a 422 (strict input, v1.x)
 
 const queryArb = fc.record({
   asOfPick: fc.nat(),

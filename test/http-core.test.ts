@@ -22,7 +22,7 @@ afterAll(async () => {
   for (const s of [hosted, open]) if (s) rmSync(s.dataDir, { recursive: true, force: true });
 });
 
-interface Answer { status: number; json: any; text: string }
+interface Answer { status: number; json: any; text: string; headers: Headers }
 
 async function call(server: ServerProcess, method: string, path: string, opts: { key?: string | null; body?: unknown; raw?: string } = {}): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -33,7 +33,7 @@ async function call(server: ServerProcess, method: string, path: string, opts: {
   const text = await r.text();
   let json: unknown = null;
   try { json = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: r.status, json, text };
+  return { status: r.status, json, text, headers: r.headers };
 }
 
 const post = (body: unknown, key?: string | null) => call(hosted, 'POST', '/v1/memories', { body, key });
@@ -52,7 +52,8 @@ describe('keys and tenants', () => {
       for (const [method, path] of [['GET', `/v1/memories?as_of=${NOW()}`], ['POST', '/v1/memories'], ['GET', '/v1/check_install'], ['GET', '/v1/memories/x?as_of=2024-01-01'], ['DELETE', '/v1/memories/x']] as const) {
         const r = await call(hosted, method, path, { key, body: method === 'POST' ? { space: 's', nodes: [] } : undefined });
         expect(r.status, `${method} ${path} key=${key}`).toBe(401);
-        expect(r.json).toEqual({ detail: { error: 'SVC_UNAUTHORIZED' } });
+        expect(r.json).toEqual({ detail: { error: 'SVC_UNAUTHORIZED', why: expect.stringContaining('Bearer') } });
+        expect(r.headers.get('www-authenticate')).toBe('Bearer');
       }
     }
   });

@@ -1,30 +1,30 @@
 // The agent door's tools, generated from the operation registry: one MCP tool per operation, calling
 // `runOperation` exactly as the REST door does. Nothing here knows a particular operation.
 import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
-import { z } from 'zod';
 import type { Context } from '../../tools/context.ts';
 import { SvcError } from '../../tools/errors.ts';
 import { operations } from '../../tools/index.ts';
+import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../../tools/json-schema.ts';
+import { ArchiveOutputSchema, fileOutputs } from '../../tools/output-schemas.ts';
 import { runOperation, type AnyOperation } from '../../tools/operation.ts';
 import { SERVICE_NAME, SERVICE_VERSION } from '../version.ts';
 import { archiveResult } from './archive.ts';
 import { errorResult } from './errors.ts';
-import { renderText } from './render.ts';
-
-type JsonSchema = Record<string, unknown>;
+import { annotationsOf, describeEffect, INSTRUCTIONS } from './hints.ts';
+import { summarize } from './render.ts';
 
 const AS_OF_NOTE =
   ' as_of is required: it is the knowledge instant, and the answer uses only what the ledger had learned by then ' +
-  '(pass the present instant for what is known now, an earlier one to replay what was known then; a date means the end of that day in UTC).';
+  '("now" for what is known at present, an earlier instant to replay what was known then; a date means the end of that day in UTC).';
 
 const schemaCache = new Map<string, JsonSchema>();
 
-/** The JSON Schema agents read: the operation's zod input, without `space` at an app-scoped address. */
+/** The JSON Schema agents read: the operation's input as tools/json-schema.ts declares it, without `space` at an app-scoped address. */
 export function advertisedSchema(op: AnyOperation, confined: boolean): JsonSchema {
   const key = `${op.name}\u001f${confined && op.confinable}`;
   const cached = schemaCache.get(key);
   if (cached) return cached;
-  const json = z.toJSONSchema(op.input, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const json = inputJsonSchema(op);
   if (confined && op.confinable) {
     const properties = { ...(json.properties as Record<string, unknown> | undefined) };
     delete properties.space;
@@ -35,10 +35,22 @@ export function advertisedSchema(op: AnyOperation, confined: boolean): JsonSchem
   return json;
 }
 
+const archiveOutputJson = outputJsonSchema(ArchiveOutputSchema);
+const outputCache = new Map<string, JsonSchema | undefined>();
+
+/** The JSON Schema of a tool's structuredContent: the REST body, or the archive's description for a file. */
+export function advertisedOutputSchema(op: AnyOperation): JsonSchema | undefined {
+  // A server is built per HTTP request: convert once per operation, not once per call.
+  if (!outputCache.has(op.name)) outputCache.set(op.name, operationOutputJsonSchema(op.name) ?? (op.name in fileOutputs ? archiveOutputJson : undefined));
+  return outputCache.get(op.name);
+}
+
+
 /**
  * Advertises the operation's JSON Schema but lets every argument through: `runOperation` is the one
  * validator, so a missing as_of is SVC_AS_OF_REQUIRED and a bad field the same 422 issues as over REST,
- * never an SDK-worded "Invalid arguments".
+ * never an SDK-worded "Invalid arguments". Used for output schemas too: structuredContent is the REST
+ * body exactly as the handler made it (the tests hold every answer to its schema), never re-shaped by the SDK.
  */
 function passThrough(json: JsonSchema): StandardSchemaWithJSON<Record<string, unknown>> {
   return {
@@ -52,7 +64,7 @@ function passThrough(json: JsonSchema): StandardSchemaWithJSON<Record<string, un
 }
 
 function describe(op: AnyOperation, confinedSpace: string | undefined): string {
-  let text = op.description;
+  let text = describeEffect(op);
   if (op.requiresAsOf && !/\bas_of\b/.test(text)) text += AS_OF_NOTE;
   if (confinedSpace !== undefined && !op.confinable) {
     return `${text} Not available at this app-scoped address: it acts on the whole tenant, beyond the space "${confinedSpace}". Use /mcp with the key.`;
@@ -76,33 +88,29 @@ export async function callOperation(op: AnyOperation, args: unknown, ctx: Contex
     const archive = await archiveResult(result);
     if (archive) return archive;
   } catch (error) {
-    return errorResult(op, error);
+    return errorResult(op, error, args);
   }
   const structured = result as Record<string, unknown>;
-  return { content: [{ type: 'text', text: renderText(op, structured) }], structuredContent: structured };
+  return { content: [{ type: 'text', text: summarize(op, structured) }], structuredContent: structured };
 }
 
 /** A fresh MCP server whose tools act in `ctx` (its tenant, and its space when confined). */
 export function createLedgerMcpServer(ctx: Context, registry: readonly AnyOperation[] = operations): McpServer {
   const server = new McpServer(
     { name: SERVICE_NAME, version: SERVICE_VERSION },
-    {
-      instructions:
-        'A time-aware, append-only memory ledger. Every read names as_of, the knowledge instant; rows are never changed ' +
-        'or deleted (a changed belief is a new block with a SUPERSEDES edge). Read the certificate of each answer: masked ' +
-        'rows were not yet known at as_of.' +
-        (ctx.confinedSpace !== undefined ? ` This connection is confined to the space "${ctx.confinedSpace}".` : ''),
-    },
+    { instructions: INSTRUCTIONS + (ctx.confinedSpace !== undefined ? ` This connection is confined to the space "${ctx.confinedSpace}".` : '') },
   );
   const confined = ctx.confinedSpace !== undefined;
   for (const op of registry) {
+    const output = advertisedOutputSchema(op);
     server.registerTool(
       op.name,
       {
         title: op.title,
         description: describe(op, ctx.confinedSpace),
         inputSchema: passThrough(advertisedSchema(op, confined)),
-        annotations: { title: op.title, readOnlyHint: op.requiresAsOf, destructiveHint: false, openWorldHint: false },
+        ...(output ? { outputSchema: passThrough(output) } : {}),
+        annotations: annotationsOf(op),
       },
       (args) => callOperation(op, args, ctx),
     );

@@ -1,0 +1,193 @@
+// The OpenAPI 3.1 document of the REST door, generated (never written by hand) from what the door runs:
+// the route table, each operation's input schema mapped onto path, query and body exactly as the door
+// maps it, the output schemas both doors advertise, and the error bodies tools/error-body.ts builds. A
+// route or operation added later appears here without a line changed.
+import { z } from 'zod';
+import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
+import { operationNamed } from '../tools/index.ts';
+import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
+import type { AnyOperation } from '../tools/operation.ts';
+import { CheckInstallOutputSchema, fileOutputs, VersionOutputSchema } from '../tools/output-schemas.ts';
+import { routes, type RestRoute } from './routes.ts';
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+interface Parameter {
+  name: string;
+  in: 'path' | 'query';
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+}
+
+type Operation = Record<string, unknown>;
+type PathItem = Partial<Record<'get' | 'post' | 'delete', Operation>>;
+
+const ref = (kind: 'schemas' | 'responses', name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
+
+/** Errors each operation can answer besides 401 and validation, by name (what its handler may throw). */
+const EXTRA_ERRORS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  search_memory: { '503': 'Unavailable' },
+  invalidate_memory: { '404': 'NotFound' },
+};
+
+const BAD_REQUEST = 'SVC_BAD_TIMESTAMP: a query-parameter instant that does not parse (the detail also has loc); invalid_json: a body that is not JSON.';
+
+function errorResponse(description: string): JsonSchema {
+  return { description, content: { 'application/json': { schema: ref('schemas', 'ErrorBody') } } };
+}
+
+function components(): JsonSchema {
+  const schema = (s: z.ZodType): JsonSchema => withoutSchemaKey(outputJsonSchema(s));
+  return {
+    securitySchemes: {
+      bearer: { type: 'http', scheme: 'bearer', description: 'An API key: it selects the tenant. Required on a hosted deployment (SVC_API_KEYS); an open local server needs none.' },
+    },
+    schemas: { ErrorBody: schema(ErrorBodySchema), ValidationErrorBody: schema(ValidationErrorBodySchema) },
+    responses: {
+      BadRequest: errorResponse(BAD_REQUEST),
+      AsOfRequiredOrBadRequest: errorResponse(`SVC_AS_OF_REQUIRED: a read without as_of (checked before anything else). ${BAD_REQUEST}`),
+      Unauthorized: {
+        ...errorResponse(`SVC_UNAUTHORIZED: ${UNAUTHORIZED_WHY}.`),
+        headers: { 'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string', const: 'Bearer' } } },
+      },
+      NotFound: errorResponse('not_found: no such route, or no block visible now with this id.'),
+      PayloadTooLarge: errorResponse('payload_too_large: a body over SVC_MAX_BODY_BYTES.'),
+      ValidationError: {
+        description: 'The input failed validation: one item per failed field, loc naming it from its source on.',
+        content: { 'application/json': { schema: ref('schemas', 'ValidationErrorBody') } },
+      },
+      Unavailable: errorResponse('unavailable: an engine this operation needs is not running.'),
+    },
+  };
+}
+
+/** Shared row types (NodeRow, Certificate, ...), hoisted out of each answer into components.schemas. */
+const shared: Record<string, JsonSchema> = {};
+
+function toComponentRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toComponentRefs);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node as JsonSchema)) {
+    out[key] = key === '$ref' && typeof value === 'string' ? value.replace('#/$defs/', '#/components/schemas/') : toComponentRefs(value);
+  }
+  return out;
+}
+
+/** A JSON Schema ready to embed: no $schema, its named $defs moved to components.schemas. */
+function withoutSchemaKey(json: JsonSchema): JsonSchema {
+  const { $schema: _ignored, $defs, ...rest } = json;
+  for (const [name, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
+    shared[name] = toComponentRefs(def) as JsonSchema;
+  }
+  return toComponentRefs(rest) as JsonSchema;
+}
+
+/** A property schema without its description (which moves onto the parameter). */
+function parameterOf(name: string, where: 'path' | 'query', schema: JsonSchema, required: boolean): Parameter {
+  const { description, ...rest } = schema;
+  const p: Parameter = { name, in: where, required, schema: rest };
+  if (typeof description === 'string') p.description = description;
+  return p;
+}
+
+function openApiPath(path: string): string {
+  return path.replace(/:(\w+)/g, '{$1}');
+}
+
+function routeOperation(route: RestRoute, op: AnyOperation): Operation {
+  const input = withoutSchemaKey(inputJsonSchema(op));
+  const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set(Array.isArray(input.required) ? (input.required as string[]) : []);
+  const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
+  const parameters: Parameter[] = pathNames.map((name) => parameterOf(name, 'path', properties[name] ?? { type: 'string' }, true));
+  const out: Operation = { operationId: op.name, summary: op.title, description: op.description, tags: [op.requiresAsOf ? 'reads' : 'writes'] };
+
+  const rest: Record<string, JsonSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathNames.includes(name)));
+  if (route.from === 'query') {
+    for (const [name, schema] of Object.entries(rest)) parameters.push(parameterOf(name, 'query', schema, required.has(name)));
+  } else {
+    const body: JsonSchema = { ...input, properties: rest };
+    const bodyRequired = [...required].filter((n) => !pathNames.includes(n));
+    if (bodyRequired.length) body.required = bodyRequired;
+    else delete body.required;
+    out.requestBody = { required: true, content: { 'application/json': { schema: body } } };
+  }
+  if (parameters.length) out.parameters = parameters;
+
+  const media = fileOutputs[op.name];
+  const json = operationOutputJsonSchema(op.name);
+  const ok: JsonSchema = media
+    ? { description: 'The bundle, streamed as it is packed.', headers: { 'Content-Disposition': { description: 'attachment; filename="ledger-<tenant>[-<space>]-<as_of>.tar.gz"', schema: { type: 'string' } } }, content: { [media]: { schema: { type: 'string', contentMediaType: media } } } }
+    : { description: 'The answer.', content: { 'application/json': { schema: json ? withoutSchemaKey(json) : {} } } };
+
+  const responses: Record<string, JsonSchema> = { '200': ok };
+  responses['400'] = ref('responses', op.requiresAsOf ? 'AsOfRequiredOrBadRequest' : 'BadRequest');
+  responses['401'] = ref('responses', 'Unauthorized');
+  for (const [status, name] of Object.entries(EXTRA_ERRORS[op.name] ?? {})) responses[status] = ref('responses', name);
+  if (route.from === 'body') responses['413'] = ref('responses', 'PayloadTooLarge');
+  responses['422'] = ref('responses', 'ValidationError');
+  out.responses = responses;
+  return out;
+}
+
+function jsonAnswer(description: string, schema: z.ZodType): JsonSchema {
+  return { description, content: { 'application/json': { schema: withoutSchemaKey(outputJsonSchema(schema)) } } };
+}
+
+/** Routes the app serves itself, beside the route table (bridge/rest.ts, server/app.ts). */
+function serviceRoutes(): Record<string, PathItem> {
+  return {
+    '/v1/version': {
+      get: { operationId: 'version', summary: 'Service version', description: 'Open: no key needed.', tags: ['service'], security: [], responses: { '200': jsonAnswer('Name, version, API and bundle format.', VersionOutputSchema) } },
+    },
+    [OPENAPI_PATH]: {
+      get: { operationId: 'openapi', summary: 'This document', description: 'Open: no key needed. Generated from the schemas both doors use.', tags: ['service'], security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
+    },
+    '/v1/check_install': {
+      get: { operationId: 'check_install', summary: 'Installation checks', description: 'Data folder, graph store, vector index, embedder, extractor and auth mode.', tags: ['service'], responses: { '200': jsonAnswer('One entry per check.', CheckInstallOutputSchema), '401': ref('responses', 'Unauthorized') } },
+    },
+    '/v1/memories/{id}': {
+      delete: {
+        operationId: 'delete_memory', summary: 'Always refused', tags: ['writes'],
+        description: 'The ledger is append-only: nothing is ever deleted. Write a new block with a SUPERSEDES edge, or invalidate the block.',
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '401': ref('responses', 'Unauthorized'), '501': errorResponse('append_only: always.') },
+      },
+    },
+  };
+}
+
+let cached: JsonSchema | undefined;
+
+/** The document; built once per process (the schemas and routes do not change while it runs). */
+export function openApiDocument(version: string): JsonSchema {
+  if (cached) return cached;
+  const paths: Record<string, PathItem> = serviceRoutes();
+  for (const route of routes) {
+    const item = (paths[openApiPath(route.path)] ??= {});
+    item[route.method === 'GET' ? 'get' : 'post'] = routeOperation(route, operationNamed(route.operation));
+  }
+  const parts = components();
+  Object.assign(parts.schemas as JsonSchema, shared);
+  cached = {
+    openapi: '3.1.0',
+    info: {
+      title: 'memory-ledger REST API',
+      version,
+      description: 'A time-aware, append-only memory ledger. Every read names as_of (the knowledge instant); ' +
+        'the same operations are MCP tools at /mcp. Errors: every 4xx and 5xx body is {detail: ...}; see the README section "Errors".',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }, {}],
+    tags: [
+      { name: 'writes', description: 'Append rows, declarations and invalidations; nothing is changed or deleted.' },
+      { name: 'reads', description: 'Answers as known at as_of, with a certificate.' },
+      { name: 'service', description: 'Version, checks and this document.' },
+    ],
+    paths,
+    components: parts,
+  };
+  return cached;
+}
