@@ -2,11 +2,16 @@
 // payloads, backfill batches) is killed with SIGKILL at random moments. After every restart the store
 // opens, every acknowledged write is there with its content, every request is wholly present or wholly
 // absent, and captured_at keeps increasing across restarts. `npm run test:crash` runs 25 rounds.
+//
+// Most requests are small (up to 23 rows), so their commit groups go through prepared statements; about
+// one in six is a bulk request above PREPARED_MAX_ROWS, which goes through COPY: both write paths are
+// killed mid-commit.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
+import { PREPARED_MAX_ROWS } from '../storage/kuzu-graph.ts';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '5');
 const WRITERS = 3;
@@ -29,7 +34,9 @@ const rand = (): number => {
 };
 
 function request(tag: string): { body: unknown; sent: Sent } {
-  const n = 1 + Math.floor(rand() * 12);
+  // A bulk request has more rows (nodes and edges) than the prepared path takes, whatever it is grouped with.
+  const bulk = rand() < 1 / 6;
+  const n = bulk ? Math.ceil(PREPARED_MAX_ROWS / 2) + 1 + Math.floor(rand() * 50) : 1 + Math.floor(rand() * 12);
   const big = rand() < 0.2;
   const backfill = rand() < 0.25;
   const nodes = Array.from({ length: n }, (_, j) => {
@@ -172,5 +179,9 @@ describe('crash safety', () => {
       await server?.stop();
     }
     expect(sent.filter((s) => s.acked).length).toBeGreaterThan(ROUNDS);
+    // Both write paths were taken by acknowledged requests (a request's rows are its nodes and edges).
+    const rowsOf = (s: Sent): number => s.nodes.length + s.edges;
+    expect(sent.filter((s) => s.acked && rowsOf(s) > PREPARED_MAX_ROWS).length, 'bulk requests (COPY)').toBeGreaterThan(0);
+    expect(sent.filter((s) => s.acked && rowsOf(s) <= PREPARED_MAX_ROWS).length, 'small requests (prepared)').toBeGreaterThan(0);
   }, 60_000 + ROUNDS * 90_000);
 });
