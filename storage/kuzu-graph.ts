@@ -115,8 +115,13 @@ function csvCell(value: Cell, type: Scalar): string {
     if (!Number.isFinite(value)) throw new TypeError(`non-finite number in a ${type} column`);
     return String(value);
   }
+  // Text with no quote, backslash, control character or surrogate JSON-encodes to itself between quotes:
+  // skip the encoder and the quote doubling (a large share of a 1,000-row import's CSV staging).
+  if (typeof value === 'string' && !NEEDS_JSON_ESCAPE.test(value)) return `"""${value}"""`;
   return `"${JSON.stringify(value).replace(/"/g, '""')}"`;
 }
+
+const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 function toCsv(part: TableRows): string {
   let out = '';

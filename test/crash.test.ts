@@ -175,6 +175,14 @@ describe('crash safety', () => {
         expect(failures, server.log().slice(-3000)).toEqual([]);
         server = null;
       }
+    } catch (error) {
+      // A server that dies after it opened (a native crash, a failed replay) shows up here as a failed
+      // fetch: keep what it printed.
+      if (server) {
+        const { exitCode, signalCode } = server.child;
+        throw new Error(`${(error as Error).message}\nserver exit code ${exitCode}, signal ${signalCode}; log (tail):\n${server.log().slice(-4000)}`, { cause: error });
+      }
+      throw error;
     } finally {
       await server?.stop();
     }
