@@ -8,6 +8,7 @@ import { bearerToken, KeyRing } from './auth.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
+import { formatInstant } from '../storage/time.ts';
 
 export interface AppDeps {
   config: Config;
@@ -35,7 +36,10 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 
-  app.get('/v1/version', (c) => c.json({ name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION }));
+  // `now` lets a client (an agent that may believe it is still last year) learn the server's clock before it reads.
+  app.get('/v1/version', (c) => c.json({
+    name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION, now: formatInstant(deps.ledger.now()),
+  }));
 
   deps.mount?.(app, deps);
 

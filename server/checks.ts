@@ -24,7 +24,7 @@ export function coreChecks(config: Config, ledger: Ledger): CheckProvider[] {
     async () => {
       try {
         const counts = await ledger.storeCounts();
-        const viewNodes = ledger.tenants().reduce((n, t) => n + ledger.view(t).nodes.length, 0);
+        const viewNodes = ledger.tenants().reduce((n, t) => n + ledger.view(t).size().nodes, 0);
         const ok = counts.Block === viewNodes;
         return { name: 'graph_store', ok, detail: `kuzu: ${JSON.stringify(counts)}; read model holds ${viewNodes} node rows${ok ? '' : ' (out of step with the store)'}` };
       } catch (error) {

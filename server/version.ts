@@ -5,4 +5,4 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 export const SERVICE_NAME = pkg.name;
 export const SERVICE_VERSION = pkg.version;
 /** The export archive's own format version. */
-export const BUNDLE_VERSION = 1;
+export { BUNDLE_FORMAT_VERSION as BUNDLE_VERSION } from '../storage/bundle/rows.ts';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KuzuGraph, type CommitGroup } from './kuzu-graph.ts';
+import { KuzuGraph, emptyGroup, type CommitGroup } from './kuzu-graph.ts';
 import { paramOf } from './kuzu-prepared.ts';
 import { OPEN_END } from './time.ts';
 import type { EdgeRecord, NodeVersion } from './types.ts';
@@ -45,6 +45,8 @@ function group(from: number, n: number): CommitGroup {
     declarations: [{ seq: from + 2 * n, tenant: 'a', fact_key: 'k\n"1"', key_fields: ['a', 'b "c"'], policy: 'strict', source_order: from % 2 ? null : ['x', ''], declared_at: AT }],
     verdicts: [{ seq: from + 2 * n + 1, tenant: 'a', fact_key: 'k', target_id: null, value: JSON.stringify(''), outcome: 'chosen', method: 'm',
       ruleset: '{}', resolver: 'r\u0000', decided_at: AT, known_at: AT, space: null, hash: 'ef'.repeat(32) }],
+    invalidations: [{ seq: from + 2 * n + 2, tenant: 'a', target_id: `n0\n${TEXTS[from % TEXTS.length] ?? ''}`, space: 'space 0',
+      reason: TEXTS[(from + 1) % TEXTS.length] ?? '', by: from % 2 ? null : '', invalidated_at: AT + from, known_at: AT + from, batch_id: null }],
   };
 }
 
@@ -77,6 +79,7 @@ describe('KuzuGraph write paths', () => {
     expect(a.edges).toEqual(all('edges'));
     expect(a.declarations).toEqual(all('declarations'));
     expect(a.verdicts).toEqual(all('verdicts'));
+    expect(a.invalidations).toEqual(all('invalidations'));
     expect(new Set(a.batches.map((x) => x.id))).toEqual(new Set(all('batches').map((x) => (x as { id: string }).id)));
     // Empty text and NULL stay apart on both paths.
     expect(a.nodes.filter((n) => n.statement === '').length).toBeGreaterThan(0);
@@ -84,7 +87,7 @@ describe('KuzuGraph write paths', () => {
   });
 
   it('picks the path by the group size: up to the threshold prepared, above it COPY', async () => {
-    const one: CommitGroup = { batches: [], nodes: [node(10_000, 1)], edges: [], declarations: [], verdicts: [] };
+    const one: CommitGroup = { ...emptyGroup(), nodes: [node(10_000, 1)] };
     await switching.commit(one); // 1 row: autocommit
     await switching.commit({ ...one, nodes: [node(10_001, 2), node(10_002, 3)], edges: [edge(10_003, 1), edge(10_004, 2), edge(10_005, 3)] }); // 5 rows
     expect(switching.writeStats()).toMatchObject({ preparedGroups: 2, preparedRows: 6, copyGroups: 0 });
@@ -99,7 +102,7 @@ describe('KuzuGraph write paths', () => {
     const before = await graph().counts();
     // The last table's row repeats a committed primary key: every row before it must go too.
     const bad = group(50_000, 3);
-    bad.verdicts = [{ ...bad.verdicts[0]!, seq: 4 }]; // the verdict of group(1, 1)
+    bad.invalidations = [{ ...bad.invalidations[0]!, seq: 5 }]; // the invalidation of group(1, 1)
     await expect(graph().commit(bad)).rejects.toThrow(/primary key/i);
     expect(await graph().counts()).toEqual(before);
     // The writer is usable afterwards, with no transaction left open.

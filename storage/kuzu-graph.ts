@@ -15,7 +15,7 @@ import kuzu, { type Connection, type Database, type PreparedStatement, type Quer
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PreparedInserts, tableRows, type Cell, type Param, type Scalar, type TableRows } from './kuzu-prepared.ts';
-import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from './types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
 
 interface Column<Row> {
   name: string;
@@ -94,6 +94,15 @@ const VERDICT: TableSpec<Verdict> = {
   ],
 };
 
+const INVALIDATION: TableSpec<Invalidation> = {
+  table: 'Invalidation',
+  columns: [
+    int('seq', (r) => r.seq), text('tenant', (r) => r.tenant), text('target_id', (r) => r.target_id),
+    text('space', (r) => r.space), text('reason', (r) => r.reason), text('by', (r) => r.by),
+    int('invalidated_at', (r) => r.invalidated_at), int('known_at', (r) => r.known_at), text('batch_id', (r) => r.batch_id),
+  ],
+};
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -107,6 +116,7 @@ const SCHEMA = [
   nodeTableDdl(EDGE, 'seq'),
   nodeTableDdl(DECLARATION, 'seq'),
   nodeTableDdl(VERDICT, 'seq'),
+  nodeTableDdl(INVALIDATION, 'seq'),
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -151,6 +161,7 @@ export interface CommitGroup {
   edges: EdgeRecord[];
   declarations: Declaration[];
   verdicts: Verdict[];
+  invalidations: Invalidation[];
 }
 
 /**
@@ -164,6 +175,7 @@ function tablesOf(group: CommitGroup): TableRows[] {
     tableRows(EDGE, group.edges),
     tableRows(DECLARATION, group.declarations),
     tableRows(VERDICT, group.verdicts),
+    tableRows(INVALIDATION, group.invalidations),
   ];
 }
 
@@ -190,13 +202,9 @@ export interface KuzuGraphOptions {
   preparedMaxRows?: number;
 }
 
-export interface LoadedLedger {
-  batches: BatchRow[];
-  nodes: NodeVersion[];
-  edges: EdgeRecord[];
-  declarations: Declaration[];
-  verdicts: Verdict[];
-}
+export type LoadedLedger = CommitGroup;
+
+export const emptyGroup = (): CommitGroup => ({ batches: [], nodes: [], edges: [], declarations: [], verdicts: [], invalidations: [] });
 
 /** The narrow port the ledger needs from a graph engine. */
 export interface GraphStore {
@@ -381,12 +389,16 @@ export class KuzuGraph implements GraphStore {
       resolver: s(r, 'resolver'), decided_at: i(r, 'decided_at'), known_at: i(r, 'known_at'), space: t(r, 'space'),
       hash: s(r, 'hash'),
     }));
-    return { batches, nodes, edges, declarations, verdicts };
+    const invalidations = await this.#select(INVALIDATION, `MATCH (x:${INVALIDATION.table})`, (r): Invalidation => ({
+      seq: i(r, 'seq'), tenant: s(r, 'tenant'), target_id: s(r, 'target_id'), space: s(r, 'space'), reason: s(r, 'reason'),
+      by: t(r, 'by'), invalidated_at: i(r, 'invalidated_at'), known_at: i(r, 'known_at'), batch_id: t(r, 'batch_id'),
+    }));
+    return { batches, nodes, edges, declarations, verdicts, invalidations };
   }
 
   async counts(): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
-    for (const table of [BATCH.table, NODE.table, EDGE.table, DECLARATION.table, VERDICT.table]) {
+    for (const table of [BATCH.table, NODE.table, EDGE.table, DECLARATION.table, VERDICT.table, INVALIDATION.table]) {
       const [row] = await this.#run(this.#reader, `MATCH (x:${table}) RETURN count(*) AS n`);
       out[table] = decodeInt(row?.n);
     }

@@ -6,10 +6,13 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { CaptureClock } from './clock.ts';
-import { KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
+import { emptyGroup, KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
+import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
+import { resolveLens, type LensInput } from './lens.ts';
+import { Snapshot } from './snapshot.ts';
 import { TenantView } from './tenant-view.ts';
 import type { Micros } from './time.ts';
-import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from './types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
 import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
 
 /** What one queued job stages into its commit group. */
@@ -22,6 +25,7 @@ export interface Stage {
   addEdges(rows: EdgeRecord[]): void;
   addDeclaration(row: Declaration): void;
   addVerdict(row: Verdict): void;
+  addInvalidation(row: Invalidation): void;
 }
 
 interface Job<T> {
@@ -69,16 +73,12 @@ export class Ledger {
     const instants = [
       ...loaded.batches.map((b) => b.captured_at), ...loaded.nodes.map((n) => n.captured_at),
       ...loaded.edges.map((e) => e.captured_at), ...loaded.declarations.map((d) => d.declared_at),
-      ...loaded.verdicts.map((v) => v.decided_at),
+      ...loaded.verdicts.map((v) => v.decided_at), ...loaded.invalidations.map((i) => i.invalidated_at),
     ];
-    const seqs = [...loaded.nodes, ...loaded.edges, ...loaded.declarations, ...loaded.verdicts].map((r) => r.seq);
+    const seqs = [...loaded.nodes, ...loaded.edges, ...loaded.declarations, ...loaded.verdicts, ...loaded.invalidations].map((r) => r.seq);
     const lastSeq = seqs.reduce((a, b) => Math.max(a, b), 0);
     const ledger = new Ledger(graph, dataDir, instants.reduce((a, b) => Math.max(a, b), 0), lastSeq + SEQ_GAP);
-    for (const b of loaded.batches) ledger.view(b.tenant).addBatch(b);
-    for (const n of loaded.nodes) ledger.view(n.tenant).addNode(n);
-    for (const e of loaded.edges) ledger.view(e.tenant).addEdge(e);
-    for (const d of loaded.declarations) ledger.view(d.tenant).addDeclaration(d);
-    for (const v of loaded.verdicts) ledger.view(v.tenant).addVerdict(v);
+    ledger.#apply(loaded);
     return ledger;
   }
 
@@ -96,9 +96,19 @@ export class Ledger {
     return [...this.#views.keys()];
   }
 
-  /** The server's present instant (`tx_as_of`). */
+  /** The server's present instant (`tx_as_of`, and what `now` means in a read). */
   now(): Micros {
     return this.clock.peek();
+  }
+
+  /**
+   * Opens a read of `tenant` through `lens`: `now` resolved to the present instant, after every commit
+   * in flight that could change the answer has landed.
+   */
+  async at(tenant: string, lens: LensInput): Promise<Snapshot> {
+    const resolved = resolveLens(lens, this.now());
+    await this.settled(resolved.asOf);
+    return new Snapshot(this.view(tenant), resolved, this.now());
   }
 
   onCommit(listener: CommitListener): void {
@@ -122,6 +132,18 @@ export class Ledger {
       stage.addEdges(planned.edges);
       return planned.outcome;
     }, input.nodes.length + input.edges.length);
+  }
+
+  /** Records the invalidation of a node (append-only), or answers the one already in force. */
+  invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
+    return this.enqueue((stage) => {
+      const planned = planInvalidation(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+      if (planned.kind === 'written') {
+        if (planned.batch) stage.addBatch(planned.batch);
+        stage.addInvalidation(planned.invalidation);
+      }
+      return planned;
+    });
   }
 
   /**
@@ -156,7 +178,7 @@ export class Ledger {
   }
 
   async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
-    const group: CommitGroup = { batches: [], nodes: [], edges: [], declarations: [], verdicts: [] };
+    const group: CommitGroup = emptyGroup();
     const overlays = new Map<string, Overlay>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
@@ -177,6 +199,10 @@ export class Ledger {
         addEdges: (rows) => { for (const r of rows) group.edges.push(r); },
         addDeclaration: (row) => group.declarations.push(row),
         addVerdict: (row) => { group.verdicts.push(row); minKnownAt = Math.min(minKnownAt, row.known_at); },
+        addInvalidation: (row) => {
+          group.invalidations.push(row);
+          minKnownAt = Math.min(minKnownAt, row.known_at);
+        },
       };
       try {
         results.push({ job, value: job.run(stage) });
@@ -216,6 +242,7 @@ export class Ledger {
     for (const e of group.edges) this.view(e.tenant).addEdge(e);
     for (const d of group.declarations) this.view(d.tenant).addDeclaration(d);
     for (const v of group.verdicts) this.view(v.tenant).addVerdict(v);
+    for (const i of group.invalidations) this.view(i.tenant).addInvalidation(i);
   }
 
   async storeCounts(): Promise<Record<string, number>> {

@@ -22,11 +22,19 @@ export function defineOperation<Input extends z.ZodObject, Output>(op: Operation
 
 export type AnyOperation = Operation<z.ZodObject, unknown>;
 
+/**
+ * zod's issues in the standard validation shape. An unknown key becomes one `extra_forbidden` issue per
+ * key with `loc` naming the key itself, so a client sees exactly which field to drop or rename.
+ */
 export function issuesOf(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((i) => {
-    const issue: FieldIssue = { type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code, loc: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), msg: i.message };
+  return error.issues.flatMap((i): FieldIssue[] => {
+    const path = i.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((key) => ({ type: 'extra_forbidden', loc: [...path, key], msg: `unknown field "${key}": it is not part of this request (check its spelling)`, input: null }));
+    }
+    const issue: FieldIssue = { type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code, loc: path, msg: i.message };
     if ('input' in i && i.input !== undefined && typeof i.input !== 'object') issue.input = truncate(i.input);
-    return issue;
+    return [issue];
   });
 }
 

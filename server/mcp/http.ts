@@ -34,7 +34,7 @@ export function scopeOf(pathname: string): Scope | null {
 export function firstWriterOf(ledger: Ledger, space: string): string | null {
   let best: { tenant: string; at: number } | null = null;
   for (const tenant of ledger.tenants()) {
-    const at = ledger.view(tenant).spaces.get(space);
+    const at = ledger.view(tenant).spaceFirstWritten(space);
     if (at !== undefined && (best === null || at < best.at)) best = { tenant, at };
   }
   return best?.tenant ?? null;

@@ -70,7 +70,7 @@ export class SearchIndex {
     const index = new SearchIndex(dir, lance, embedder, seq);
     index.#writeMeta();
     const missing: NodeVersion[] = [];
-    for (const t of ledger.tenants()) for (const n of ledger.view(t).nodes) if (n.seq > seq) missing.push(n);
+    for (const t of ledger.tenants()) for (const n of ledger.view(t).nodesIn()) if (n.seq > seq) missing.push(n);
     missing.sort((a, b) => a.seq - b.seq);
     for (let i = 0; i < missing.length; i += CHUNK) {
       const nodes = missing.slice(i, i + CHUNK);
@@ -173,6 +173,11 @@ export class SearchIndex {
       vector ? this.#lance.nearest(tenant, vector, filter, limit) : Promise.resolve([]),
     ]);
     return { text, vector: near };
+  }
+
+  /** Full-text matches among the rows `filter` admits (capped at `cap`): counts, not ranking. */
+  async textMatches(tenant: string, terms: readonly string[], filter: RowFilter, cap: number): Promise<Hit[]> {
+    return this.#lance.fullText(tenant, terms, filter, cap);
   }
 
   /** Full-text matches hidden from this read because they were learned after as_of (capped at `cap`). */
