@@ -2,7 +2,8 @@
 // validity, reused ids, re-sends, supersession edges, concurrent requests sharing a commit group) and
 // invalidations (some backfilled) go through the real Ledger on Kuzu; a small reference model written
 // here, independent of storage/, predicts every write and invalidation outcome and every list and get
-// answer (superseded_by, current_only, include_invalidated included) on a grid of as_of × valid_at.
+// answer (superseded_by, current_only, include_invalidated included) on a grid of as_of × valid_at,
+// with the tenant evicted and reloaded from the store between reads.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -208,7 +209,9 @@ const invalidationOutcomes = new Map<string, number>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ledger-prop-'));
-  ledger = await Ledger.open(dir);
+  // No read-model budget: every tenant but the one in use is evicted, so reads below run on views
+  // reloaded from the store as often as on views built up commit by commit.
+  ledger = await Ledger.open(dir, { memoryMb: 0 });
 });
 afterAll(async () => {
   await ledger.close();
@@ -233,7 +236,15 @@ function toInput(req: GenRequest, captures: number[]): WriteInput {
   return { space: req.space, backfill, nodes, edges };
 }
 
+let reads = 0;
+const EVICT_EVERY = 20;
+
+/** One read through the operation; every few reads the tenant is evicted first (a ballast tenant is loaded). */
 async function read<T>(op: AnyOperation, ctx: Context, input: Record<string, unknown>): Promise<T> {
+  if (++reads % EVICT_EVERY === 0) {
+    await ledger.load('ballast');
+    expect(ledger.tenants()).not.toContain(ctx.tenant);
+  }
   return (await runOperation(op, input, ctx)) as T;
 }
 

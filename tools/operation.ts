@@ -57,5 +57,13 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   if (op.confinable && ctx.confinedSpace !== undefined) input.space = ctx.confinedSpace;
   const parsed = op.input.safeParse(input);
   if (!parsed.success) throw invalidInput(issuesOf(parsed.error));
-  return op.handler(parsed.data, ctx);
+  // The caller's tenant stays resident while the operation runs: its snapshot and its writes' plans read
+  // that read model, which must not be evicted under them.
+  const release = ctx.ledger.pin(ctx.tenant);
+  try {
+    await ctx.ledger.load(ctx.tenant);
+    return await op.handler(parsed.data, ctx);
+  } finally {
+    release();
+  }
 }

@@ -32,12 +32,7 @@ export function scopeOf(pathname: string): Scope | null {
 
 /** The tenant that first wrote to `space`, or null when none has (the captured_at clock is one per ledger). */
 export function firstWriterOf(ledger: Ledger, space: string): string | null {
-  let best: { tenant: string; at: number } | null = null;
-  for (const tenant of ledger.tenants()) {
-    const at = ledger.view(tenant).spaceFirstWritten(space);
-    if (at !== undefined && (best === null || at < best.at)) best = { tenant, at };
-  }
-  return best?.tenant ?? null;
+  return ledger.firstWriterOf(space);
 }
 
 const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);

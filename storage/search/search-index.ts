@@ -69,9 +69,8 @@ export class SearchIndex {
     if (!fresh) await lance.deleteAbove(seq);
     const index = new SearchIndex(dir, lance, embedder, seq);
     index.#writeMeta();
-    const missing: NodeVersion[] = [];
-    for (const t of ledger.tenants()) for (const n of ledger.view(t).nodesIn()) if (n.seq > seq) missing.push(n);
-    missing.sort((a, b) => a.seq - b.seq);
+    // From the store, not the read models: they hold only the tenants in use.
+    const missing = await ledger.nodesAbove(seq);
     for (let i = 0; i < missing.length; i += CHUNK) {
       const nodes = missing.slice(i, i + CHUNK);
       index.#push(nodes, nodes.at(-1)?.seq ?? seq);
