@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { Ledger } from '../storage/ledger.ts';
 import type { Context, Services } from '../tools/context.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
+import { mountUi } from '../bridge/ui/routes.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   app.get('/v1/version', (c) => c.json({
     name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION, now: formatInstant(deps.ledger.now()),
   }));
+  mountUi(app); // the ledger browser at /ui: open static files, reads go through /v1 with the key
 
   deps.mount?.(app, deps);
 

@@ -14,6 +14,7 @@
 import kuzu, { type Connection, type Database, type PreparedStatement, type QueryResult } from 'kuzu';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { envMegabytes } from './env-megabytes.ts';
 import { PreparedInserts, tableRows, type Cell, type Param, type Scalar, type TableRows } from './kuzu-prepared.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
 
@@ -232,11 +233,7 @@ export const KUZU_BUFFER_MB_DEFAULT = 256;
  * let the pool's pages pile up in the server's RSS.
  */
 export function kuzuBufferMb(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SVC_KUZU_BUFFER_MB;
-  if (raw === undefined || raw === '') return KUZU_BUFFER_MB_DEFAULT;
-  const mb = Number(raw);
-  if (!Number.isInteger(mb) || mb < 16) throw new Error(`SVC_KUZU_BUFFER_MB: expected a whole number of megabytes, at least 16, got "${raw}"`);
-  return mb;
+  return envMegabytes(env, 'SVC_KUZU_BUFFER_MB', KUZU_BUFFER_MB_DEFAULT, 16);
 }
 
 /**

@@ -2,6 +2,7 @@
 // the tenant is used (not at start-up), kept while in use, and evicted least-recently-used when the views
 // held exceed the memory budget, so memory and start-up follow the working set instead of the whole
 // ledger. The graph store stays the source of truth: an evicted tenant is simply loaded again.
+import { envMegabytes } from './env-megabytes.ts';
 import type { CommitGroup, LoadedLedger } from './kuzu-graph.ts';
 import { TenantView } from './tenant-view.ts';
 
@@ -15,11 +16,7 @@ export const ROW_BYTES = 750;
 export const MEMORY_MB_DEFAULT = 256;
 
 export function memoryBudgetMb(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SVC_MEMORY_MB;
-  if (raw === undefined || raw === '') return MEMORY_MB_DEFAULT;
-  const mb = Number(raw);
-  if (!Number.isInteger(mb) || mb < 16) throw new Error(`SVC_MEMORY_MB: expected a whole number of megabytes, at least 16, got "${raw}"`);
-  return mb;
+  return envMegabytes(env, 'SVC_MEMORY_MB', MEMORY_MB_DEFAULT, 1);
 }
 
 export function fill(view: TenantView, rows: LoadedLedger): void {
