@@ -192,6 +192,21 @@ function tablesOf(group: CommitGroup): TableRows[] {
  */
 export const PREPARED_MAX_ROWS = 200;
 
+/**
+ * The prepared path's threshold in this process: SVC_PREPARED_MAX_ROWS, 0 (COPY only) when unset. Off by
+ * default because the crash test with it on (200) failed here: after a SIGKILL the store refused to open
+ * ("Found duplicated primary key value ..." while Kuzu replayed its WAL), and twice more the server died at
+ * or soon after start-up; the COPY-only build passed the same test (25 kills). Until that is understood,
+ * set SVC_PREPARED_MAX_ROWS=200 only where a lost store is acceptable.
+ */
+export function preparedMaxRows(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SVC_PREPARED_MAX_ROWS;
+  if (raw === undefined || raw === '') return 0;
+  const rows = Number(raw);
+  if (!Number.isInteger(rows) || rows < 0) throw new Error(`SVC_PREPARED_MAX_ROWS: expected a whole number of rows, got "${raw}"`);
+  return rows;
+}
+
 export interface WriteStats {
   preparedGroups: number;
   preparedRows: number;
@@ -204,7 +219,7 @@ export interface WriteStats {
 }
 
 export interface KuzuGraphOptions {
-  /** The largest group written through prepared statements; PREPARED_MAX_ROWS unless set (tests). */
+  /** The largest group written through prepared statements; preparedMaxRows() unless set (tests). */
   preparedMaxRows?: number;
 }
 
@@ -308,7 +323,7 @@ export class KuzuGraph implements GraphStore {
     this.#stage = join(dir, 'staging');
     rmSync(this.#stage, { recursive: true, force: true });
     mkdirSync(this.#stage, { recursive: true });
-    this.#preparedMaxRows = options.preparedMaxRows ?? PREPARED_MAX_ROWS;
+    this.#preparedMaxRows = options.preparedMaxRows ?? preparedMaxRows();
     const writer = this.#writer;
     this.#inserts = new PreparedInserts<PreparedStatement>({
       prepare: (statement) => writer.prepare(statement),
