@@ -63,6 +63,7 @@ export class ResidentViews {
     if (resident) {
       this.#views.delete(tenant);
       this.#views.set(tenant, resident);
+      this.#evict(tenant);
       return resident;
     }
     let loading = this.#loading.get(tenant);
