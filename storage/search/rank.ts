@@ -7,13 +7,19 @@ import type { Hit } from './lance-index.ts';
  * The RRF constant. The textbook 60 flattens the head of each list; on LoCoMo turns a small constant
  * keeps the first full-text hits ahead (recall@10: k=5 0.670, k=15 0.660, k=60 0.632, 4 conversations).
  */
-export const RRF_K = 5;
+export const RRF_K = Number(process.env.SVC_TUNE_K ?? 5);
 
 /**
  * Weight of the vector list against the full-text list. The local hashing embedder is weaker than BM25
  * (recall@10 0.47 against 0.67 on LoCoMo turns); at equal weight it drags fusion down (0.58).
  */
-export const VECTOR_WEIGHT = 0.3;
+export const VECTOR_WEIGHT = Number(process.env.SVC_TUNE_VW ?? 0.3);
+
+/** Weight of the word-vector list (word-vectors.ts), when the index has one. */
+export const WORD_VECTOR_WEIGHT = Number(process.env.SVC_TUNE_WVW ?? 0.3);
+
+/** Weight of the full-text list restricted to the dates the query names (time-query.ts). */
+export const DATED_WEIGHT = Number(process.env.SVC_TUNE_DW ?? 1);
 
 export interface Fused {
   id: string;
@@ -49,7 +55,7 @@ export function fuse(lists: readonly { hits: readonly Hit[]; weight: number }[],
  * recall_any@10 over 1,536 questions): none 0.70; one hop 0.5 → 0.73; two hops 0.5, 0.2 → 0.74;
  * 0.5, 0.35 → 0.75 (runs differ by about ±0.01).
  */
-export const NEIGHBOUR_WEIGHTS: readonly [number, number] = [0.5, 0.35];
+export const NEIGHBOUR_WEIGHTS: readonly [number, number] = [Number(process.env.SVC_TUNE_N1 ?? 0.5), Number(process.env.SVC_TUNE_N2 ?? 0.35)];
 
 /**
  * Re-ranks fused candidates: each adds the weighted fused scores of the candidates one and two hops away

@@ -7,14 +7,33 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import type { CommitGroup } from '../kuzu-graph.ts';
 import type { Ledger } from '../ledger.ts';
+import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
+import { contextText } from './context.ts';
 import type { Embedder } from './embedder.ts';
+import { enabled } from './mechanisms.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
+import { timeWindow } from './time-query.ts';
+import { WordVectors } from './word-vectors.ts';
 
 interface Meta {
   embedder: string;
   dimension: number;
   seq: number;
+  /** What the text column holds; a different layout is rebuilt. */
+  layout?: string;
+}
+
+/** What the tables hold: the text column (own text plus linked blocks' words, context.ts, or own text alone) and the word-vector column. */
+const layout = (words: WordVectors | null): string => `${enabled('context') ? 'text+context-1' : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
+
+export interface Candidates {
+  text: Hit[];
+  vector: Hit[];
+  /** Nearest word-vector means; empty without word vectors or when the query has no known word. */
+  words: Hit[];
+  /** Full-text matches asserted within the dates the query names (time-query.ts); empty when it names none. */
+  dated: Hit[];
 }
 
 export interface IndexStatus {
@@ -36,6 +55,9 @@ export class SearchIndex {
   readonly #dir: string;
   readonly #lance: LanceIndex;
   readonly embedder: Embedder;
+  /** Null when the word-vector file is missing (or the mechanism is switched off). */
+  readonly words: WordVectors | null;
+  readonly #view: (tenant: string) => TenantView;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
@@ -47,27 +69,29 @@ export class SearchIndex {
   readonly #stale = new Set<string>();
   #closed = false;
 
-  private constructor(dir: string, lance: LanceIndex, embedder: Embedder, seq: number) {
+  private constructor(dir: string, lance: LanceIndex, embedder: Embedder, words: WordVectors | null, seq: number, view: (tenant: string) => TenantView) {
     this.#dir = dir;
+    this.words = words;
+    this.#view = view;
     this.#lance = lance;
     this.embedder = embedder;
     this.#seq = seq;
   }
 
   /** Opens (or rebuilds) the index under `dir` and queues whatever the ledger holds beyond it. */
-  static async open(dir: string, embedder: Embedder, ledger: Ledger): Promise<SearchIndex> {
+  static async open(dir: string, embedder: Embedder, ledger: Ledger, words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null): Promise<SearchIndex> {
     mkdirSync(dir, { recursive: true });
     await embedder.ready();
     const meta = readMeta(dir);
-    const fresh = !meta || meta.embedder !== embedder.id || meta.dimension !== embedder.dimension();
+    const fresh = !meta || meta.embedder !== embedder.id || meta.dimension !== embedder.dimension() || (meta.layout ?? 'text') !== layout(words);
     if (fresh) {
       // A different model's vectors are not comparable: start the tables over.
       for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
     }
-    const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension());
+    const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension(), words?.dimension ?? 0);
     const seq = fresh ? 0 : meta.seq;
     if (!fresh) await lance.deleteAbove(seq);
-    const index = new SearchIndex(dir, lance, embedder, seq);
+    const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.view(t));
     index.#writeMeta();
     const missing: NodeVersion[] = [];
     for (const t of ledger.tenants()) for (const n of ledger.view(t).nodes) if (n.seq > seq) missing.push(n);
@@ -145,10 +169,13 @@ export class SearchIndex {
   async #rows(nodes: NodeVersion[]): Promise<IndexRow[]> {
     const texts = nodes.map(indexText);
     const vectors = await this.embedder.embed(texts);
+    const wvecs = this.words?.embedAll(texts);
+    const withContext = enabled('context');
     return nodes.map((n, i) => ({
       id: n.id, seq: n.seq, space: n.space, kind: n.kind, category: n.category, known_at: n.known_at,
-      asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to, text: texts[i] ?? '',
-      vector: vectors[i] ?? new Float32Array(this.#lance.dimension),
+      asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to,
+      text: withContext ? `${texts[i] ?? ''} ${contextText(this.#view(n.tenant), n)}` : (texts[i] ?? ''),
+      vector: vectors[i] ?? new Float32Array(this.#lance.dimension), wvec: wvecs?.[i],
     }));
   }
 
@@ -166,13 +193,18 @@ export class SearchIndex {
   }
 
   /** Full-text and vector candidates for one tenant (rows, not ids: a node may match by several versions). */
-  async candidates(tenant: string, terms: readonly string[], query: string, filter: RowFilter, limit: number): Promise<{ text: Hit[]; vector: Hit[] }> {
+  async candidates(tenant: string, terms: readonly string[], query: string, filter: RowFilter, limit: number): Promise<Candidates> {
     const [vector] = await this.embedder.embed([query]);
-    const [text, near] = await Promise.all([
+    const wvec = this.words?.embed(query);
+    const known = wvec !== undefined && wvec.some((x) => x !== 0);
+    const window = enabled('time') ? timeWindow(query) : null;
+    const [text, near, words, dated] = await Promise.all([
       this.#lance.fullText(tenant, terms, filter, limit),
       vector ? this.#lance.nearest(tenant, vector, filter, limit) : Promise.resolve([]),
+      known ? this.#lance.nearest(tenant, wvec, filter, limit, 'wvec') : Promise.resolve([]),
+      window ? this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit) : Promise.resolve([]),
     ]);
-    return { text, vector: near };
+    return { text, vector: near, words, dated };
   }
 
   /** Full-text matches hidden from this read because they were learned after as_of (capped at `cap`). */
@@ -203,7 +235,7 @@ export class SearchIndex {
   }
 
   #writeMeta(): void {
-    const meta: Meta = { embedder: this.embedder.id, dimension: this.#lance.dimension, seq: this.#seq };
+    const meta: Meta = { embedder: this.embedder.id, dimension: this.#lance.dimension, seq: this.#seq, layout: layout(this.words) };
     const tmp = join(this.#dir, 'meta.json.tmp');
     writeFileSync(tmp, JSON.stringify(meta));
     renameSync(tmp, join(this.#dir, 'meta.json'));
