@@ -30,6 +30,10 @@ export class WordVectors {
     this.#weights = Float32Array.from(words, (_, i) => SIF_A / (SIF_A + 1 / ((i + 1) * ZIPF_NORM)));
   }
 
+  get size(): number {
+    return this.#index.size;
+  }
+
   /** The vectors at `path`, or null when the file is absent or unreadable. */
   static load(path = DEFAULT_WORD_VECTORS_PATH): WordVectors | null {
     if (!existsSync(path)) return null;
