@@ -74,6 +74,7 @@ export class SearchIndex {
   #done = 0;
   #waiters: { target: number; resolve: () => void }[] = [];
   #working: Promise<void> | null = null;
+  #maintaining: Promise<void> | null = null;
   #failure: string | null = null;
   readonly #stale = new Set<string>();
   #closed = false;
@@ -163,16 +164,28 @@ export class SearchIndex {
       this.#wake();
       for (const t of touched) this.#stale.add(t);
       // Maintenance waits for a quiet queue: during a catch-up it runs once, not after every chunk.
-      if (this.#queue.length > 0) continue;
-      for (const tenant of [...this.#stale]) {
-        this.#stale.delete(tenant);
-        try {
-          await this.#lance.maintain(tenant);
-        } catch (error) {
-          console.error('search index: maintenance failed:', error);
+      if (this.#queue.length === 0) this.#maintenanceSoon();
+    }
+  }
+
+  /**
+   * Maintenance (full-text index merge, compaction, HNSW build) runs beside indexing, not in its queue: a
+   * commit arriving while it runs is indexed at once, so a search right after a write does not wait for
+   * an optimize (LanceDB commits appends and rewrites concurrently).
+   */
+  #maintenanceSoon(): void {
+    this.#maintaining ??= (async () => {
+      while (this.#stale.size > 0) {
+        for (const tenant of [...this.#stale]) {
+          this.#stale.delete(tenant);
+          try {
+            await this.#lance.maintain(tenant);
+          } catch (error) {
+            console.error('search index: maintenance failed:', error);
+          }
         }
       }
-    }
+    })().finally(() => { this.#maintaining = null; });
   }
 
   async #rows(nodes: NodeVersion[]): Promise<IndexRow[]> {
@@ -223,7 +236,7 @@ export class SearchIndex {
 
   /** Resolves when nothing is queued and no indexing or maintenance is running. */
   async idle(): Promise<void> {
-    while (this.#working) await this.#working;
+    while (this.#working || this.#maintaining) await (this.#working ?? this.#maintaining);
   }
 
   /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
