@@ -54,6 +54,8 @@ export interface IndexStatus {
 }
 
 const CHUNK = 8192;
+/** Quiet time after the last indexed commit before the tenants written get a full optimize. */
+const SETTLE_MS = 1000;
 
 /** The text a block is found by: its statement, else its id and kind. */
 export function indexText(n: NodeVersion): string {
@@ -75,6 +77,9 @@ export class SearchIndex {
   #waiters: { target: number; resolve: () => void }[] = [];
   #working: Promise<void> | null = null;
   #maintaining: Promise<void> | null = null;
+  /** Tenants written since their last full optimize, and the timer that optimizes them once writes pause. */
+  readonly #unsettled = new Set<string>();
+  #settle: ReturnType<typeof setTimeout> | null = null;
   #failure: string | null = null;
   readonly #stale = new Set<string>();
   #closed = false;
@@ -162,9 +167,10 @@ export class SearchIndex {
       }
       this.#done += groups.length;
       this.#wake();
-      for (const t of touched) this.#stale.add(t);
+      for (const t of touched) { this.#stale.add(t); this.#unsettled.add(t); }
       // Maintenance waits for a quiet queue: during a catch-up it runs once, not after every chunk.
       if (this.#queue.length === 0) this.#maintenanceSoon();
+      this.#settleLater();
     }
   }
 
@@ -173,6 +179,26 @@ export class SearchIndex {
    * commit arriving while it runs is indexed at once, so a search right after a write does not wait for
    * an optimize (LanceDB commits appends and rewrites concurrently).
    */
+  /**
+   * Once writes pause for SETTLE_MS, the tenants written meanwhile get a full optimize: every row in the
+   * full-text index instead of a flat scan of the last appends (with linked words indexed, a document is
+   * about four turns long, and the flat scan of a few hundred rows cost more than the indexed search).
+   */
+  #settleLater(): void {
+    if (this.#settle) clearTimeout(this.#settle);
+    this.#settle = setTimeout(() => {
+      this.#settle = null;
+      if (this.#closed) return;
+      if (this.#working || this.#maintaining) return this.#settleLater(); // still busy: look again later
+      const tenants = [...this.#unsettled];
+      this.#unsettled.clear();
+      this.#maintaining = (async () => {
+        for (const t of tenants) await this.#lance.maintain(t, true).catch((error: unknown) => console.error('search index: maintenance failed:', error));
+      })().finally(() => { this.#maintaining = null; });
+    }, SETTLE_MS);
+    this.#settle.unref();
+  }
+
   #maintenanceSoon(): void {
     this.#maintaining ??= (async () => {
       while (this.#stale.size > 0) {
@@ -265,6 +291,7 @@ export class SearchIndex {
 
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#settle) clearTimeout(this.#settle);
     await this.idle();
     await this.#lance.close();
   }
