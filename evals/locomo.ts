@@ -134,7 +134,7 @@ export function printReport(r: LocomoReport): void {
   const sets: [string, Record<string, number>][] = [['overall', r.overall]];
   if (r.tuning) sets.push(['tuning (1-5)', r.tuning]);
   if (r.heldout) sets.push(['held-out (6-10)', r.heldout]);
-  const rows = [...sets, ...Object.entries(r.by_category)].map(([name, s]) => [name, s.n ?? 0, ...metrics.map((m) => s[m] ?? 0)]);
+  const rows = [...sets, ...Object.entries(r.by_category)].map(([name, s]) => [name, String(s.n ?? 0), ...metrics.map((m) => s[m] ?? '-')]);
   const ablated = r.ablated.length > 0 ? `, without ${r.ablated.join(', ')}` : '';
   console.log(`LoCoMo retrieval (${r.mode}, ${r.embedder}${ablated}): ${r.conversations} conversations, ${r.questions} questions, ${r.replay.rows} rows replayed in ${r.replay.seconds} s; tuned on ${r.tuned_on.join(', ') || 'none of them'}`);
   console.log(table(['set', 'n', ...metrics], rows));
