@@ -26,9 +26,13 @@ async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
   }
 }
 
-function queryObject(url: URL): Record<string, string> {
+/**
+ * The query parameters the operation takes (the first of each). Others are ignored, as on the web
+ * (caches and proxies add their own); a body's unknown fields are refused instead.
+ */
+function queryObject(url: URL, known: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) if (!(k in out)) out[k] = v;
+  for (const [k, v] of url.searchParams) if (known.has(k) && !(k in out)) out[k] = v;
   return out;
 }
 
@@ -47,10 +51,11 @@ export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
       const sourceOf = (field: string | number | undefined): Source =>
         typeof field === 'string' && field in params ? 'path' : from;
       try {
-        const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url);
+        const op = operationNamed(route.operation);
+        const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url, new Set(Object.keys(op.input.shape)));
         from = route.from;
         const input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
-        const result = await runOperation(operationNamed(route.operation), input, ctx);
+        const result = await runOperation(op, input, ctx);
         if (route.respond) return await route.respond(result, ctx);
         return c.json(result as object, 200);
       } catch (error) {

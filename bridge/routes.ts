@@ -22,6 +22,8 @@ export const routes: RestRoute[] = [
   { method: 'POST', path: '/v1/facts', operation: 'declare_fact', from: 'body' },
   { method: 'POST', path: '/v1/resolve', operation: 'resolve_fact', from: 'body' },
   { method: 'GET', path: '/v1/export', operation: 'export_ledger', from: 'query', respond: archiveResponse },
+  { method: 'POST', path: '/v1/memories/:id/invalidate', operation: 'invalidate_memory', from: 'body' },
+  { method: 'GET', path: '/v1/spaces', operation: 'list_spaces', from: 'query' },
 ];
 
 /** Matches a raw (still percent-encoded) path against a route path; the params, or null. */

@@ -49,8 +49,8 @@ export class SpaceIndex {
   readonly entities = new Map<string, Known>();
 
   constructor(private readonly view: TenantView, readonly space: string) {
-    for (const n of view.nodes) {
-      if (n.space !== space || n.statement === null) continue;
+    for (const n of view.nodesIn(space)) {
+      if (n.statement === null) continue;
       if (BLOCK_KINDS.has(n.kind)) this.#note(this.statements, normaliseStatement(n.statement), n.id, n.known_at);
       else if (n.kind === 'entity') this.#note(this.entities, normaliseName(n.statement), n.id, n.known_at);
     }

@@ -4,10 +4,12 @@ import { Hono } from 'hono';
 import type { Ledger } from '../storage/ledger.ts';
 import type { Context, Services } from '../tools/context.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
+import { mountUi } from '../bridge/ui/routes.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
+import { formatInstant } from '../storage/time.ts';
 
 export interface AppDeps {
   config: Config;
@@ -35,7 +37,11 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 
-  app.get('/v1/version', (c) => c.json({ name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION }));
+  // `now` lets a client (an agent that may believe it is still last year) learn the server's clock before it reads.
+  app.get('/v1/version', (c) => c.json({
+    name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION, now: formatInstant(deps.ledger.now()),
+  }));
+  mountUi(app); // the ledger browser at /ui: open static files, reads go through /v1 with the key
 
   deps.mount?.(app, deps);
 

@@ -6,18 +6,10 @@ import { loadBundle, withBundleFolder } from '../storage/bundle/reader.ts';
 import { BundleRowError } from '../storage/bundle/rows.ts';
 import { verifyBundleFolder } from '../storage/bundle/verify.ts';
 import { parseInstant, parseKnowledgeInstant, type Micros } from '../storage/time.ts';
+import { BUNDLE_USAGE } from './cli-usage.ts';
 
-export const BUNDLE_USAGE = `usage: memory-ledger bundle FILE <list | get ID | why ID | verify> [options]
-  FILE               an export .tar.gz, or a folder it was unpacked into (memory-ledger pull)
-  --as-of T          knowledge instant (default: the bundle's exported_as_of; a date means its end in UTC)
-  --valid-at T       content instant
-  --space S          one space
-  --kind K           list: one kind
-  --category C       list: one category
-  --limit N          list: page size (default: every row)
-  --cursor C         list: next_cursor of the previous page
-  --depth N          why: hops (default 3)
-verify exits 1 when the bundle breaks an invariant; every violation is listed with its row.`;
+export { BUNDLE_USAGE };
+
 
 export interface CliIo {
   out(text: string): void;

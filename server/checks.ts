@@ -24,9 +24,11 @@ export function coreChecks(config: Config, ledger: Ledger): CheckProvider[] {
     async () => {
       try {
         const counts = await ledger.storeCounts();
-        const viewNodes = ledger.tenants().reduce((n, t) => n + ledger.view(t).nodes.length, 0);
-        const ok = counts.Block === viewNodes;
-        return { name: 'graph_store', ok, detail: `kuzu: ${JSON.stringify(counts)}; read model holds ${viewNodes} node rows${ok ? '' : ' (out of step with the store)'}` };
+        const r = ledger.residentStats();
+        return {
+          name: 'graph_store', ok: true,
+          detail: `kuzu: ${JSON.stringify(counts)}; ${r.tenants} tenant read model(s) in memory, ~${Math.round(r.bytes / 1048576)} of ${Math.round(r.budget / 1048576)} MB (SVC_MEMORY_MB), ${r.evictions} evicted so far`,
+        };
       } catch (error) {
         return { name: 'graph_store', ok: false, detail: (error as Error).message };
       }

@@ -1,41 +1,54 @@
-// The `memory-ledger` command: `serve` (default) runs the HTTP server.
-import { ConfigError } from './config.ts';
-import { runStdio } from './mcp/stdio.ts';
-import { runServe } from './serve.ts';
-import { runBundleCli } from './bundle-cli.ts';
-import { runSyncCli } from './sync-cli.ts';
+// The `memory-ledger` command. Help and --version answer from this file and cli-usage.ts alone; each
+// command's module (and through it Kuzu and LanceDB) is imported only when that command runs.
+import { BUNDLE_USAGE, MAIN_USAGE, SERVE_USAGE, STDIO_USAGE, SYNC_USAGE } from './cli-usage.ts';
+import { SERVICE_VERSION } from './version.ts';
 
-const USAGE = `usage: memory-ledger <command>
-  serve                 run the HTTP server (REST at /v1, MCP at /mcp) on SVC_DATA_DIR
-  stdio                 serve the MCP tools over stdin/stdout (open, tenant SVC_TENANT) on SVC_DATA_DIR
-  bundle FILE ...       read an export bundle offline: list | get ID | why ID | verify (see bundle --help)
-  pull BASE_URL DIR     export a ledger into a folder (--as-of, --space); key from SVC_API_KEY
-  push DIR BASE_URL     write a pulled folder into a ledger, batch by batch; key from SVC_API_KEY`;
+interface Command {
+  usage: string;
+  run: (args: string[]) => Promise<void>;
+}
 
-const commands: Record<string, (args: string[]) => Promise<void>> = {
-  serve: async () => runServe(),
-  stdio: async () => runStdio(),
-  bundle: async (args) => { process.exitCode = await runBundleCli(args); },
-  pull: async (args) => { process.exitCode = await runSyncCli('pull', args); },
-  push: async (args) => { process.exitCode = await runSyncCli('push', args); },
+const commands: Record<string, Command> = {
+  serve: { usage: SERVE_USAGE, run: async () => (await import('./serve.ts')).runServe() },
+  stdio: { usage: STDIO_USAGE, run: async () => (await import('./mcp/stdio.ts')).runStdio() },
+  bundle: {
+    usage: BUNDLE_USAGE,
+    run: async (args) => { process.exitCode = await (await import('./bundle-cli.ts')).runBundleCli(args); },
+  },
+  pull: { usage: SYNC_USAGE, run: async (args) => { process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('pull', args); } },
+  push: { usage: SYNC_USAGE, run: async (args) => { process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('push', args); } },
 };
 
+const isHelp = (arg: string | undefined): boolean => arg === '--help' || arg === '-h' || arg === 'help';
+
 async function main(argv: string[]): Promise<void> {
-  const [name = 'serve', ...rest] = argv;
-  if (name === '--help' || name === '-h' || name === 'help') {
-    console.log(USAGE);
+  const [name, ...rest] = argv;
+  // A bare `memory-ledger` explains itself instead of starting a server someone did not ask for.
+  if (name === undefined || isHelp(name)) {
+    const topic = rest[0] !== undefined ? commands[rest[0]] : undefined;
+    console.log(topic ? topic.usage : MAIN_USAGE);
+    return;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    console.log(SERVICE_VERSION);
     return;
   }
   const command = commands[name];
   if (!command) {
-    console.error(`unknown command "${name}"\n${USAGE}`);
+    console.error(`unknown command "${name}"\n${MAIN_USAGE}`);
     process.exit(2);
   }
-  await command(rest);
+  // `serve --help` must never start a server, whatever else is on the line.
+  if (rest.some((arg) => arg === '--help' || arg === '-h')) {
+    console.log(command.usage);
+    return;
+  }
+  await command.run(rest);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(`configuration: ${error.message}`);
+  // By name, not instanceof: importing config.ts here would load Kuzu for every --help.
+  if (error instanceof Error && error.constructor.name === 'ConfigError') console.error(`configuration: ${error.message}`);
   else console.error(error);
   process.exit(1);
 });

@@ -15,3 +15,13 @@ describe('SVC_KUZU_BUFFER_MB', () => {
     }
   });
 });
+
+describe('SVC_MEMORY_MB', () => {
+  it('defaults to 256 and takes a whole number of megabytes', () => {
+    expect(readConfig({}).memoryMb).toBe(256);
+    expect(readConfig({ SVC_MEMORY_MB: '300' }).memoryMb).toBe(300);
+  });
+  it('refuses what is not a whole number of at least 1', () => {
+    for (const bad of ['0', '1.5', 'lots', '-20']) expect(() => readConfig({ SVC_MEMORY_MB: bad })).toThrow(ConfigError);
+  });
+});

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kuzuBufferMb } from '../storage/kuzu-graph.ts';
+import { memoryBudgetMb } from '../storage/resident-views.ts';
 
 export interface Config {
   port: number;
@@ -18,6 +19,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Kuzu's buffer pool (SVC_KUZU_BUFFER_MB); the graph store reads the same variable when it opens. */
   kuzuBufferMb: number;
+  /** Read-model budget (SVC_MEMORY_MB); the ledger reads the same variable when it opens. */
+  memoryMb: number;
 }
 
 export class ConfigError extends Error {}
@@ -68,8 +71,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const maxBodyBytes = Number(env.SVC_MAX_BODY_BYTES ?? String(32 * 1024 * 1024));
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
   let kuzuBuffer: number;
+  let memoryMb: number;
   try {
     kuzuBuffer = kuzuBufferMb(env);
+    memoryMb = memoryBudgetMb(env);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -85,5 +90,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openaiApiKey: env.OPENAI_API_KEY || undefined,
     maxBodyBytes,
     kuzuBufferMb: kuzuBuffer,
+    memoryMb,
   };
 }

@@ -4,13 +4,10 @@ import { parseArgs } from 'node:util';
 import { knowledgeInstantProblem } from '../storage/time.ts';
 import { pull, push, SyncError } from './sync.ts';
 import type { CliIo } from './bundle-cli.ts';
+import { SYNC_USAGE } from './cli-usage.ts';
 
-export const SYNC_USAGE = `usage: memory-ledger pull BASE_URL DIR [--as-of T] [--space S] [--category C]
-       memory-ledger push DIR BASE_URL [--granularity exact|day] [--no-diff]
-  pull: one export call (as of T, default now), unpacked into DIR
-  push: one POST /v1/memories per backfill batch of DIR, declaring the batch's instant; rows the target
-        already holds are not sent (--no-diff sends everything and lets the server answer already_remembered)
-  the API key is read from SVC_API_KEY`;
+export { SYNC_USAGE };
+
 
 const defaultIo: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 

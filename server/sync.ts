@@ -4,7 +4,9 @@
 // row keeps its known_at; rows learned without a batch are grouped per space and knowledge instant (or per
 // UTC day with --granularity day, SPEC "Backfill" 6). Rows the target already holds, by the identity rules
 // (a node version by id and validity start, an edge by source, target, type and asserted_at), are not
-// sent; resolutions are never pushed. A repeated sync therefore sends nothing.
+// sent; resolutions are never pushed. Invalidations go last, one call each, backfilled to their known_at
+// (their node is then known), unless the target already holds one for that node. A repeated sync
+// therefore sends nothing.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +14,7 @@ import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { unpackStream } from '../storage/bundle/archive-files.ts';
 import { readJsonl, readManifest } from '../storage/bundle/reader.ts';
-import type { BundleEdge, BundleNode, Manifest } from '../storage/bundle/rows.ts';
+import type { BundleEdge, BundleInvalidation, BundleNode, Manifest } from '../storage/bundle/rows.ts';
 import { formatInstant, nowMicros, parseInstant } from '../storage/time.ts';
 import { planPush, type Granularity, type PushGroup } from './sync-plan.ts';
 
@@ -107,6 +109,8 @@ export interface PushReport {
   /** Rows not sent because the target already holds them. */
   skipped: number;
   warnings: number;
+  /** Invalidations written on the target (not counting those it already held). */
+  invalidations: number;
   refused: { space: string; declared_captured_at: string; id: string; kind: string; reason: string }[];
 }
 
@@ -116,6 +120,8 @@ interface TargetHoldings {
   /** Node ids (an edge's end exists when any version does). */
   ids: Set<string>;
   edges: Set<string>;
+  /** Node ids the target holds an invalidation of. */
+  invalidated: Set<string>;
 }
 
 export const nodeKey = (n: Pick<BundleNode, 'id' | 'valid_from'>): string => `${n.id}\u001f${parseInstant(n.valid_from)}`;
@@ -143,7 +149,8 @@ async function holdings(baseUrl: string, space: string | undefined, opts: SyncOp
       ids.add(n.id);
     }
     for (const e of await readRows<BundleEdge>(tmp, 'edges.jsonl')) edges.add(edgeKey(e));
-    return { nodes, ids, edges };
+    const invalidated = new Set((await readRows<BundleInvalidation>(tmp, 'invalidations.jsonl')).map((i) => i.target_id));
+    return { nodes, ids, edges, invalidated };
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
@@ -183,7 +190,7 @@ export async function push(dir: string, baseUrl: string, opts: PushOptions = {})
     granularity: opts.granularity ?? 'exact', maxRows: opts.maxRows ?? 10_000, maxBytes: opts.maxBytes ?? 8 * 1024 * 1024,
     holds: held ? { node: (n) => held.nodes.has(nodeKey(n)), edge: (e) => held.edges.has(edgeKey(e)), nodeId: (id) => held.ids.has(id) } : undefined,
   });
-  const report: PushReport = { requests: 0, batches: plan.batches, sent: 0, accepted: 0, skipped: plan.skipped, warnings: 0, refused: [] };
+  const report: PushReport = { requests: 0, batches: plan.batches, sent: 0, accepted: 0, skipped: plan.skipped, warnings: 0, invalidations: 0, refused: [] };
   const progress = opts.progress ?? stderrProgress;
   progress('push', 0, plan.total);
   for (const req of plan.requests) {
@@ -195,5 +202,23 @@ export async function push(dir: string, baseUrl: string, opts: PushOptions = {})
     for (const x of r.refused) report.refused.push({ space: req.group.space, declared_captured_at: formatInstant(req.group.declared), ...x });
     progress('push', report.sent, plan.total);
   }
+  for (const inv of await readRows<BundleInvalidation>(dir, 'invalidations.jsonl')) {
+    if (held?.invalidated.has(inv.target_id)) continue;
+    if (await sendInvalidation(baseUrl, inv, opts)) report.invalidations++;
+    report.requests++;
+  }
   return report;
+}
+
+/** Writes one invalidation with its known_at as the declared instant; false when the target already held one. */
+async function sendInvalidation(baseUrl: string, inv: BundleInvalidation, opts: SyncOptions): Promise<boolean> {
+  const body = JSON.stringify({
+    reason: inv.reason, ...(inv.by === null ? {} : { by: inv.by }),
+    backfill: { declared_captured_at: inv.known_at, reason: `sync: invalidation known at ${inv.known_at}` },
+  });
+  const url = `${trimBase(baseUrl)}/v1/memories/${encodeURIComponent(inv.target_id)}/invalidate`;
+  const res = await (opts.fetch ?? fetch)(url, { method: 'POST', headers: headers(opts, true), body });
+  if (res.status !== 200) throw await failure(res, `invalidation of ${inv.target_id} failed`);
+  const r = (await res.json()) as { warnings?: unknown[] };
+  return (r.warnings ?? []).length === 0;
 }

@@ -13,6 +13,8 @@ export interface Certificate {
   tx_as_of: string;
   masked?: MaskedCounts;
   backfill?: { batches: number; rows: number };
+  /** Versions left out because their node was invalidated as of the read; omitted when 0. */
+  invalidated?: number;
   rules_as_of?: string;
   fact?: string;
 }
@@ -23,7 +25,8 @@ export interface CertificateInput {
   masked?: MaskedCounts;
   /** Batch ids of the rows shown (null for rows without a declared instant). */
   shownBatches?: Iterable<string | null>;
-  rulesAsOf?: Micros;
+  invalidated?: number | undefined;
+  rulesAsOf?: Micros | undefined;
   fact?: string;
 }
 
@@ -50,6 +53,7 @@ export function buildCertificate(input: CertificateInput): Certificate {
     rows++;
   }
   if (rows > 0) cert.backfill = { batches: batches.size, rows };
+  if (input.invalidated) cert.invalidated = input.invalidated;
   if (input.rulesAsOf !== undefined) cert.rules_as_of = formatInstant(input.rulesAsOf);
   if (input.fact !== undefined) cert.fact = input.fact;
   return cert;

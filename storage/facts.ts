@@ -8,7 +8,7 @@ import type { Declaration, NodeVersion, Policy } from './types.ts';
 /** The declaration of `factKey` in force at `at`: the latest declared at or before it (commit order breaks ties). */
 export function declarationInForce(view: TenantView, factKey: string, at: Micros): Declaration | null {
   let best: Declaration | null = null;
-  for (const d of view.declarations) {
+  for (const d of view.declarations()) {
     if (d.fact_key !== factKey || d.declared_at > at) continue;
     if (best === null || d.declared_at > best.declared_at || (d.declared_at === best.declared_at && d.seq > best.seq)) best = d;
   }
@@ -33,28 +33,8 @@ export function sameRules(a: DeclarationContent, b: DeclarationContent): boolean
   return a.policy === b.policy && eq(a.key_fields, b.key_fields) && eq(a.source_order, b.source_order);
 }
 
-// The view is append-only, so the index by fact key is extended from where it stopped, never rebuilt.
-interface KeyIndex {
-  indexed: number;
-  byKey: Map<string, NodeVersion[]>;
-}
-
-const indexes = new WeakMap<TenantView, KeyIndex>();
-
 /** Every node version carrying `factKey` (whenever learned), in commit order, optionally in one space. */
 export function rowsWithKey(view: TenantView, factKey: string, space?: string): NodeVersion[] {
-  let index = indexes.get(view);
-  if (!index) {
-    index = { indexed: 0, byKey: new Map() };
-    indexes.set(view, index);
-  }
-  for (; index.indexed < view.nodes.length; index.indexed++) {
-    const n = view.nodes[index.indexed];
-    if (!n || n.fact_key === null) continue;
-    const list = index.byKey.get(n.fact_key);
-    if (list) list.push(n);
-    else index.byKey.set(n.fact_key, [n]);
-  }
-  const rows = index.byKey.get(factKey) ?? [];
+  const rows = view.factRows(factKey);
   return space === undefined ? [...rows] : rows.filter((r) => r.space === space);
 }

@@ -1,15 +1,20 @@
-// The ledger: the graph store (source of truth), the in-memory views derived from it, one capture clock,
-// and one writer queue. Writers are grouped: every request waiting when the store becomes free is planned
+// The ledger: the graph store (source of truth), the in-memory views derived from it for the tenants in
+// use (loaded on first use, evicted under SVC_MEMORY_MB: resident-views.ts), one capture clock, and one
+// writer queue; `at(tenant, lens)` opens every read as a Snapshot. Writers are grouped: every request waiting when the store becomes free is planned
 // in order and committed in one transaction, and each is acknowledged only after that commit. Kuzu's
 // commit costs a fixed ~20-80 ms however many rows it carries, so grouping is what lets concurrent
 // writers share it.
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { CaptureClock } from './clock.ts';
-import { KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
-import { TenantView } from './tenant-view.ts';
+import { emptyGroup, KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
+import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
+import { resolveLens, type LensInput } from './lens.ts';
+import { Snapshot } from './snapshot.ts';
+import { memoryBudgetMb, ResidentViews } from './resident-views.ts';
+import type { TenantView } from './tenant-view.ts';
 import type { Micros } from './time.ts';
-import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from './types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
 import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
 
 /** What one queued job stages into its commit group. */
@@ -22,6 +27,7 @@ export interface Stage {
   addEdges(rows: EdgeRecord[]): void;
   addDeclaration(row: Declaration): void;
   addVerdict(row: Verdict): void;
+  addInvalidation(row: Invalidation): void;
 }
 
 interface Job<T> {
@@ -45,60 +51,100 @@ const SEQ_GAP = 1_000_000;
 
 export class Ledger {
   readonly #graph: GraphStore;
-  readonly #views = new Map<string, TenantView>();
+  readonly #residents: ResidentViews;
+  /** The first tenant to write each space, and when (the MCP door opens `svc:` spaces by it). */
+  readonly #spaceWriters = new Map<string, { tenant: string; first: Micros }>();
   readonly #queue: Job<unknown>[] = [];
   readonly #listeners: CommitListener[] = [];
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
+  /** Commits and tenant loads run one at a time through this gate (see ResidentViews). */
+  #gate: Promise<unknown> = Promise.resolve();
   #closed = false;
   readonly clock: CaptureClock;
   readonly dataDir: string;
 
-  private constructor(graph: GraphStore, dataDir: string, lastCaptured: Micros, lastSeq: number) {
+  private constructor(graph: GraphStore, dataDir: string, lastCaptured: Micros, lastSeq: number, budgetMb: number) {
     this.#graph = graph;
     this.dataDir = dataDir;
     this.clock = new CaptureClock(lastCaptured);
     this.#seq = lastSeq;
+    this.#residents = new ResidentViews((tenant) => graph.loadTenant(tenant), budgetMb * 1024 * 1024, (fn) => this.#exclusive(fn));
   }
 
-  static async open(dataDir: string): Promise<Ledger> {
+  /**
+   * Opens the ledger in `dataDir`. Nothing is loaded but the clock, the sequence and the spaces' first
+   * writers: each tenant's rows are read when the tenant is first used.
+   */
+  static async open(dataDir: string, opts: { memoryMb?: number } = {}): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
     const graph = await KuzuGraph.open(join(dataDir, 'graph'));
-    const loaded = await graph.loadAll();
-    const instants = [
-      ...loaded.batches.map((b) => b.captured_at), ...loaded.nodes.map((n) => n.captured_at),
-      ...loaded.edges.map((e) => e.captured_at), ...loaded.declarations.map((d) => d.declared_at),
-      ...loaded.verdicts.map((v) => v.decided_at),
-    ];
-    const seqs = [...loaded.nodes, ...loaded.edges, ...loaded.declarations, ...loaded.verdicts].map((r) => r.seq);
-    const lastSeq = seqs.reduce((a, b) => Math.max(a, b), 0);
-    const ledger = new Ledger(graph, dataDir, instants.reduce((a, b) => Math.max(a, b), 0), lastSeq + SEQ_GAP);
-    for (const b of loaded.batches) ledger.view(b.tenant).addBatch(b);
-    for (const n of loaded.nodes) ledger.view(n.tenant).addNode(n);
-    for (const e of loaded.edges) ledger.view(e.tenant).addEdge(e);
-    for (const d of loaded.declarations) ledger.view(d.tenant).addDeclaration(d);
-    for (const v of loaded.verdicts) ledger.view(v.tenant).addVerdict(v);
+    const last = await graph.lastWritten();
+    const ledger = new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
+    for (const w of await graph.spaceWriters()) ledger.#noteSpace(w.space, w.tenant, w.first);
     return ledger;
   }
 
-  /** The tenant's committed rows. A tenant that never wrote has an empty view. */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#gate.then(fn);
+    this.#gate = run.catch(() => undefined);
+    return run;
+  }
+
+  #noteSpace(space: string, tenant: string, at: Micros): void {
+    const seen = this.#spaceWriters.get(space);
+    if (!seen || at < seen.first) this.#spaceWriters.set(space, { tenant, first: at });
+  }
+
+  /** The tenant's committed rows; the tenant must be resident (`load`, or inside an operation). */
   view(tenant: string): TenantView {
-    let v = this.#views.get(tenant);
-    if (!v) {
-      v = new TenantView(tenant);
-      this.#views.set(tenant, v);
-    }
-    return v;
+    return this.#residents.get(tenant);
   }
 
+  /** Makes the tenant's read model resident, loading it from the graph store on first use. */
+  load(tenant: string): Promise<TenantView> {
+    return this.#residents.ensure(tenant);
+  }
+
+  /** Keeps the tenant resident until the returned function is called (an operation holds it while it runs). */
+  pin(tenant: string): () => void {
+    return this.#residents.pin(tenant);
+  }
+
+  /** Tenants whose read models are in memory now. */
   tenants(): string[] {
-    return [...this.#views.keys()];
+    return this.#residents.tenants();
   }
 
-  /** The server's present instant (`tx_as_of`). */
+  residentStats(): ReturnType<ResidentViews['stats']> {
+    return this.#residents.stats();
+  }
+
+  /** The tenant that first wrote to `space`, or null when none has. */
+  firstWriterOf(space: string): string | null {
+    return this.#spaceWriters.get(space)?.tenant ?? null;
+  }
+
+  /** Node rows above `seq` in every tenant, from the store (a search index catching up). */
+  nodesAbove(seq: number): Promise<NodeVersion[]> {
+    return this.#graph.nodesAbove(seq);
+  }
+
+  /** The server's present instant (`tx_as_of`, and what `now` means in a read). */
   now(): Micros {
     return this.clock.peek();
+  }
+
+  /**
+   * Opens a read of `tenant` through `lens`: `now` resolved to the present instant, after every commit
+   * in flight that could change the answer has landed.
+   */
+  async at(tenant: string, lens: LensInput): Promise<Snapshot> {
+    const view = await this.load(tenant);
+    const resolved = resolveLens(lens, this.now());
+    await this.settled(resolved.asOf);
+    return new Snapshot(view, resolved, this.now());
   }
 
   onCommit(listener: CommitListener): void {
@@ -113,8 +159,23 @@ export class Ledger {
     while (this.#inflight && this.#inflight.minKnownAt <= asOf) await this.#inflight.done.catch(() => undefined);
   }
 
+  /** Runs `job` with the tenant resident and pinned: a write is planned against its view. */
+  async #withTenant<T>(tenant: string, job: () => Promise<T>): Promise<T> {
+    const release = this.pin(tenant);
+    try {
+      await this.load(tenant);
+      return await job();
+    } finally {
+      release();
+    }
+  }
+
   /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
   write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+    return this.#withTenant(tenant, () => this.#write(tenant, input));
+  }
+
+  #write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
     return this.enqueue((stage) => {
       const planned = planWrite(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
       if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
@@ -124,9 +185,22 @@ export class Ledger {
     }, input.nodes.length + input.edges.length);
   }
 
+  /** Records the invalidation of a node (append-only), or answers the one already in force. */
+  invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
+    return this.#withTenant(tenant, () => this.enqueue((stage) => {
+      const planned = planInvalidation(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+      if (planned.kind === 'written') {
+        if (planned.batch) stage.addBatch(planned.batch);
+        stage.addInvalidation(planned.invalidation);
+      }
+      return planned;
+    }));
+  }
+
   /**
    * Runs `run` inside the writer queue with its own capture instant and commits what it stages. The
-   * function must be synchronous and decide from the committed views plus the stage's overlay.
+   * function must be synchronous and decide from the committed views plus the stage's overlay; every
+   * tenant it stages for must be resident and pinned until it resolves.
    */
   enqueue<T>(run: (stage: Stage) => T, size = 1): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('ledger is closed'));
@@ -156,7 +230,7 @@ export class Ledger {
   }
 
   async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
-    const group: CommitGroup = { batches: [], nodes: [], edges: [], declarations: [], verdicts: [] };
+    const group: CommitGroup = emptyGroup();
     const overlays = new Map<string, Overlay>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
@@ -177,6 +251,10 @@ export class Ledger {
         addEdges: (rows) => { for (const r of rows) group.edges.push(r); },
         addDeclaration: (row) => group.declarations.push(row),
         addVerdict: (row) => { group.verdicts.push(row); minKnownAt = Math.min(minKnownAt, row.known_at); },
+        addInvalidation: (row) => {
+          group.invalidations.push(row);
+          minKnownAt = Math.min(minKnownAt, row.known_at);
+        },
       };
       try {
         results.push({ job, value: job.run(stage) });
@@ -188,7 +266,11 @@ export class Ledger {
     const done = new Promise<void>((r) => { finish = r; });
     this.#inflight = { minKnownAt, done };
     try {
-      await this.#graph.commit(group);
+      // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
+      await this.#exclusive(async () => {
+        await this.#graph.commit(group);
+        this.#apply(group);
+      });
     } catch (error) {
       this.#seq = seqStart; // nothing of the group was written
       this.#inflight = null;
@@ -196,7 +278,6 @@ export class Ledger {
       for (const { job } of results) job.reject(error);
       return;
     }
-    this.#apply(group);
     this.#inflight = null;
     finish();
     for (const { job, value } of results) job.resolve(value);
@@ -211,11 +292,8 @@ export class Ledger {
   }
 
   #apply(group: CommitGroup): void {
-    for (const b of group.batches) this.view(b.tenant).addBatch(b);
-    for (const n of group.nodes) this.view(n.tenant).addNode(n);
-    for (const e of group.edges) this.view(e.tenant).addEdge(e);
-    for (const d of group.declarations) this.view(d.tenant).addDeclaration(d);
-    for (const v of group.verdicts) this.view(v.tenant).addVerdict(v);
+    this.#residents.apply(group);
+    for (const r of [...group.nodes, ...group.edges]) this.#noteSpace(r.space, r.tenant, r.captured_at);
   }
 
   async storeCounts(): Promise<Record<string, number>> {

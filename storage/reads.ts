@@ -13,12 +13,19 @@ export interface ListQuery {
   limit: number;
   /** Rows after this sequence number (the cursor). */
   afterSeq?: number | undefined;
+  /** Why a node the other filters admit is left out (invalidated, or not current), or null to keep it. */
+  leaveOut?: ((id: string) => LeftOut | null) | undefined;
 }
+
+/** Why a read leaves a node out besides its filters; `invalidated` rows are counted in the certificate. */
+export type LeftOut = 'invalidated' | 'superseded';
 
 export interface ListResult {
   items: NodeVersion[];
   nextSeq: number | null;
   masked: { node: number; edge: number; verdict: number };
+  /** Versions left out because their node was invalidated as of the read. */
+  invalidated: number;
 }
 
 /** Index of the first row with a sequence number above `seq` (rows are in commit order). */
@@ -35,6 +42,7 @@ function firstAfter(rows: readonly NodeVersion[], seq: number): number {
 export function listNodes(view: TenantView, q: ListQuery): ListResult {
   const items: NodeVersion[] = [];
   let maskedNodes = 0;
+  let invalidated = 0;
   let nextSeq: number | null = null;
   const after = q.afterSeq ?? 0;
   // A read as of the latest knowledge instant or later hides nothing: it skips the masked counts and
@@ -52,6 +60,11 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
       maskedNodes++;
       continue;
     }
+    const out = q.leaveOut?.(n.id) ?? null;
+    if (out !== null) {
+      if (out === 'invalidated') invalidated++;
+      continue;
+    }
     if (n.seq <= after || nextSeq !== null) continue;
     if (items.length === q.limit) {
       nextSeq = items[items.length - 1]?.seq ?? null;
@@ -61,7 +74,7 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
     items.push(n);
   }
   const masked = hidesNothing ? { node: 0, edge: 0, verdict: 0 } : { node: maskedNodes, edge: maskedEdges(view, q), verdict: maskedVerdicts(view, q) };
-  return { items, nextSeq, masked };
+  return { items, nextSeq, masked, invalidated };
 }
 
 function maskedEdges(view: TenantView, q: ListQuery): number {
@@ -84,7 +97,7 @@ export function verdictOnSpace(view: TenantView, v: Verdict, space: string): boo
 
 function maskedVerdicts(view: TenantView, q: ListQuery): number {
   let n = 0;
-  for (const v of view.verdicts) {
+  for (const v of view.verdicts()) {
     if (v.known_at <= q.asOf) continue;
     if (q.space === undefined || verdictOnSpace(view, v, q.space)) n++;
   }
@@ -102,7 +115,7 @@ export interface GetResult {
   versions: NodeVersion[];
   edgesIn: EdgeRecord[];
   edgesOut: EdgeRecord[];
-  reason?: 'not_yet' | 'absent';
+  reason?: 'not_yet' | 'absent' | 'invalidated';
   masked: { node: number; edge: number };
 }
 
@@ -130,8 +143,8 @@ export function getNode(view: TenantView, id: string, q: GetQuery): GetResult {
   const inForce = known.filter((v) => inForceAt(v, q.validAt));
   // Without valid_at the item is the version with the latest validity start; with it, the one in force.
   const item = inForce.reduce<NodeVersion | null>((best, v) => (best === null || v.valid_from > best.valid_from ? v : best), null);
-  const outs = visibleEdges(view.edgesOut.get(id), q, (e) => e.target_id, view);
-  const ins = visibleEdges(view.edgesIn.get(id), q, (e) => e.source_id, view);
+  const outs = visibleEdges(view.edgesFrom(id), q, (e) => e.target_id, view);
+  const ins = visibleEdges(view.edgesTo(id), q, (e) => e.source_id, view);
   masked.edge = outs.masked + ins.masked;
   return { item, versions: known, edgesIn: ins.shown, edgesOut: outs.shown, masked };
 }

@@ -9,8 +9,8 @@ export const OPEN_END: Micros = Number.MAX_SAFE_INTEGER;
 
 // Microsecond integers stay exact in a double only up to 2^53 (about ±285 years around 1970), so the
 // accepted calendar is bounded well inside that range.
-const MIN_YEAR = 1700;
-const MAX_YEAR = 2200;
+export const MIN_YEAR = 1700;
+export const MAX_YEAR = 2200;
 
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
@@ -80,6 +80,8 @@ export function parseKnowledgeInstant(text: string): Micros {
 }
 
 export function knowledgeInstantProblem(text: string): InstantProblem | null {
+  const d = DATE_ONLY.exec(text);
+  if (d && (Number(d[1]) < MIN_YEAR || Number(d[1]) > MAX_YEAR)) return 'out_of_range';
   try {
     parseKnowledgeInstant(text);
     return null;

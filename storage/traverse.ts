@@ -15,6 +15,8 @@ export interface WalkOptions {
   types: ReadonlySet<EdgeType>;
   /** Confines the walk to nodes and edges of this space. */
   space?: string | undefined;
+  /** Nodes the walk never enters or passes through (invalidated as of the read). */
+  blocked?: ((id: string) => boolean) | undefined;
 }
 
 export interface Reached {
@@ -53,7 +55,7 @@ export function walk(view: TenantView, starts: readonly string[], opts: WalkOpti
   const reached = new Map<string, Reached>();
   let frontier: Reached[] = [];
   for (const id of starts) {
-    if (reached.has(id) || !visibleVersion(view, id, opts.asOf, opts.validAt, opts.space)) continue;
+    if (reached.has(id) || opts.blocked?.(id) || !visibleVersion(view, id, opts.asOf, opts.validAt, opts.space)) continue;
     const r: Reached = { id, depth: 0, path: [id], edge: null, direction: null };
     reached.set(id, r);
     frontier.push(r);
@@ -62,11 +64,11 @@ export function walk(view: TenantView, starts: readonly string[], opts: WalkOpti
     const next: Reached[] = [];
     for (const from of frontier) {
       const steps: [EdgeRecord, 'out' | 'in', string][] = [];
-      for (const e of view.edgesOut.get(from.id) ?? []) steps.push([e, 'out', e.target_id]);
-      for (const e of view.edgesIn.get(from.id) ?? []) steps.push([e, 'in', e.source_id]);
+      for (const e of view.edgesFrom(from.id)) steps.push([e, 'out', e.target_id]);
+      for (const e of view.edgesTo(from.id)) steps.push([e, 'in', e.source_id]);
       steps.sort((a, b) => a[0].seq - b[0].seq);
       for (const [edge, direction, to] of steps) {
-        if (reached.has(to) || !edgeVisible(edge, opts)) continue;
+        if (reached.has(to) || !edgeVisible(edge, opts) || opts.blocked?.(to)) continue;
         if (!visibleVersion(view, to, opts.asOf, opts.validAt, opts.space)) continue;
         const r: Reached = { id: to, depth, path: [...from.path, to], edge, direction };
         reached.set(to, r);

@@ -106,3 +106,21 @@ export interface Verdict {
   space: string | null;
   hash: string;
 }
+
+/**
+ * A recorded retraction of a node (every version of its id). Append-only like every row: the node's rows
+ * stay, and a read with an as_of before `known_at` sees the node as if nothing had happened.
+ */
+export interface Invalidation {
+  seq: number;
+  tenant: string;
+  target_id: string;
+  /** The space of the node it retracts (export and confinement scope by it). */
+  space: string;
+  reason: string;
+  by: string | null;
+  /** The capture instant of the invalidation. */
+  invalidated_at: Micros;
+  known_at: Micros;
+  batch_id: string | null;
+}

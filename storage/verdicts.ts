@@ -75,7 +75,7 @@ const pending = new WeakMap<TenantView, Set<string>>();
  */
 export async function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promise<boolean> {
   const view = ledger.view(draft.tenant);
-  if (view.verdictHashes.has(draft.hash)) return false;
+  if (view.hasVerdictHash(draft.hash)) return false;
   let staged = pending.get(view);
   if (!staged) {
     staged = new Set();
@@ -84,7 +84,7 @@ export async function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promis
   const set = staged;
   try {
     return await ledger.enqueue((stage) => {
-      if (view.verdictHashes.has(draft.hash) || set.has(draft.hash)) return false;
+      if (view.hasVerdictHash(draft.hash) || set.has(draft.hash)) return false;
       set.add(draft.hash);
       stage.addVerdict({ ...draft, seq: stage.nextSeq(), decided_at: stage.capturedAt, known_at: stage.capturedAt });
       return true;

@@ -55,15 +55,17 @@ export interface WhyQuery {
   validAt?: Micros | undefined;
   depth: number;
   space?: string | undefined;
+  /** Nodes invalidated as of the read: never walked, and an invalidated subject has no chain. */
+  blocked?: ((id: string) => boolean) | undefined;
 }
 
 export interface WhyResult {
   chain: ChainLink[];
-  reason?: 'not_yet' | 'absent';
+  reason?: 'not_yet' | 'absent' | 'invalidated';
   masked: { node: number; edge: number };
 }
 
-const options = (q: WhyQuery, asOf: Micros): WalkOptions => ({ asOf, validAt: q.validAt, depth: q.depth, types: WHY_TYPES, space: q.space });
+const options = (q: WhyQuery, asOf: Micros): WalkOptions => ({ asOf, validAt: q.validAt, depth: q.depth, types: WHY_TYPES, space: q.space, blocked: q.blocked });
 
 export function evidenceChain(view: TenantView, id: string, q: WhyQuery): WhyResult {
   const reached = walk(view, [id], options(q, q.asOf));
@@ -80,7 +82,7 @@ export function evidenceChain(view: TenantView, id: string, q: WhyQuery): WhyRes
   chain.sort((a, b) => a.node.asserted_at - b.node.asserted_at || a.depth - b.depth || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0));
   const masked = maskedInReach(view, id, q, reached);
   const result: WhyResult = { chain, masked };
-  if (chain.length === 0) result.reason = emptyReason(view, id, q);
+  if (chain.length === 0) result.reason = q.blocked?.(id) ? 'invalidated' : emptyReason(view, id, q);
   return result;
 }
 
@@ -108,8 +110,8 @@ function maskedInReach(view: TenantView, id: string, q: WhyQuery, shown: readonl
   const hidden = new Set<EdgeRecord>();
   for (const r of full) {
     if (r.depth >= q.depth) continue;
-    for (const list of [view.edgesOut.get(r.id), view.edgesIn.get(r.id)]) {
-      for (const e of list ?? []) {
+    for (const list of [view.edgesFrom(r.id), view.edgesTo(r.id)]) {
+      for (const e of list) {
         if (!WHY_TYPES.has(e.edge_type) || (q.space !== undefined && e.space !== q.space)) continue;
         if (inForceAt(e, q.validAt) && !knownAt(e, q.asOf)) hidden.add(e);
       }

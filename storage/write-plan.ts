@@ -6,7 +6,7 @@ import { parseLag } from './duration.ts';
 import { contentHash } from './hash.ts';
 import { OPEN_END, type Micros } from './time.ts';
 import { edgeIdentity, type TenantView } from './tenant-view.ts';
-import { isEdgeType, type BatchRow, type EdgeRecord, type NodeVersion } from './types.ts';
+import { EDGE_TYPES, isEdgeType, type BatchRow, type EdgeRecord, type Invalidation, type NodeVersion } from './types.ts';
 import { overlaps } from './visibility.ts';
 
 export interface NodeInput {
@@ -48,9 +48,20 @@ export interface WriteInput {
 
 export type RefusalReason = 'missing_endpoint' | 'captured_at_not_allowed' | 'invalid_lag' | 'id_conflict' | 'unknown_edge_type';
 
+/** A refused row, with what would fix it where that can be said (the allowed types, the expected form). */
+export interface Refusal {
+  id: string;
+  kind: 'node' | 'edge';
+  reason: RefusalReason;
+  allowed?: string[];
+  expected?: string;
+}
+
+export const LAG_FORMS = "ISO 8601 duration (P3D, PT36H) or '<n> <unit>' (3 days)";
+
 export interface WriteOutcome {
   accepted: number;
-  refused: { id: string; kind: 'node' | 'edge'; reason: RefusalReason }[];
+  refused: Refusal[];
   warnings: { id: string; kind: 'node' | 'edge'; warning: 'already_remembered' }[];
   ids: string[];
   batch: BatchRow | null;
@@ -62,8 +73,19 @@ export class Overlay {
   readonly versions = new Map<string, NodeVersion[]>();
   readonly edgesByIdentity = new Map<string, EdgeRecord>();
   readonly edgeHashes = new Set<string>();
+  readonly invalidations = new Map<string, Invalidation[]>();
 
   constructor(readonly view: TenantView) {}
+
+  invalidationsOf(id: string): Invalidation[] {
+    return [...this.view.invalidationsOf(id), ...(this.invalidations.get(id) ?? [])];
+  }
+
+  stageInvalidation(row: Invalidation): void {
+    const list = this.invalidations.get(row.target_id);
+    if (list) list.push(row);
+    else this.invalidations.set(row.target_id, [row]);
+  }
 
   versionsOf(id: string): NodeVersion[] {
     return [...this.view.versionsOf(id), ...(this.versions.get(id) ?? [])];
@@ -81,11 +103,11 @@ export class Overlay {
   }
 
   edgeByIdentity(key: string): EdgeRecord | undefined {
-    return this.view.edgesByIdentity.get(key) ?? this.edgesByIdentity.get(key);
+    return this.view.edgeByIdentity(key) ?? this.edgesByIdentity.get(key);
   }
 
   hasEdgeHash(hash: string): boolean {
-    return this.view.edgeHashes.has(hash) || this.edgeHashes.has(hash);
+    return this.view.hasEdgeHash(hash) || this.edgeHashes.has(hash);
   }
 }
 
@@ -96,6 +118,8 @@ export function nodeContentHash(space: string, n: NodeInput): string {
     fact_key: n.fact_key ?? null, fact_value: n.fact_value === undefined ? null : n.fact_value,
   });
 }
+
+const latestAssertion = (versions: readonly NodeVersion[]): Micros => versions.reduce((m, v) => Math.max(m, v.asserted_at), Number.NEGATIVE_INFINITY);
 
 /** The id a node gets when the caller gives none: derived from its content, so a re-send is idempotent. */
 export function derivedNodeId(hash: string): string {
@@ -159,12 +183,12 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       continue;
     }
     if (!isEdgeType(e.edge_type)) {
-      outcome.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type' });
+      outcome.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type', allowed: [...EDGE_TYPES] });
       continue;
     }
     const lag = e.lag === undefined || e.lag === null ? null : parseLag(e.lag);
     if (e.lag !== undefined && e.lag !== null && lag === null) {
-      outcome.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag' });
+      outcome.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag', expected: LAG_FORMS });
       continue;
     }
     const reachable = (id: string): boolean => {
@@ -184,7 +208,9 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       outcome.warnings.push({ id: label, kind: 'edge', warning: 'already_remembered' });
       continue;
     }
-    const asserted = e.asserted_at ?? capturedAt;
+    // A link stated without its own time is as old as the later of the statements it links, so a read at
+    // the content's time keeps it (asserting it at the capture instant would hide it from such reads).
+    const asserted = e.asserted_at ?? Math.max(latestAssertion(overlay.versionsOf(e.source_id)), latestAssertion(overlay.versionsOf(e.target_id)));
     const row: EdgeRecord = {
       seq: seqs.nextSeq(), tenant, source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type,
       confidence: e.confidence ?? null, lag, mechanism: e.mechanism ?? null, space: input.space, asserted_at: asserted,

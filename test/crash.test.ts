@@ -1,7 +1,8 @@
-// Crash test: a real server process under continuous write load (several concurrent writers, 64 KB
-// payloads, backfill batches) is killed with SIGKILL at random moments. After every restart the store
+// Crash test: a real server process under continuous write load (several concurrent writers, each in its
+// own tenant, 64 KB payloads, backfill batches) is killed with SIGKILL at random moments, with a read-model
+// budget so small that tenants are evicted and reloaded while it runs. After every restart the store
 // opens, every acknowledged write is there with its content, every request is wholly present or wholly
-// absent, and captured_at keeps increasing across restarts. `npm run test:crash` runs 25 rounds.
+// absent, and captured_at keeps increasing per tenant across restarts. `npm run test:crash` runs 50 rounds.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +12,14 @@ import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '5');
 const WRITERS = 3;
 const SPACE = 'crash';
+const KEYS = Array.from({ length: WRITERS }, (_, w) => `key${w}`);
+// About 1,400 rows of read model: the writers' tenants keep evicting each other.
+const ENV = { SVC_API_KEYS: KEYS.map((k, w) => `${k}=tenant${w}`).join(','), SVC_MEMORY_MB: '1' };
+const auth = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
 
 interface Sent {
   tag: string;
+  key: string;
   nodes: { id: string; statement: string; payloadBytes: number }[];
   edges: number;
   backfill: boolean;
@@ -28,7 +34,7 @@ const rand = (): number => {
   return seed / 2 ** 31;
 };
 
-function request(tag: string): { body: unknown; sent: Sent } {
+function request(tag: string, key: string): { body: unknown; sent: Sent } {
   const n = 1 + Math.floor(rand() * 12);
   const big = rand() < 0.2;
   const backfill = rand() < 0.25;
@@ -43,16 +49,16 @@ function request(tag: string): { body: unknown; sent: Sent } {
   };
   return {
     body,
-    sent: { tag, nodes: nodes.map((x) => ({ id: x.id, statement: x.statement, payloadBytes: x.payload.pad.length })), edges: edges.length, backfill, acked: false },
+    sent: { tag, key, nodes: nodes.map((x) => ({ id: x.id, statement: x.statement, payloadBytes: x.payload.pad.length })), edges: edges.length, backfill, acked: false },
   };
 }
 
-async function listAll(base: string): Promise<Row[]> {
+async function listAll(base: string, key: string): Promise<Row[]> {
   const rows: Row[] = [];
   let cursor: string | null = null;
   const asOf = encodeURIComponent(new Date(Date.now() + 60_000).toISOString());
   do {
-    const r: Response = await fetch(`${base}/v1/memories?as_of=${asOf}&space=${SPACE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`);
+    const r: Response = await fetch(`${base}/v1/memories?as_of=${asOf}&space=${SPACE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth(key) });
     expect(r.status).toBe(200);
     const page = (await r.json()) as { items: Row[]; next_cursor: string | null };
     rows.push(...page.items);
@@ -61,8 +67,8 @@ async function listAll(base: string): Promise<Row[]> {
   return rows;
 }
 
-async function edgesOut(base: string, id: string): Promise<number> {
-  const r = await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?as_of=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+async function edgesOut(base: string, key: string, id: string): Promise<number> {
+  const r = await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?as_of=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { headers: auth(key) });
   const json = (await r.json()) as { edges: { out: unknown[] } };
   return json.edges.out.length;
 }
@@ -73,64 +79,69 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 describe('crash safety', () => {
   it(`keeps every acknowledged write through ${ROUNDS} SIGKILLs`, async () => {
     const sent: Sent[] = [];
-    let lastCaptured = '';
+    const lastCaptured = new Map<string, string>();
     let server: ServerProcess | null = null;
     try {
       for (let round = 0; round <= ROUNDS; round++) {
         // The store opens every time, after every kill.
-        server = await spawnServer({ dataDir, timeoutMs: 120_000 });
-        const rows = await listAll(server.base);
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        expect(byId.size).toBe(rows.length);
-
-        // captured_at never goes back: list order is commit order, and each request has its own instant.
-        for (let i = 1; i < rows.length; i++) expect(rows[i]!.captured_at >= rows[i - 1]!.captured_at).toBe(true);
-        const instants = new Map<string, string>();
-        for (const r of rows) {
-          const tag = r.payload.tag ?? '';
-          const seen = instants.get(r.captured_at);
-          if (seen !== undefined) expect(seen).toBe(tag);
-          instants.set(r.captured_at, tag);
+        server = await spawnServer({ dataDir, env: ENV, timeoutMs: 120_000 });
+        const byId = new Map<string, Row>();
+        let rowCount = 0;
+        for (const key of KEYS) {
+          const rows = await listAll(server.base, key);
+          rowCount += rows.length;
+          for (const r of rows) byId.set(`${key}/${r.id}`, r);
+          // captured_at never goes back: list order is commit order, and each request has its own instant.
+          for (let i = 1; i < rows.length; i++) expect(rows[i]!.captured_at >= rows[i - 1]!.captured_at).toBe(true);
+          const instants = new Map<string, string>();
+          for (const r of rows) {
+            const tag = r.payload.tag ?? '';
+            const seen = instants.get(r.captured_at);
+            if (seen !== undefined) expect(seen).toBe(tag);
+            instants.set(r.captured_at, tag);
+          }
+          if (rows.length > 0) {
+            const newest = rows[rows.length - 1]!.captured_at;
+            expect(newest >= (lastCaptured.get(key) ?? '')).toBe(true);
+            lastCaptured.set(key, newest);
+          }
         }
-        if (rows.length > 0) {
-          const newest = rows[rows.length - 1]!.captured_at;
-          expect(newest >= lastCaptured).toBe(true);
-          lastCaptured = newest;
-        }
+        expect(byId.size).toBe(rowCount);
 
         for (const s of sent) {
-          const present = s.nodes.filter((n) => byId.has(n.id));
+          const present = s.nodes.filter((n) => byId.has(`${s.key}/${n.id}`));
           // Wholly present or wholly absent; acknowledged means present, with its content.
           expect([0, s.nodes.length], `${s.tag}: ${present.length} of ${s.nodes.length} rows`).toContain(present.length);
           if (s.acked) expect(present.length, `${s.tag} was acknowledged`).toBe(s.nodes.length);
           for (const n of present) {
-            const row = byId.get(n.id)!;
+            const row = byId.get(`${s.key}/${n.id}`)!;
             expect(row.statement).toBe(n.statement);
             expect(row.payload.pad?.length).toBe(n.payloadBytes);
             expect(row.known_at === '2024-01-01T00:00:00.000000Z').toBe(s.backfill);
           }
           if (present.length > 0 && s.edges > 0 && (round === ROUNDS || s.tag.startsWith(`r${round - 1}-`))) {
-            expect(await edgesOut(server.base, s.nodes[s.nodes.length - 1]!.id), `${s.tag} edges`).toBe(1);
+            expect(await edgesOut(server.base, s.key, s.nodes[s.nodes.length - 1]!.id), `${s.tag} edges`).toBe(1);
           }
         }
         if (round === ROUNDS) {
           const unacked = sent.filter((x) => !x.acked);
-          const committed = unacked.filter((x) => byId.has(x.nodes[0]!.id)).length;
+          const committed = unacked.filter((x) => byId.has(`${x.key}/${x.nodes[0]!.id}`)).length;
           console.log(`crash: ${ROUNDS} kills, ${sent.length - unacked.length} acknowledged requests present, ` +
-            `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rows.length} rows`);
+            `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows in ${KEYS.length} tenants`);
           break;
         }
 
         // Writes after a restart are captured later than everything before it.
-        const probe = request(`r${round}-probe`);
-        const pr = await fetch(`${server.base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(probe.body) });
+        const probeKey = KEYS[round % KEYS.length]!;
+        const probe = request(`r${round}-probe`, probeKey);
+        const pr = await fetch(`${server.base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(probeKey) }, body: JSON.stringify(probe.body) });
         expect(pr.status, `${await pr.text()}\n${server.log().slice(-3000)}`).toBe(200);
         probe.sent.acked = true;
         sent.push(probe.sent);
-        const after = await listAll(server.base);
+        const after = await listAll(server.base, probeKey);
         const probeRow = after.find((r) => r.id === probe.sent.nodes[0]!.id)!;
-        expect(probeRow.captured_at > lastCaptured).toBe(true);
-        lastCaptured = probeRow.captured_at;
+        expect(probeRow.captured_at > [...lastCaptured.values()].reduce((a, b) => (a > b ? a : b), '')).toBe(true);
+        lastCaptured.set(probeKey, probeRow.captured_at);
 
         // Continuous load from several writers, then SIGKILL at a random moment.
         let stop = false;
@@ -138,11 +149,12 @@ describe('crash safety', () => {
         const base = server.base;
         const writers = Array.from({ length: WRITERS }, async (_, w) => {
           for (let k = 0; !stop; k++) {
-            const { body, sent: s } = request(`r${round}-w${w}-${k}`);
+            const key = KEYS[w]!;
+            const { body, sent: s } = request(`r${round}-w${w}-${k}`, key);
             sent.push(s);
             let r: Response;
             try {
-              r = await fetch(`${base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+              r = await fetch(`${base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(key) }, body: JSON.stringify(body) });
             } catch {
               return; // the server died under this request: its fate is checked after the restart
             }

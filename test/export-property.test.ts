@@ -108,7 +108,7 @@ const noTx = (x: any): any => {
 /** Instants where answers change: every row's knowledge instant, just before it, and far in the past. */
 function candidates(b: LoadedBundle): string[] {
   const set = new Set<number>([T0 - 1000 * DAY]);
-  for (const r of [...b.view.nodes, ...b.view.edges, ...b.view.verdicts]) set.add(r.known_at).add(r.known_at - 1);
+  for (const r of [...b.view.nodesIn(), ...b.view.edgesOfSpace(), ...b.view.verdicts()]) set.add(r.known_at).add(r.known_at - 1);
   return [...set].sort((x, y) => x - y).map(formatInstant);
 }
 

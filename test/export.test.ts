@@ -58,7 +58,7 @@ const VERDICT_FIELDS = ['target_id', 'value', 'outcome', 'method', 'ruleset', 'r
 const ids = (rows: { id?: unknown }[]): string[] => rows.map((r) => String(r.id)).sort();
 
 describe('GET /v1/export', () => {
-  it('is a gzip attachment named ledger-<tenant>-<as_of>.tar.gz holding one directory of that stem with the four files', async () => {
+  it('is a gzip attachment named ledger-<tenant>-<as_of>.tar.gz holding one directory of that stem with the five files', async () => {
     const r = await exportArchive(t, { as_of: now }, KA);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/gzip');
@@ -66,7 +66,7 @@ describe('GET /v1/export', () => {
     expect(r.headers.get('content-disposition')).toBe(`attachment; filename="${stem}.tar.gz"`);
     const entries = await tarEntries(r.buf);
     const files = [...entries.keys()].filter((k) => entries.get(k) !== null).sort();
-    expect(files).toEqual(['edges.jsonl', 'manifest.json', 'nodes.jsonl', 'resolutions.jsonl'].map((f) => `${stem}/${f}`));
+    expect(files).toEqual(['edges.jsonl', 'invalidations.jsonl', 'manifest.json', 'nodes.jsonl', 'resolutions.jsonl'].map((f) => `${stem}/${f}`));
     expect([...entries.keys()].every((k) => k.startsWith(`${stem}/`))).toBe(true);
   });
 

@@ -3,6 +3,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
+import { EDGE_TYPES } from '../storage/types.ts';
+import { LAG_FORMS } from '../storage/write-plan.ts';
 
 const KEY_A = 'key-alpha-0123456789';
 const KEY_B = 'key-beta-9876543210';
@@ -104,8 +106,8 @@ describe('writes', () => {
       { id: 'w3', kind: 'node', reason: 'captured_at_not_allowed' },
       { id: 'w1', kind: 'node', reason: 'id_conflict' },
       { id: 'w2->ghost', kind: 'edge', reason: 'missing_endpoint' },
-      { id: 'w2->w1', kind: 'edge', reason: 'invalid_lag' },
-      { id: 'w2->w1', kind: 'edge', reason: 'unknown_edge_type' },
+      { id: 'w2->w1', kind: 'edge', reason: 'invalid_lag', expected: LAG_FORMS },
+      { id: 'w2->w1', kind: 'edge', reason: 'unknown_edge_type', allowed: [...EDGE_TYPES] },
       { id: 'w2->w1', kind: 'edge', reason: 'captured_at_not_allowed' },
     ]);
     const g = await get(`/v1/memories/w2?as_of=${NOW()}`);

@@ -1,7 +1,9 @@
 // Property test: random rounds of writes (backfill, equal and omitted instants, adjacent and overlapping
-// validity, reused ids, re-sends, supersession edges, concurrent requests sharing a commit group) go
-// through the real Ledger on Kuzu; a small reference model written here, independent of storage/,
-// predicts every write outcome and every list and get answer on a grid of as_of × valid_at.
+// validity, reused ids, re-sends, supersession edges, concurrent requests sharing a commit group) and
+// invalidations (some backfilled) go through the real Ledger on Kuzu; a small reference model written
+// here, independent of storage/, predicts every write and invalidation outcome and every list and get
+// answer (superseded_by, current_only, include_invalidated included) on a grid of as_of × valid_at,
+// with the tenant evicted and reloaded from the store between reads.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +11,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../storage/ledger.ts';
 import { formatInstant } from '../storage/time.ts';
-import type { EdgeInput, NodeInput, WriteInput, WriteOutcome } from '../storage/write-plan.ts';
+import { EDGE_TYPES } from '../storage/types.ts';
+import { LAG_FORMS, type EdgeInput, type NodeInput, type WriteInput, type WriteOutcome } from '../storage/write-plan.ts';
 import type { Context } from '../tools/context.ts';
 import { getMemory, type GetMemoryOutput } from '../tools/get-memory.ts';
 import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';
@@ -66,18 +69,49 @@ const genRequest: fc.Arbitrary<GenRequest> = fc.record({
   edges: fc.array(genEdge, { maxLength: 4 }),
 });
 
-/** Rounds of 1-3 requests sent together (they usually share one commit group). */
-const genRounds = fc.array(fc.array(genRequest, { minLength: 1, maxLength: 3 }), { minLength: 8, maxLength: 16 });
+/** An invalidation after a round: of an id, optionally backfilled to a content instant. */
+interface GenInvalidation { id: string; backfill: number | null }
+const genInvalidation: fc.Arbitrary<GenInvalidation> = fc.record({ id: fc.constantFrom(...IDS, 'zz'), backfill: fc.option(slot, { nil: null }) });
+
+/** Rounds of 1-3 requests sent together (they usually share one commit group), each maybe followed by invalidations. */
+interface GenRound { requests: GenRequest[]; invalidations: GenInvalidation[] }
+const genRounds: fc.Arbitrary<GenRound[]> = fc.array(
+  fc.record({ requests: fc.array(genRequest, { minLength: 1, maxLength: 3 }), invalidations: fc.array(genInvalidation, { maxLength: 2 }) }),
+  { minLength: 8, maxLength: 16 },
+);
 
 // ---- the reference model ----------------------------------------------------------------------------
 
 interface MNode { seq: number; id: string; space: string; kind: string; statement: string; category: string | null; asserted: number; from: number; to: number; captured: number; known: number; batch: string | null; content: string }
 interface MEdge { seq: number; s: string; t: string; type: string; space: string; asserted: number; from: number; to: number; known: number; batch: string | null; content: string; identity: string }
 
+interface MInvalidation { id: string; known: number }
+type InvalidationResult = 'written' | 'already' | 'not_found' | 'bad_backfill';
+
 class Model {
   nodes: MNode[] = [];
   edges: MEdge[] = [];
+  invalidations: MInvalidation[] = [];
   seq = 0;
+
+  invalidate(id: string, captured: number, declared: number | undefined): InvalidationResult {
+    const versions = this.nodes.filter((n) => n.id === id && n.known <= captured);
+    if (versions.length === 0) return 'not_found';
+    if (this.invalidations.some((i) => i.id === id && i.known <= captured)) return 'already';
+    if (declared !== undefined && (declared > captured || !versions.some((v) => v.known <= declared))) return 'bad_backfill';
+    this.invalidations.push({ id, known: declared ?? captured });
+    return 'written';
+  }
+
+  invalidated(id: string, asOf: number): MInvalidation | undefined {
+    return this.invalidations.filter((i) => i.id === id && i.known <= asOf).sort((a, b) => a.known - b.known)[0];
+  }
+
+  supersededBy(id: string, asOf: number, validAt: number | undefined, space: string | undefined): string[] {
+    const ids = this.edges.filter((e) => e.type === 'SUPERSEDES' && e.t === id && e.known <= asOf && Model.inForce(e, validAt)
+      && (space === undefined || e.space === space) && !this.invalidated(e.s, asOf)).map((e) => e.s);
+    return [...new Set(ids)].sort();
+  }
 
   write(req: WriteInput, captured: number): Pick<WriteOutcome, 'accepted' | 'refused' | 'warnings' | 'ids'> & { batch: boolean } {
     const out = { accepted: 0, refused: [] as WriteOutcome['refused'], warnings: [] as WriteOutcome['warnings'], ids: [] as string[], batch: false };
@@ -100,16 +134,17 @@ class Model {
     for (const e of req.edges) {
       const label = `${e.source_id}->${e.target_id}`;
       if (e.sets_captured_at) { out.refused.push({ id: label, kind: 'edge', reason: 'captured_at_not_allowed' }); continue; }
-      if (!['SUPERSEDES', 'CAUSES', 'SUPPORTS'].includes(e.edge_type)) { out.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type' }); continue; }
+      if (!['SUPERSEDES', 'CAUSES', 'SUPPORTS'].includes(e.edge_type)) { out.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type', allowed: [...EDGE_TYPES] }); continue; }
       const lag = e.lag === undefined || e.lag === null ? null : LAGS[e.lag] ?? null;
-      if (e.lag && lag === null) { out.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag' }); continue; }
+      if (e.lag && lag === null) { out.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag', expected: LAG_FORMS }); continue; }
       if (!this.nodes.some((v) => v.id === e.source_id) || !this.nodes.some((v) => v.id === e.target_id)) {
         out.refused.push({ id: label, kind: 'edge', reason: 'missing_endpoint' });
         continue;
       }
       const content = JSON.stringify([req.space, e.source_id, e.target_id, e.edge_type, e.confidence ?? null, lag, e.asserted_at ?? null]);
       if (this.edges.some((x) => x.content === content)) { out.warnings.push({ id: label, kind: 'edge', warning: 'already_remembered' }); continue; }
-      const asserted = e.asserted_at ?? captured;
+      // Without its own time an edge is asserted at the later of its endpoints' assertions.
+      const asserted = e.asserted_at ?? Math.max(...this.nodes.filter((v) => v.id === e.source_id || v.id === e.target_id).map((v) => v.asserted));
       const identity = JSON.stringify([e.source_id, e.target_id, e.edge_type, asserted]);
       if (this.edges.some((x) => x.identity === identity)) { out.refused.push({ id: label, kind: 'edge', reason: 'id_conflict' }); continue; }
       this.edges.push({ seq: ++this.seq, s: e.source_id, t: e.target_id, type: e.edge_type, space: req.space, asserted, from: asserted, to: OPEN, known, batch, content, identity });
@@ -123,12 +158,16 @@ class Model {
     return validAt === undefined || (r.asserted <= validAt && r.from <= validAt && validAt < r.to);
   }
 
-  list(asOf: number, validAt: number | undefined, f: { space?: string; kind?: string; category?: string }) {
+  list(asOf: number, validAt: number | undefined, f: { space?: string; kind?: string; category?: string }, flags: Flags = {}) {
     const match = this.nodes.filter((n) => (f.space === undefined || n.space === f.space) && (f.kind === undefined || n.kind === f.kind)
       && (f.category === undefined || n.category === f.category) && Model.inForce(n, validAt));
-    const items = match.filter((n) => n.known <= asOf);
+    const known = match.filter((n) => n.known <= asOf);
+    const retracted = (n: MNode): boolean => this.invalidated(n.id, asOf) !== undefined;
+    const items = known.filter((n) => (!retracted(n) || (flags.include_invalidated && !flags.current_only))
+      && (!flags.current_only || this.supersededBy(n.id, asOf, validAt, f.space).length === 0));
     const maskedEdges = this.edges.filter((e) => (f.space === undefined || e.space === f.space) && Model.inForce(e, validAt) && e.known > asOf).length;
-    return { items, masked: { node: match.length - items.length, edge: maskedEdges, verdict: 0 } };
+    const invalidated = known.filter((n) => retracted(n) && (!flags.include_invalidated || flags.current_only)).length;
+    return { items, masked: { node: match.length - known.length, edge: maskedEdges, verdict: 0 }, invalidated };
   }
 
   get(id: string, asOf: number, validAt: number | undefined, space: string | undefined) {
@@ -147,6 +186,9 @@ class Model {
   }
 }
 
+interface Flags { current_only?: boolean; include_invalidated?: boolean }
+const FLAGS: Flags[] = [{}, { current_only: true }, { include_invalidated: true }, { current_only: true, include_invalidated: true }];
+
 function expectedBackfill(rows: { batch: string | null }[]): { batches: number; rows: number } | undefined {
   const withBatch = rows.filter((r) => r.batch !== null);
   return withBatch.length ? { batches: new Set(withBatch.map((r) => r.batch)).size, rows: withBatch.length } : undefined;
@@ -163,10 +205,13 @@ let dir: string;
 let ledger: Ledger;
 let tenantNo = 0;
 let operations = 0;
+const invalidationOutcomes = new Map<string, number>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ledger-prop-'));
-  ledger = await Ledger.open(dir);
+  // No read-model budget: every tenant but the one in use is evicted, so reads below run on views
+  // reloaded from the store as often as on views built up commit by commit.
+  ledger = await Ledger.open(dir, { memoryMb: 0 });
 });
 afterAll(async () => {
   await ledger.close();
@@ -191,7 +236,15 @@ function toInput(req: GenRequest, captures: number[]): WriteInput {
   return { space: req.space, backfill, nodes, edges };
 }
 
+let reads = 0;
+const EVICT_EVERY = 20;
+
+/** One read through the operation; every few reads the tenant is evicted first (a ballast tenant is loaded). */
 async function read<T>(op: AnyOperation, ctx: Context, input: Record<string, unknown>): Promise<T> {
+  if (++reads % EVICT_EVERY === 0) {
+    await ledger.load('ballast');
+    expect(ledger.tenants()).not.toContain(ctx.tenant);
+  }
   return (await runOperation(op, input, ctx)) as T;
 }
 
@@ -205,7 +258,7 @@ describe('ledger against a reference model', () => {
         const ctx: Context = { ledger, tenant, services: { version: 'test' } };
         const model = new Model();
         const captures: number[] = [];
-        for (const round of rounds) {
+        for (const { requests: round, invalidations } of rounds) {
           const inputs = round.map((r) => toInput(r, captures));
           // Sent together: the queue plans them in call order, usually inside one commit group.
           const outcomes = await Promise.all(inputs.map((input) => ledger.write(tenant, input)));
@@ -219,9 +272,19 @@ describe('ledger against a reference model', () => {
               .toEqual(want);
             operations += input.nodes.length + input.edges.length;
           }
+          for (const inv of invalidations) {
+            const declared = inv.backfill === null ? undefined : at(inv.backfill);
+            const got = await ledger.invalidate(tenant, { id: inv.id, reason: 'wrong', backfill: declared === undefined ? undefined : { declared_captured_at: declared, reason: 'late' } });
+            const captured = got.kind === 'written' ? got.invalidation.invalidated_at : ledger.now();
+            if (got.kind === 'written') captures.push(captured);
+            expect(got.kind).toBe(model.invalidate(inv.id, captured, declared));
+            invalidationOutcomes.set(got.kind, (invalidationOutcomes.get(got.kind) ?? 0) + 1);
+            if (got.kind === 'written') expect(got.invalidation.known_at).toBe(declared ?? captured);
+            operations++;
+          }
         }
         // The grid: every capture and declared instant, one microsecond either side, and content instants.
-        const knowns = [...new Set([...model.nodes, ...model.edges].map((r) => r.known))];
+        const knowns = [...new Set([...model.nodes, ...model.edges, ...model.invalidations].map((r) => r.known))];
         const asOfs = [...new Set([...captures, ...knowns].flatMap((c) => [c - 1, c, c + 1]))].sort((a, b) => a - b);
         const pick = <X>(xs: X[], n: number): X[] => {
           const stride = Math.max(1, Math.ceil(xs.length / n));
@@ -229,13 +292,18 @@ describe('ledger against a reference model', () => {
         };
         const validAts: (number | undefined)[] = [undefined, ...pick([...new Set(Array.from({ length: 14 }, (_, k) => [at(k) - 1, at(k)]).flat()), captures[0] ?? 0], 6)];
         const filters = [{}, { space: 's1' }, { kind: 'claim' }, { space: 's2', category: 'c1' }];
+        let turn = seed;
         for (const asOf of pick(asOfs, 14)) {
           for (const validAt of validAts) {
             for (const f of filters) {
-              const got = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: formatInstant(asOf), valid_at: fmtOpt(validAt), ...f, limit: 1000 });
-              const want = model.list(asOf, validAt, f);
-              expect(got.items.map((n) => [n.id, n.statement, n.known_at, n.valid.from])).toEqual(
-                want.items.map((n) => [n.id, n.statement, formatInstant(n.known), formatInstant(n.from)]));
+              // One flag combination per read, rotating, so the grid costs what it did without them.
+              const flags = FLAGS[turn++ % FLAGS.length] ?? {};
+              const got = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: formatInstant(asOf), valid_at: fmtOpt(validAt), ...f, ...flags, limit: 1000 });
+              const want = model.list(asOf, validAt, f, flags);
+              expect(got.items.map((n) => [n.id, n.statement, n.known_at, n.valid.from, n.superseded_by, n.invalidated?.known_at ?? null])).toEqual(
+                want.items.map((n) => [n.id, n.statement, formatInstant(n.known), formatInstant(n.from), model.supersededBy(n.id, asOf, validAt, f.space),
+                  flags.include_invalidated ? fmtOpt(model.invalidated(n.id, asOf)?.known) ?? null : null]));
+              expect(got.certificate.invalidated).toBe(want.invalidated || undefined);
               expect(got.masked).toEqual(nonZero(want.masked) ? want.masked : null);
               expect(got.certificate.masked).toEqual(nonZero(want.masked));
               expect(got.certificate.backfill).toEqual(expectedBackfill(want.items));
@@ -245,9 +313,11 @@ describe('ledger against a reference model', () => {
               const space = id === 'a' ? 's1' : undefined;
               const got = await read<GetMemoryOutput>(getMemory, ctx, { id, as_of: formatInstant(asOf), valid_at: fmtOpt(validAt), space });
               const want = model.get(id, asOf, validAt, space);
-              expect(got.reason).toBe(want.reason);
-              expect(got.item ? [got.item.id, got.item.statement, got.item.valid.from] : null)
-                .toEqual(want.item ? [want.item.id, want.item.statement, formatInstant(want.item.from)] : null);
+              const retracted = want.versions.length > 0 && model.invalidated(id, asOf) !== undefined;
+              expect(got.reason).toBe(retracted ? 'invalidated' : want.reason);
+              const item = retracted ? null : want.item;
+              expect(got.item ? [got.item.id, got.item.statement, got.item.valid.from, got.item.superseded_by] : null)
+                .toEqual(item ? [item.id, item.statement, formatInstant(item.from), model.supersededBy(id, asOf, validAt, space)] : null);
               expect(got.versions.map((v) => v.known_at)).toEqual(want.versions.map((v) => formatInstant(v.known)));
               expect(got.edges.out.map((e) => [e.target_id, e.edge_type, e.asserted_at])).toEqual(want.out.map((e) => [e.t, e.type, formatInstant(e.asserted)]));
               expect(got.edges.in.map((e) => [e.source_id, e.edge_type, e.asserted_at])).toEqual(want.in.map((e) => [e.s, e.type, formatInstant(e.asserted)]));
@@ -270,8 +340,10 @@ describe('ledger against a reference model', () => {
       }),
       { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
     );
-    console.log(`property: ${RUNS} runs, ${operations} row writes checked`);
+    console.log(`property: ${RUNS} runs, ${operations} row writes checked; invalidations ${JSON.stringify(Object.fromEntries(invalidationOutcomes))}`);
     expect(operations).toBeGreaterThanOrEqual(RUNS >= 14 ? 1000 : 0);
+    // The generator must reach every outcome of an invalidation, or the model's rules go unchecked.
+    if (RUNS >= 14) for (const kind of ['written', 'already', 'not_found', 'bad_backfill']) expect(invalidationOutcomes.get(kind) ?? 0).toBeGreaterThan(0);
   }, 600_000);
 
   it('another tenant reads nothing of these rows', async () => {

@@ -72,7 +72,7 @@ describe('pull and push', () => {
   it('A → pull → push into a fresh B → export B: the same nodes and edges with the same known_at; no resolutions', async () => {
     const dirA = tmp();
     const pulled = await pull('http://a.test', dirA, { apiKey: 'ka', fetch: fetchBoth, ...quiet });
-    expect(pulled.manifest.counts).toEqual({ nodes: 6, edges: 4, resolutions: 1 });
+    expect(pulled.manifest.counts).toEqual({ nodes: 6, edges: 4, resolutions: 1, invalidations: 0 });
     const report = await push(dirA, 'http://b.test/', { apiKey: 'ka', fetch: fetchBoth, ...quiet });
     expect(report.refused).toEqual([]);
     expect(report.accepted).toBe(10);

@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 let t: TestApp;
 const now = (): string => formatInstant(t.ledger.now());
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 2));
-const verdicts = () => t.ledger.view('local').verdicts;
+const verdicts = () => t.ledger.view('local').verdicts();
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -179,7 +179,7 @@ describe('POST /v1/resolve', () => {
         valid: { from: '2023-07-26T18:00:00.000000Z', to: null } }),
       expect.objectContaining({ id: 'r2', value: 4.75 }),
     ]);
-    expect(Object.keys(r.json.candidates[0]).sort()).toEqual(['asserted_at', 'id', 'known_at', 'source', 'space', 'valid', 'value']);
+    expect(Object.keys(r.json.candidates[0]).sort()).toEqual(['asserted_at', 'id', 'known_at', 'source', 'space', 'superseded_by', 'valid', 'value']);
     expect(r.json.certificate).toMatchObject({ as_of: t1, fact: 'rate' });
     expect(r.json.certificate.rules_as_of).toBeUndefined();
   });

@@ -8,7 +8,7 @@ import { defineOperation } from './operation.ts';
 const FactKey = z.string().min(1).max(512);
 
 export const DeclareFactInput = z
-  .object({
+  .strictObject({
     fact_key: FactKey.describe('The fact being declared; nodes carrying this fact_key are its candidate values.'),
     key_fields: z.array(z.string().min(1).max(256)).max(64).default([])
       .describe('Names of the fields that identify one instance of the fact (recorded with the declaration).'),

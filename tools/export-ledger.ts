@@ -8,9 +8,9 @@ import { stageBundle } from '../storage/bundle/writer.ts';
 import type { Archive } from './archive.ts';
 import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
-import { AsOf, SpaceName, knowledgeInstant } from './schemas.ts';
+import { AsOf, SpaceName, atInstant } from './schemas.ts';
 
-export const ExportLedgerInput = z.object({
+export const ExportLedgerInput = z.strictObject({
   as_of: AsOf.describe('Knowledge instant of the export: only rows learned at or before it are in the bundle (inclusive; a date means the end of that day in UTC). Validity is not filtered: the bundle is the ledger.'),
   space: SpaceName.optional().describe('Export only this space: its nodes, the edges between them and the resolutions on them. Omitted: the whole tenant.'),
   category: z.string().min(1).max(512).optional().describe('Export only nodes of this category (exact match), with the edges between them and resolutions on them; combines with space.'),
@@ -21,7 +21,7 @@ export const exportLedger = defineOperation({
   title: 'Export the ledger',
   description:
     'Export the ledger as known at as_of as a self-contained .tar.gz bundle: manifest.json (namespace, source version, ' +
-    'facts in force, backfill batches), nodes.jsonl, edges.jsonl and resolutions.jsonl. Every row carries known_at and its ' +
+    'facts in force, backfill batches), nodes.jsonl, edges.jsonl, resolutions.jsonl and invalidations.jsonl. Every row carries known_at and its ' +
     'attestation, so the bundle answers as-of reads offline. Nothing learned after as_of is included; rows of every validity are.',
   input: ExportLedgerInput,
   requiresAsOf: true,
@@ -29,7 +29,7 @@ export const exportLedger = defineOperation({
   async handler(input, ctx): Promise<Archive> {
     // A bundle cannot vouch for knowledge it does not have yet: an as_of in the future is cut at the
     // server's present instant, which then names the bundle and is its exported_as_of.
-    const asOf = Math.min(knowledgeInstant(input.as_of), ctx.ledger.now());
+    const asOf = Math.min(atInstant(input.as_of, ctx.ledger.now()), ctx.ledger.now());
     await ctx.ledger.settled(asOf);
     const root = await mkdtemp(join(tmpdir(), 'ledger-export-'));
     let disposed = false;

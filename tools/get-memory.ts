@@ -1,22 +1,24 @@
 import { z } from 'zod';
-import { buildCertificate, type Certificate } from '../storage/certificate.ts';
-import { getNode } from '../storage/reads.ts';
-import { edgeRow, nodeRow, type EdgeRow, type NodeRow } from '../storage/rows-out.ts';
+import type { Certificate } from '../storage/certificate.ts';
+import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodeRow } from '../storage/rows-out.ts';
 import { defineOperation } from './operation.ts';
-import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+import { openRead } from './read.ts';
+import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
 
-export const GetMemoryInput = z.object({
+export const GetMemoryInput = z.strictObject({
   id: z.string().min(1).describe('The block id.'),
   as_of: AsOf,
   valid_at: ValidAt.optional().describe('Pick the version in force at this instant. Omitted: the version with the latest validity start.'),
   space: SpaceName.optional().describe('Look only in this space.'),
+  include_invalidated: Flag.optional().describe('true: show an invalidated block as item, carrying `invalidated`, instead of item null with reason "invalidated".'),
 });
 
 export interface GetMemoryOutput {
   item: NodeRow | null;
   versions: NodeRow[];
   edges: { in: EdgeRow[]; out: EdgeRow[] };
-  reason?: 'not_yet' | 'absent';
+  reason?: 'not_yet' | 'absent' | 'invalidated';
+  invalidation?: InvalidationRow;
   certificate: Certificate;
 }
 
@@ -25,24 +27,24 @@ export const getMemory = defineOperation({
   title: 'Get one memory',
   description:
     'Read one block by id as known at as_of: the version in force (at valid_at, or the latest), all its known versions, and ' +
-    'its edges in and out. reason "not_yet" means the block exists but was learned after as_of; "absent" means there is no such block.',
+    'its edges in and out. reason "not_yet" means the block exists but was learned after as_of; "absent" means there is no such block; ' +
+    '"invalidated" means it was retracted (the invalidation is attached; versions and edges are still given). Rows carry superseded_by.',
   input: GetMemoryInput,
   requiresAsOf: true,
   confinable: true,
   async handler(input, ctx): Promise<GetMemoryOutput> {
-    const asOf = knowledgeInstant(input.as_of);
-    await ctx.ledger.settled(asOf);
-    const r = getNode(ctx.ledger.view(ctx.tenant), input.id, { asOf, validAt: optionalInstant(input.valid_at), space: input.space });
+    const snap = await openRead(ctx, input);
+    const r = snap.get(input.id);
     const out: GetMemoryOutput = {
-      item: r.item ? nodeRow(r.item) : null,
-      versions: r.versions.map(nodeRow),
+      item: r.item ? snap.row(r.item) : null,
+      versions: r.versions.map((v) => snap.row(v)),
       edges: { in: r.edgesIn.map(edgeRow), out: r.edgesOut.map(edgeRow) },
-      certificate: buildCertificate({
-        asOf, txAsOf: ctx.ledger.now(), masked: r.masked,
-        shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id),
+      certificate: snap.certificate({
+        masked: r.masked, shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id),
       }),
     };
     if (r.reason) out.reason = r.reason;
+    if (r.invalidation && r.reason === 'invalidated') out.invalidation = invalidationRow(r.invalidation);
     return out;
   },
 });

@@ -2,6 +2,8 @@
 import { declareFact } from './declare-fact.ts';
 import { exportLedger } from './export-ledger.ts';
 import { getMemory } from './get-memory.ts';
+import { invalidateMemory } from './invalidate-memory.ts';
+import { listSpaces } from './list-spaces.ts';
 import { listMemories } from './list-memories.ts';
 import type { AnyOperation } from './operation.ts';
 import { remember } from './remember.ts';
@@ -18,6 +20,8 @@ export const operations: readonly AnyOperation[] = [
   declareFact,
   resolveFact,
   exportLedger,
+  invalidateMemory,
+  listSpaces,
 ];
 
 export function operationNamed(name: string): AnyOperation {

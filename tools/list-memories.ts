@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { buildCertificate, nonZeroMasked } from '../storage/certificate.ts';
-import { listNodes } from '../storage/reads.ts';
-import { nodeRow, type NodePage } from '../storage/rows-out.ts';
+import { nonZeroMasked } from '../storage/certificate.ts';
+import type { NodePage } from '../storage/rows-out.ts';
 import { invalidInput } from './errors.ts';
 import { defineOperation } from './operation.ts';
-import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+import { openRead } from './read.ts';
+import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
 import { decodeCursor, encodeCursor } from '../storage/cursor.ts';
 
-export const ListMemoriesInput = z.object({
+export const ListMemoriesInput = z.strictObject({
   as_of: AsOf,
   valid_at: ValidAt.optional(),
   space: SpaceName.optional().describe('Only this space. Omitted: the whole tenant.'),
@@ -15,6 +15,8 @@ export const ListMemoriesInput = z.object({
   category: z.string().optional().describe('Only nodes of this category (exact match).'),
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Page size, 1 to 1000 (default 100).'),
   cursor: z.string().optional().describe('next_cursor of the previous page.'),
+  current_only: Flag.optional().describe('true: leave out blocks that are superseded (a SUPERSEDES edge points at them) or invalidated as of as_of, before the page is cut.'),
+  include_invalidated: Flag.optional().describe('true: keep invalidated blocks, each carrying `invalidated` {reason, by, invalidated_at, known_at}.'),
 });
 
 export type ListMemoriesOutput = NodePage;
@@ -30,24 +32,20 @@ export const listMemories = defineOperation({
   title: 'List memories',
   description:
     'List the blocks known at as_of (every version, oldest first), optionally only those in force at valid_at, in one space, ' +
-    'of one kind or category. The certificate says what was hidden because it was learned after as_of (masked) and which ' +
+    'of one kind or category. current_only leaves out superseded and invalidated blocks. The certificate says what was hidden because it was learned after as_of (masked) and which ' +
     'rows rest on a declared backfill instant. Page with limit and next_cursor.',
   input: ListMemoriesInput,
   requiresAsOf: true,
   confinable: true,
   async handler(input, ctx): Promise<ListMemoriesOutput> {
-    const asOf = knowledgeInstant(input.as_of);
     const afterSeq = input.cursor === undefined ? undefined : afterSeqOf(input.cursor);
-    await ctx.ledger.settled(asOf);
-    const result = listNodes(ctx.ledger.view(ctx.tenant), {
-      asOf, validAt: optionalInstant(input.valid_at), space: input.space, kind: input.kind, category: input.category,
-      limit: input.limit, afterSeq,
-    });
-    const certificate = buildCertificate({
-      asOf, txAsOf: ctx.ledger.now(), masked: result.masked, shownBatches: result.items.map((n) => n.batch_id),
+    const snap = await openRead(ctx, input);
+    const result = snap.list({ kind: input.kind, category: input.category, limit: input.limit, afterSeq });
+    const certificate = snap.certificate({
+      masked: result.masked, shownBatches: result.items.map((n) => n.batch_id), invalidated: result.invalidated,
     });
     return {
-      items: result.items.map(nodeRow),
+      items: result.items.map((n) => snap.row(n)),
       masked: nonZeroMasked(result.masked) ? { ...result.masked } : null,
       next_cursor: result.nextSeq === null ? null : encodeCursor(result.nextSeq),
       certificate,

@@ -22,11 +22,19 @@ export function defineOperation<Input extends z.ZodObject, Output>(op: Operation
 
 export type AnyOperation = Operation<z.ZodObject, unknown>;
 
+/**
+ * zod's issues in the standard validation shape. An unknown key becomes one `extra_forbidden` issue per
+ * key with `loc` naming the key itself, so a client sees exactly which field to drop or rename.
+ */
 export function issuesOf(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((i) => {
-    const issue: FieldIssue = { type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code, loc: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), msg: i.message };
+  return error.issues.flatMap((i): FieldIssue[] => {
+    const path = i.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((key) => ({ type: 'extra_forbidden', loc: [...path, key], msg: `unknown field "${key}": it is not part of this request (check its spelling)`, input: null }));
+    }
+    const issue: FieldIssue = { type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code, loc: path, msg: i.message };
     if ('input' in i && i.input !== undefined && typeof i.input !== 'object') issue.input = truncate(i.input);
-    return issue;
+    return [issue];
   });
 }
 
@@ -49,5 +57,13 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   if (op.confinable && ctx.confinedSpace !== undefined) input.space = ctx.confinedSpace;
   const parsed = op.input.safeParse(input);
   if (!parsed.success) throw invalidInput(issuesOf(parsed.error));
-  return op.handler(parsed.data, ctx);
+  // The caller's tenant stays resident while the operation runs: its snapshot and its writes' plans read
+  // that read model, which must not be evicted under them.
+  const release = ctx.ledger.pin(ctx.tenant);
+  try {
+    await ctx.ledger.load(ctx.tenant);
+    return await op.handler(parsed.data, ctx);
+  } finally {
+    release();
+  }
 }

@@ -15,7 +15,7 @@ export const MAX_MESSAGES = 1000;
 /** Model calls in flight at once for one request. */
 const MODEL_CONCURRENCY = 4;
 
-export const MessageSchema = z.object({
+export const MessageSchema = z.strictObject({
   content: z.string().max(100_000).refine((s) => s.trim().length > 0, { message: 'must not be empty' })
     .describe('What was said or written, in plain words. Claims, predictions, causal links and named entities are extracted from it.'),
   observed_at: Instant.describe('When it was said (ISO 8601 with offset, not in the future). Every extracted block is asserted at this instant.'),

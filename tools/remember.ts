@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { formatInstant } from '../storage/time.ts';
+import { formatInstant, type Micros } from '../storage/time.ts';
 import type { EdgeInput, NodeInput, WriteOutcome } from '../storage/write-plan.ts';
 import { EDGE_TYPES } from '../storage/types.ts';
 import { invalidInput } from './errors.ts';
@@ -9,9 +9,15 @@ import { Instant, JsonObject, JsonValue, SpaceName, instant, optionalInstant } f
 
 const MAX_ROWS = 10_000;
 
-// Loose objects: a row that sets `captured_at` must reach the row rules to be refused by name, and a
-// `tenant` field is ignored rather than rejected.
-export const NodeSchema = z.looseObject({
+// Strict objects: an unknown field is a 422 naming it (a mistyped key must never be dropped silently).
+// `captured_at` is declared so a row that sets it reaches the row rules and is refused by name, and
+// `tenant` so it is ignored rather than rejected (SPEC: a tenant field is never read).
+const ServerOnly = {
+  captured_at: z.unknown().optional().describe('Never set it: only the server stamps captured_at, and a row that sets it is refused (captured_at_not_allowed).'),
+  tenant: z.unknown().optional().describe('Ignored: the tenant comes from the key.'),
+};
+
+export const NodeSchema = z.strictObject({
   id: z.string().min(1).max(1024).optional().describe('Block id, unique in the tenant. Omitted: derived from the content, so re-sending is idempotent. The same id may be reused only with a validity interval that does not overlap its earlier rows.'),
   kind: z.string().min(1).max(256).describe('entity, claim, prediction, factor, timeseries, episode, or a kind of your own (kept as given).'),
   statement: z.string().nullable().optional().describe('The statement in plain words.'),
@@ -22,26 +28,29 @@ export const NodeSchema = z.looseObject({
   valid_to: Instant.nullable().optional().describe('End of that interval (excluded). Omitted or null: open.'),
   fact_key: z.string().min(1).max(512).nullable().optional().describe('Makes the node a candidate value of this declared fact.'),
   fact_value: JsonValue.optional().describe('The value this node gives the fact (any JSON).'),
+  ...ServerOnly,
 });
 
-export const EdgeSchema = z.looseObject({
+export const EdgeSchema = z.strictObject({
   source_id: z.string().min(1).max(1024).describe('Id of the node the edge starts from (written earlier or in this request).'),
   target_id: z.string().min(1).max(1024).describe('Id of the node the edge points to.'),
-  edge_type: z.string().min(1).max(64).describe(`One of ${EDGE_TYPES.join(', ')}.`),
+  edge_type: z.string().min(1).max(64).meta({ examples: [...EDGE_TYPES] })
+    .describe(`One of ${EDGE_TYPES.join(', ')} (matched case-insensitively, stored upper-case).`),
   confidence: z.number().finite().nullable().optional().describe('How sure the link is, as a number.'),
   lag: z.string().nullable().optional().describe('Delay between cause and effect: an ISO 8601 duration (P3D, PT36H) or a plain interval ("36 hours").'),
   mechanism: z.string().nullable().optional().describe('Free text saying how the link works.'),
-  asserted_at: Instant.optional().describe('When the link was stated. Omitted: the capture instant.'),
+  asserted_at: Instant.optional().describe('When the link was stated. Omitted: the later of its two endpoints\' asserted_at.'),
   valid_from: Instant.optional().describe('Start of validity. Omitted: asserted_at.'),
   valid_to: Instant.nullable().optional().describe('End of validity (excluded). Omitted or null: open.'),
+  ...ServerOnly,
 });
 
-export const BackfillSchema = z.object({
+export const BackfillSchema = z.strictObject({
   declared_captured_at: Instant.describe('The knowledge instant to record for every row of this request (not later than now).'),
   reason: z.string().min(1).max(2000).describe('Why the rows are declared as known earlier (e.g. "crm import").'),
 });
 
-export const RememberInput = z.object({
+export const RememberInput = z.strictObject({
   space: SpaceName.describe('Whose memory the rows belong to, e.g. user:<id>, agent:<id>, svc:<id>.'),
   nodes: z.array(NodeSchema).max(MAX_ROWS).optional().describe('Blocks to write.'),
   edges: z.array(EdgeSchema).max(MAX_ROWS).optional().describe('Typed links between blocks.'),
@@ -60,11 +69,18 @@ export interface RememberOutput {
   episodes: unknown[];
 }
 
-function intervalIssue(list: 'nodes' | 'edges', i: number, row: { valid_from?: string | undefined; valid_to?: string | null | undefined; asserted_at?: string | undefined }) {
+/**
+ * A row that could never be in force: its validity ends at or before it starts, after the defaults
+ * (valid_from = asserted_at = the capture instant, which is later than `present`). An edge without
+ * asserted_at starts at its endpoints' assertion, known only to the plan, so only explicit starts count.
+ */
+function intervalIssue(list: 'nodes' | 'edges', i: number, row: { valid_from?: string | undefined; valid_to?: string | null | undefined; asserted_at?: string | undefined }, present: Micros) {
   if (row.valid_to === undefined || row.valid_to === null) return null;
   const from = row.valid_from ?? row.asserted_at;
-  if (from !== undefined && instant(row.valid_to) <= instant(from)) {
-    return { type: 'interval', loc: [list, i, 'valid_to'], msg: 'valid_to must be later than valid_from', input: row.valid_to };
+  const start = from !== undefined ? instant(from) : list === 'nodes' ? present : undefined;
+  if (start !== undefined && instant(row.valid_to) <= start) {
+    const msg = from !== undefined ? 'valid_to must be later than valid_from' : 'valid_to must be later than the capture instant, where an omitted asserted_at and valid_from start';
+    return { type: 'interval', loc: [list, i, 'valid_to'], msg, input: row.valid_to };
   }
   return null;
 }
@@ -80,7 +96,7 @@ export function toNodeInput(n: z.infer<typeof NodeSchema>): NodeInput {
 
 export function toEdgeInput(e: z.infer<typeof EdgeSchema>): EdgeInput {
   return {
-    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
+    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type.toUpperCase(), confidence: e.confidence, lag: e.lag,
     mechanism: e.mechanism, asserted_at: optionalInstant(e.asserted_at), valid_from: optionalInstant(e.valid_from),
     valid_to: e.valid_to === null ? null : optionalInstant(e.valid_to), sets_captured_at: 'captured_at' in e,
   };
@@ -103,9 +119,13 @@ export const remember = defineOperation({
   async handler(input, ctx): Promise<RememberOutput> {
     const nodes = input.nodes ?? [];
     const edges = input.edges ?? [];
+    if (nodes.length === 0 && edges.length === 0 && (input.messages ?? []).length === 0) {
+      throw invalidInput([{ type: 'missing', loc: [], msg: 'a write needs at least one of nodes, edges or messages (non-empty)', input: null }]);
+    }
+    const present = ctx.ledger.now();
     const issues = [
-      ...nodes.map((n, i) => intervalIssue('nodes', i, n)),
-      ...edges.map((e, i) => intervalIssue('edges', i, e)),
+      ...nodes.map((n, i) => intervalIssue('nodes', i, n, present)),
+      ...edges.map((e, i) => intervalIssue('edges', i, e, present)),
     ].filter((x) => x !== null);
     const backfill = input.backfill
       ? { declared_captured_at: instant(input.backfill.declared_captured_at), reason: input.backfill.reason }

@@ -1,18 +1,19 @@
 import { z } from 'zod';
-import { buildCertificate, type Certificate } from '../storage/certificate.ts';
-import { declarationInForce, rowsWithKey } from '../storage/facts.ts';
+import type { Certificate } from '../storage/certificate.ts';
+import { declarationInForce } from '../storage/facts.ts';
 import { decide, sourceOf, type Reason } from '../storage/resolve.ts';
 import { formatInstant, formatNullableEnd } from '../storage/time.ts';
 import type { NodeVersion, Policy } from '../storage/types.ts';
 import { draftVerdict, recordVerdict } from '../storage/verdicts.ts';
 import { defineOperation } from './operation.ts';
-import { AsOf, KnowledgeInstant, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+import { openRead } from './read.ts';
+import { AsOf, SpaceName, ValidAt, atInstant } from './schemas.ts';
 
-export const ResolveFactInput = z.object({
+export const ResolveFactInput = z.strictObject({
   fact: z.string().min(1).max(512).describe('The declared fact_key to resolve.'),
   as_of: AsOf,
   valid_at: ValidAt.optional().describe('Only candidates in force at this content instant compete. Omitted: every candidate known at as_of competes.'),
-  rules_as_of: KnowledgeInstant.optional().describe(
+  rules_as_of: AsOf.optional().describe(
     'Apply the declaration in force at this instant instead of the one in force at as_of (recorded in the certificate).'),
   space: SpaceName.optional().describe('Only candidates of this space. Omitted: the whole tenant.'),
 });
@@ -25,6 +26,7 @@ export interface Candidate {
   valid: { from: string; to: string | null };
   known_at: string;
   source: string;
+  superseded_by: string[];
 }
 
 export interface ResolveFactOutput {
@@ -38,9 +40,9 @@ export interface ResolveFactOutput {
 
 // Rows never change, so the text of a candidate (its instants and source) is formatted once per row; a
 // fact with many candidates is resolved again and again. Each answer still gets its own objects.
-const formatted = new WeakMap<NodeVersion, Omit<Candidate, 'value'>>();
+const formatted = new WeakMap<NodeVersion, Omit<Candidate, 'value' | 'superseded_by'>>();
 
-function candidate(n: NodeVersion): Candidate {
+function candidate(n: NodeVersion, supersededBy: string[]): Candidate {
   let f = formatted.get(n);
   if (!f) {
     f = { id: n.id, space: n.space, asserted_at: formatInstant(n.asserted_at),
@@ -48,7 +50,7 @@ function candidate(n: NodeVersion): Candidate {
     formatted.set(n, f);
   }
   return { id: f.id, value: n.fact_value === null ? null : (JSON.parse(n.fact_value) as unknown), space: f.space,
-    asserted_at: f.asserted_at, valid: { ...f.valid }, known_at: f.known_at, source: f.source };
+    asserted_at: f.asserted_at, valid: { ...f.valid }, known_at: f.known_at, source: f.source, superseded_by: supersededBy };
 }
 
 export const resolveFact = defineOperation({
@@ -59,18 +61,19 @@ export const resolveFact = defineOperation({
     'model). status "answered" gives the value; "no_answer" gives a reason: undeclared_fact (no declaration in force; pass ' +
     'rules_as_of to apply a later one), no_data (no node carries the key), not_yet (values exist but were learned after ' +
     'as_of), no_value_at (none in force at valid_at), unresolved_conflict (the policy cannot choose; never a silent pick). ' +
-    'Every candidate known at as_of is attached with its value, times and source. Each answer is recorded as a verdict.',
+    'Every candidate known at as_of is attached with its value, times, source and superseded_by; invalidated blocks are not ' +
+    'candidates. Each answer is recorded as a verdict (so this is a write as well as a read).',
   input: ResolveFactInput,
   requiresAsOf: true,
   confinable: true,
   async handler(input, ctx): Promise<ResolveFactOutput> {
-    const asOf = knowledgeInstant(input.as_of);
-    const validAt = optionalInstant(input.valid_at);
-    const rulesAsOf = input.rules_as_of === undefined ? undefined : knowledgeInstant(input.rules_as_of);
-    await ctx.ledger.settled(Math.max(asOf, rulesAsOf ?? asOf));
-    const view = ctx.ledger.view(ctx.tenant);
-    const declaration = declarationInForce(view, input.fact, rulesAsOf ?? asOf);
-    const decision = decide(declaration, rowsWithKey(view, input.fact, input.space), { asOf, validAt });
+    const snap = await openRead(ctx, input);
+    const { asOf, validAt } = snap.lens;
+    const rulesAsOf = input.rules_as_of === undefined ? undefined : atInstant(input.rules_as_of, snap.txAsOf);
+    if (rulesAsOf !== undefined) await ctx.ledger.settled(rulesAsOf);
+    const declaration = declarationInForce(snap.view, input.fact, rulesAsOf ?? asOf);
+    const pool = snap.factCandidates(input.fact);
+    const decision = decide(declaration, pool.rows, { asOf, validAt });
     await recordVerdict(ctx.ledger, draftVerdict({
       tenant: ctx.tenant, factKey: input.fact, declaration, validAt, space: input.space, decision,
       resolver: `svc/${ctx.services.version}`,
@@ -78,9 +81,9 @@ export const resolveFact = defineOperation({
     const out: ResolveFactOutput = {
       status: decision.chosen ? 'answered' : 'no_answer',
       policy: declaration?.policy ?? null,
-      candidates: decision.candidates.map(candidate),
-      certificate: buildCertificate({
-        asOf, txAsOf: ctx.ledger.now(), masked: { node: decision.masked }, fact: input.fact, rulesAsOf,
+      candidates: decision.candidates.map((c) => candidate(c, snap.supersededBy(c.id))),
+      certificate: snap.certificate({
+        masked: { node: decision.masked }, fact: input.fact, rulesAsOf, invalidated: pool.invalidated,
         shownBatches: decision.candidates.map((c) => c.batch_id),
       }),
     };

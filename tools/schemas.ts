@@ -1,38 +1,58 @@
-// Input pieces shared by the operations. Timestamps stay strings in the schemas (their JSON Schema is
-// what agents read) and are parsed to microseconds by the handlers through `instant()`.
+// Input pieces shared by the operations. Write timestamps stay strings in the schemas and are parsed by
+// the write handlers; read instants (as_of, valid_at) are parsed here, once, to microseconds or 'now'.
 import { z } from 'zod';
-import { instantProblem, knowledgeInstantProblem, parseInstant, parseKnowledgeInstant, type Micros } from '../storage/time.ts';
+import type { LensInstant } from '../storage/lens.ts';
+import { instantProblem, knowledgeInstantProblem, MAX_YEAR, MIN_YEAR, parseInstant, parseKnowledgeInstant, type InstantProblem, type Micros } from '../storage/time.ts';
 
 /** Marks a refinement failure as a timestamp problem, so a query parameter gets 400 SVC_BAD_TIMESTAMP. */
 export const TIMESTAMP_ISSUE = 'svc_timestamp';
 
-export const Instant = z
-  .string()
-  .refine((s) => instantProblem(s) === null, {
-    message: 'must be an ISO 8601 instant with a timezone offset, e.g. 2024-03-01T12:00:00Z',
-    params: { svc: TIMESTAMP_ISSUE },
+const PROBLEM_TEXT: Record<InstantProblem, string> = {
+  missing_offset: 'must carry a timezone offset, e.g. 2024-03-01T12:00:00Z (an instant without one is ambiguous)',
+  malformed: 'must be an ISO 8601 instant with a timezone offset, e.g. 2024-03-01T12:00:00Z',
+  out_of_range: `must lie between the years ${MIN_YEAR} and ${MAX_YEAR} (instants are kept to the microsecond within that range)`,
+};
+
+/** A string checked by `problem`; a failure is marked as a timestamp issue and says what is wrong. */
+function instantString(problem: (text: string) => InstantProblem | null, extra = '') {
+  return z.string().superRefine((text, ctx) => {
+    const p = problem(text);
+    if (p !== null) ctx.addIssue({ code: 'custom', message: PROBLEM_TEXT[p] + extra, params: { svc: TIMESTAMP_ISSUE }, input: text });
   });
+}
 
-export const KnowledgeInstant = z
-  .string()
-  .refine((s) => knowledgeInstantProblem(s) === null, {
-    message: 'must be an ISO 8601 instant with a timezone offset, or a date YYYY-MM-DD (read as 23:59:59.999999 UTC)',
-    params: { svc: TIMESTAMP_ISSUE },
-  });
+export const Instant = instantString(instantProblem).meta({ format: 'date-time' });
 
-export const AsOf = KnowledgeInstant.describe(
-  'Knowledge instant: the answer uses only what the ledger had learned by then (inclusive). A date means the end of that day in UTC. Use the present instant for "what do we know now"; an earlier one replays what was known then.',
-);
+export const KnowledgeInstant = instantString(knowledgeInstantProblem, ', or a date YYYY-MM-DD (read as 23:59:59.999999 UTC)');
 
-export const ValidAt = Instant.describe(
-  'Content instant: keep only rows asserted by then whose validity interval [valid_from, valid_to) contains it.',
-);
+const orNow = (problem: (text: string) => InstantProblem | null) => (text: string): InstantProblem | null => (text === 'now' ? null : problem(text));
+
+/**
+ * A read's knowledge instant: an instant, a date, or `now` (the server's present, resolved when the read
+ * is opened and written back in the certificate). Parsed here, once, to microseconds or 'now'.
+ */
+export const AsOf = instantString(orNow(knowledgeInstantProblem), ', a date YYYY-MM-DD, or "now"')
+  .transform((text): LensInstant => (text === 'now' ? 'now' : parseKnowledgeInstant(text)))
+  .describe(
+    'Knowledge instant: the answer uses only what the ledger had learned by then (inclusive). "now" means the server\'s present ' +
+    '(the certificate gives the instant used, so the read can be replayed); a date means the end of that day in UTC; an earlier ' +
+    'instant replays what was known then.',
+  );
+
+/** A read's content instant: an instant with an offset, or `now`. */
+export const ValidAt = instantString(orNow(instantProblem), ', or "now"')
+  .transform((text): LensInstant => (text === 'now' ? 'now' : parseInstant(text)))
+  .describe(
+    'Content instant: keep only rows asserted by then whose validity interval [valid_from, valid_to) contains it. "now" means the server\'s present.',
+  );
 
 export const SpaceName = z.string().min(1).max(512);
 
 export const instant = (text: string): Micros => parseInstant(text);
-export const knowledgeInstant = (text: string): Micros => parseKnowledgeInstant(text);
 export const optionalInstant = (text: string | undefined): Micros | undefined => (text === undefined ? undefined : parseInstant(text));
+
+/** Resolves a read instant against the ledger's present. */
+export const atInstant = (t: LensInstant, present: Micros): Micros => (t === 'now' ? present : t);
 
 const MAX_JSON_DEPTH = 32;
 
@@ -55,3 +75,8 @@ export const JsonValue = z.unknown().refine((v) => jsonDepth(v) <= MAX_JSON_DEPT
 export const JsonObject = z
   .record(z.string(), z.unknown())
   .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+
+/** A flag that arrives as a JSON boolean (body, MCP) or as the text true/false (query string). */
+export const Flag = z
+  .union([z.boolean(), z.enum(['true', 'false'])])
+  .transform((v) => v === true || v === 'true');

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { buildCertificate, type Certificate } from '../storage/certificate.ts';
-import { nodeRow, type NodeRow } from '../storage/rows-out.ts';
-import { search } from '../storage/search/search.ts';
+import type { Certificate } from '../storage/certificate.ts';
+import type { NodeRow } from '../storage/rows-out.ts';
 import type { EdgeFamily } from '../storage/types.ts';
 import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
-import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+import { openRead } from './read.ts';
+import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
 
 const FAMILIES = ['causal', 'temporal', 'argumentative', 'general'] as const satisfies readonly EdgeFamily[];
 
-export const SearchMemoryInput = z.object({
+export const SearchMemoryInput = z.strictObject({
   query: z
     .string()
     .max(10_000)
@@ -27,6 +27,8 @@ export const SearchMemoryInput = z.object({
     .max(4)
     .default([])
     .describe('Edge families to follow besides causal and temporal (which are always followed): argumentative, general.'),
+  current_only: Flag.optional().describe('true: leave out blocks superseded or invalidated as of as_of, before ranking (direct hits and expansions).'),
+  include_invalidated: Flag.optional().describe('true: keep invalidated blocks as direct hits, each carrying `invalidated`; expansion still never walks through them.'),
 });
 
 export interface SearchMemoryResult {
@@ -50,27 +52,25 @@ export const searchMemory = defineOperation({
     'Find blocks known at as_of by words and meaning (full text and vectors, fused), after filtering by space, category, kind ' +
     'and valid_at; then follow causal and temporal edges (plus the families named in `family`) up to `depth` hops to add causes, ' +
     'effects and successors, crossing categories. Each result says whether it matched directly or by expansion, with its path ' +
-    'and the edge type it was reached by. The certificate counts matches hidden because they were learned after as_of.',
+    'and the edge type it was reached by. A superseded block never ranks above a block that supersedes it; rows carry ' +
+    'superseded_by. The certificate counts matches hidden because they were learned after as_of, and invalidated ones left out.',
   input: SearchMemoryInput,
   requiresAsOf: true,
   confinable: true,
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');
-    const asOf = knowledgeInstant(input.as_of);
-    await ctx.ledger.settled(asOf);
+    const snap = await openRead(ctx, input);
     await index.caughtUp();
-    const view = ctx.ledger.view(ctx.tenant);
-    const answer = await search(index, view, {
-      query: input.query, asOf, validAt: optionalInstant(input.valid_at), space: input.space, kind: input.kind,
-      category: input.category, limit: input.limit, depth: input.depth, families: input.family, now: ctx.ledger.now(),
+    const answer = await snap.search(index, {
+      query: input.query, kind: input.kind, category: input.category, limit: input.limit, depth: input.depth, families: input.family,
     });
     return {
       results: answer.results.map((r) => ({
-        node: nodeRow(r.node), score: Number(r.score.toFixed(6)), match: r.match, depth: r.depth, path: r.path, via: r.via,
+        node: snap.row(r.node), score: Number(r.score.toFixed(6)), match: r.match, depth: r.depth, path: r.path, via: r.via,
       })),
-      certificate: buildCertificate({
-        asOf, txAsOf: ctx.ledger.now(), masked: answer.masked, shownBatches: answer.results.map((r) => r.node.batch_id),
+      certificate: snap.certificate({
+        masked: answer.masked, shownBatches: answer.results.map((r) => r.node.batch_id), invalidated: answer.invalidated,
       }),
     };
   },

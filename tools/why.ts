@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import { buildCertificate, type Certificate } from '../storage/certificate.ts';
-import { nodeRow, type NodeRow } from '../storage/rows-out.ts';
-import { evidenceChain, type Role } from '../storage/why.ts';
-import type { EdgeType, NodeVersion } from '../storage/types.ts';
+import type { Certificate } from '../storage/certificate.ts';
+import type { NodeRow } from '../storage/rows-out.ts';
+import type { Role } from '../storage/why.ts';
+import type { EdgeType } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
-import { AsOf, SpaceName, ValidAt, knowledgeInstant, optionalInstant } from './schemas.ts';
+import { openRead } from './read.ts';
+import { AsOf, SpaceName, ValidAt } from './schemas.ts';
 
 export const MAX_WHY_DEPTH = 10;
 
-export const WhyInput = z.object({
+export const WhyInput = z.strictObject({
   id: z.string().min(1).describe('Id of the block whose evidence chain to walk.'),
   as_of: AsOf,
   valid_at: ValidAt.optional().describe('Walk only nodes and edges in force at this content instant (asserted by then, validity containing it).'),
@@ -27,23 +28,8 @@ export interface WhyLink {
 
 export interface WhyOutput {
   chain: WhyLink[];
-  reason?: 'not_yet' | 'absent';
+  reason?: 'not_yet' | 'absent' | 'invalidated';
   certificate: Certificate;
-}
-
-// A chain shows the same rows again and again, and rows never change: their formatted form is kept per
-// row. Each answer gets its own objects (the JSON values are parsed afresh), so no caller shares state.
-const rows = new WeakMap<NodeVersion, NodeRow>();
-
-function shownRow(v: NodeVersion): NodeRow {
-  let row = rows.get(v);
-  if (!row) {
-    row = nodeRow(v);
-    rows.set(v, row);
-  }
-  const out: NodeRow = { ...row, valid: { ...row.valid }, payload: JSON.parse(v.payload) as Record<string, unknown> };
-  if (v.fact_value !== null) out.fact_value = JSON.parse(v.fact_value) as unknown;
-  return out;
 }
 
 export const why = defineOperation({
@@ -55,20 +41,17 @@ export const why = defineOperation({
     'as_of. Each link gives the node, its hop depth (0 for the block itself), the path of ids from the block, the edge type it ' +
     'was reached by (via) and its role relative to the previous node on the path (cause, effect, support, contradiction, ' +
     'successor, predecessor, ...). The chain is ordered by asserted_at. An empty chain says reason "not_yet" (the block was ' +
-    'learned after as_of) or "absent".',
+    'learned after as_of), "absent", or "invalidated" (retracted; invalidated blocks are never walked through).',
   input: WhyInput,
   requiresAsOf: true,
   confinable: true,
   async handler(input, ctx): Promise<WhyOutput> {
-    const asOf = knowledgeInstant(input.as_of);
-    await ctx.ledger.settled(asOf);
-    const r = evidenceChain(ctx.ledger.view(ctx.tenant), input.id, {
-      asOf, validAt: optionalInstant(input.valid_at), depth: input.depth, space: input.space,
-    });
+    const snap = await openRead(ctx, input);
+    const r = snap.why(input.id, input.depth);
     const out: WhyOutput = {
-      chain: r.chain.map((l) => ({ node: shownRow(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
-      certificate: buildCertificate({
-        asOf, txAsOf: ctx.ledger.now(), masked: r.masked,
+      chain: r.chain.map((l) => ({ node: snap.row(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
+      certificate: snap.certificate({
+        masked: r.masked,
         shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
       }),
     };

@@ -130,7 +130,7 @@ export const exportBench: BenchSection = {
       const t1 = performance.now();
       const bundle = await loadBundleFolder(work);
       const loadSeconds = (performance.now() - t1) / 1000;
-      const exported = bundle.view.nodes.length + bundle.view.edges.length;
+      const exported = bundle.view.size().nodes + bundle.view.size().edges;
       if (exported !== rows) throw new Error(`the bundle holds ${exported} rows, expected ${rows}`);
       const t2 = performance.now();
       const report = await push(work, target.base, { diff: true, progress: (l, d, t) => progress(`export bench: ${l}`, d, t ?? d) });

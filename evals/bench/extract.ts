@@ -61,7 +61,7 @@ async function writeRate(messages: string[]): Promise<{ rate: number; rows: numb
       await runOperation(remember, { space: `user:${(i / 100) % 4}`, messages: batch }, ctx);
     }
     const seconds = (performance.now() - t0) / 1000;
-    return { rate: messages.length / seconds, rows: ledger.view('bench').nodes.length + ledger.view('bench').edges.length };
+    return { rate: messages.length / seconds, rows: ledger.view('bench').size().nodes + ledger.view('bench').size().edges };
   } finally {
     await ledger.close();
     rmSync(dir, { recursive: true, force: true });

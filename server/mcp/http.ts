@@ -1,6 +1,7 @@
 // The agent door over streamable HTTP: `/mcp` (the key's whole tenant) and `/mcp/<app_label>/<space>`
-// (confined to one space). Stateless: each request gets a fresh server from the registry, built for the
-// tenant and space this request was admitted to, so no session can outlive or widen its admission.
+// (confined to one space; also at `/apps/<app_label>/<space>/mcp`). Stateless: each request gets a fresh
+// server from the registry, built for the tenant and space this request was admitted to, so no session
+// can outlive or widen its admission.
 import { localhostAllowedOrigins, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Context as HonoContext, Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
@@ -18,10 +19,16 @@ export interface Scope {
   space: string;
 }
 
-/** `/mcp/<app>/<space>` with both segments percent-decoded (a space may hold `/` as %2F); else null. */
+/**
+ * `/mcp/<app>/<space>`, or its alias `/apps/<app>/<space>/mcp` for clients that rewrite an address not
+ * ending in `/mcp`, with both segments percent-decoded (a space may hold `/` as %2F); else null.
+ */
 export function scopeOf(pathname: string): Scope | null {
-  const segments = pathname.replace(/\/+$/, '').split('/').slice(2);
-  if (segments.length !== 2) return null;
+  const parts = pathname.replace(/\/+$/, '').split('/');
+  let segments: string[];
+  if (parts.length === 4 && parts[1] === 'mcp') segments = parts.slice(2);
+  else if (parts.length === 5 && parts[1] === 'apps' && parts[4] === 'mcp') segments = parts.slice(2, 4);
+  else return null;
   try {
     const [app, space] = segments.map((s) => decodeURIComponent(s));
     return app && space ? { app, space } : null;
@@ -32,12 +39,7 @@ export function scopeOf(pathname: string): Scope | null {
 
 /** The tenant that first wrote to `space`, or null when none has (the captured_at clock is one per ledger). */
 export function firstWriterOf(ledger: Ledger, space: string): string | null {
-  let best: { tenant: string; at: number } | null = null;
-  for (const tenant of ledger.tenants()) {
-    const at = ledger.view(tenant).spaces.get(space);
-    if (at !== undefined && (best === null || at < best.at)) best = { tenant, at };
-  }
-  return best?.tenant ?? null;
+  return ledger.firstWriterOf(space);
 }
 
 const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);
@@ -76,5 +78,10 @@ export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
     const scope = scopeOf(new URL(c.req.url).pathname);
     if (!scope) return c.json({ detail: { error: 'not_found', why: 'an app-scoped MCP address is /mcp/<app_label>/<space>' } }, 404);
     return serve(c, scope);
+  });
+  // The same app-scoped door, addressed so that the path ends in /mcp; anything else under /apps is not ours.
+  app.all('/apps/*', (c, next) => {
+    const scope = scopeOf(new URL(c.req.url).pathname);
+    return scope ? serve(c, scope) : next();
   });
 }

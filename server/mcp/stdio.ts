@@ -1,13 +1,12 @@
 // `memory-ledger stdio`: the same tools over stdin/stdout for a local agent, on SVC_DATA_DIR, as the open
-// single-tenant server (SVC_TENANT). stdout carries protocol messages only, so every log goes to stderr.
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { Ledger } from '../../storage/ledger.ts';
-import type { Context } from '../../tools/context.ts';
+// single-tenant server (SVC_TENANT). Many of these (one per editor window) and one `serve` may share a
+// folder: the first holds the ledger and the others forward to it (server/local/). stdout carries
+// protocol messages only, so every log goes to stderr.
 import { readConfig } from '../config.ts';
-import { startServices } from '../services.ts';
-import { gracefulStop } from '../shutdown.ts';
+import { FolderHeldError } from '../local/folder-held.ts';
+import { LocalLink, stopOnSignals } from '../local/link.ts';
+import { relayStdio } from '../local/stdio-relay.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { createLedgerMcpServer } from './tools.ts';
 
 /** Sends console output meant for stdout to stderr: one stray line on stdout would break the protocol. */
 function keepStdoutForProtocol(): void {
@@ -22,18 +21,19 @@ export async function runStdio(): Promise<void> {
   keepStdoutForProtocol();
   process.env.LANCEDB_LOG ??= 'error';
   const config = readConfig();
-  const ledger = await Ledger.open(config.dataDir);
-  const started = await startServices(config, ledger);
-  const ctx: Context = { ledger, tenant: config.tenant, services: started.services };
-  const handle = serveStdio(() => createLedgerMcpServer(ctx), {
-    onerror: (error) => console.error('mcp stdio:', error.message),
-  });
-  console.error(`memory-ledger ${SERVICE_VERSION} serving MCP over stdio (data: ${config.dataDir}, tenant ${config.tenant})`);
+  const log = (m: string): void => console.error(m);
+  let link: LocalLink;
+  try {
+    link = await LocalLink.open(config, 'stdio', log);
+  } catch (error) {
+    if (!(error instanceof FolderHeldError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+  const relay = relayStdio(link, config.tenant, (m) => console.error('mcp stdio:', m));
+  console.error(`memory-ledger ${SERVICE_VERSION} serving MCP over stdio (data: ${config.dataDir}, tenant ${config.tenant}, ${link.role})`);
 
-  const stop = gracefulStop({
-    log: (m) => console.error(m), closeDoor: () => handle.close().catch(() => undefined), started, ledger,
-  });
-  // The client closing our stdin ends the session: let queued writes commit, then close the stores.
-  process.stdin.once('end', () => void stop('stdin closed'));
-  process.stdin.once('close', () => void stop('stdin closed'));
+  const stop = stopOnSignals(link, () => relay.close());
+  // The client closing our stdin ends the session: answer what was read, then hand the folder over.
+  void relay.drained.then(() => stop('stdin closed'));
 }

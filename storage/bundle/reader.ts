@@ -9,8 +9,8 @@ import { TenantView } from '../tenant-view.ts';
 import { parseInstant, type Micros } from '../time.ts';
 import { bundleFolder, unpackFile } from './archive-files.ts';
 import {
-  BundleRowError, batchRowOf, declarationOf, edgeRecordOf, nodeVersionOf, verdictOf,
-  type BundleEdge, type BundleNode, type BundleResolution, type Manifest,
+  BundleRowError, batchRowOf, declarationOf, edgeRecordOf, invalidationOf, nodeVersionOf, verdictOf,
+  type BundleEdge, type BundleInvalidation, type BundleNode, type BundleResolution, type Manifest,
 } from './rows.ts';
 
 export interface LoadedBundle {
@@ -92,6 +92,8 @@ export async function loadBundleFolder(folder: string): Promise<LoadedBundle> {
   await loadRows<BundleNode, ReturnType<typeof nodeVersionOf>>(folder, 'nodes.jsonl', (r, s) => nodeVersionOf(r, tenant, s), (r) => view.addNode(r), seq);
   await loadRows<BundleEdge, ReturnType<typeof edgeRecordOf>>(folder, 'edges.jsonl', (r, s) => edgeRecordOf(r, tenant, s), (r) => view.addEdge(r), seq);
   await loadRows<BundleResolution, ReturnType<typeof verdictOf>>(folder, 'resolutions.jsonl', (r, s) => verdictOf(r, tenant, s), (r) => view.addVerdict(r), seq);
+  // Bundles from before invalidations have no such file: nothing was retracted.
+  await loadRows<BundleInvalidation, ReturnType<typeof invalidationOf>>(folder, 'invalidations.jsonl', (r, s) => invalidationOf(r, tenant, s), (r) => view.addInvalidation(r), seq);
   return { manifest, view, exportedAsOf: parseInstant(manifest.exported_as_of) };
 }
 

@@ -2,12 +2,18 @@
 // lines → the same ledger rows, so the reads run unchanged over a bundle). Instants are six-digit UTC
 // strings; JSON values stored as text in the ledger are written as JSON values.
 import { formatInstant, formatNullableEnd, OPEN_END, parseInstant, type Micros } from '../time.ts';
-import type { BatchRow, Declaration, EdgeRecord, EdgeType, NodeVersion, Policy, Verdict } from '../types.ts';
+import type { BatchRow, Declaration, EdgeRecord, EdgeType, Invalidation, NodeVersion, Policy, Verdict } from '../types.ts';
 
 /** The bundle's own format version; server/version.ts reports the same number (a test holds them equal). */
-export const BUNDLE_FORMAT_VERSION = 1;
+// 2: invalidations.jsonl (v1.x). A reader of 2 reads 1: a bundle without the file retracted nothing.
+export const BUNDLE_FORMAT_VERSION = 2;
 
 export const BUNDLE_FILES = ['manifest.json', 'nodes.jsonl', 'edges.jsonl', 'resolutions.jsonl'] as const;
+
+/** What the row writers need of the batches: a lookup by id (a Map, or the view's accessor). */
+export interface BatchLookup {
+  get(id: string): BatchRow | undefined;
+}
 
 export interface BatchRef {
   id: string;
@@ -67,6 +73,17 @@ export interface BundleResolution {
   space: string | null;
 }
 
+/** One line of invalidations.jsonl: a retraction of node `target_id`, with its own knowledge instant. */
+export interface BundleInvalidation {
+  target_id: string;
+  space: string;
+  reason: string;
+  by: string | null;
+  invalidated_at: string;
+  known_at: string;
+  attestation: Attestation;
+}
+
 export interface BundleFact {
   fact_key: string;
   key_fields: string[];
@@ -87,7 +104,7 @@ export interface Manifest {
   source: string;
   exported_as_of: string;
   declarations: { facts: BundleFact[]; batches: BundleBatch[]; embedding: null };
-  counts: { nodes: number; edges: number; resolutions: number };
+  counts: { nodes: number; edges: number; resolutions: number; invalidations?: number };
 }
 
 /**
@@ -127,27 +144,27 @@ const q = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s)
  * The JSONL line of a node, built as text: the payload and fact value are already JSON text in the ledger
  * and are spliced in rather than parsed and re-serialised. Same content as `bundleNode`.
  */
-export function nodeLine(v: NodeVersion, batches: ReadonlyMap<string, BatchRow>, f: InstantFormatter): string {
+export function nodeLine(v: NodeVersion, batches: BatchLookup, f: InstantFormatter): string {
   return `{"id":${q(v.id)},"kind":${q(v.kind)},"space":${q(v.space)},"statement":${q(v.statement)},"category":${q(v.category)},`
     + `"payload":${v.payload},"asserted_at":"${f.format(v.asserted_at)}","valid_from":"${f.format(v.valid_from)}",`
     + `"valid_to":${q(f.end(v.valid_to))},"known_at":"${f.format(v.known_at)}","attestation":${attestationText(v.captured_at, v.batch_id, batches, f)},`
     + `"fact_key":${q(v.fact_key)},"fact_value":${v.fact_value ?? 'null'}}\n`;
 }
 
-export function edgeLine(e: EdgeRecord, batches: ReadonlyMap<string, BatchRow>, f: InstantFormatter): string {
+export function edgeLine(e: EdgeRecord, batches: BatchLookup, f: InstantFormatter): string {
   return `{"source_id":${q(e.source_id)},"target_id":${q(e.target_id)},"edge_type":${q(e.edge_type)},`
     + `"confidence":${e.confidence === null ? 'null' : JSON.stringify(e.confidence)},"lag":${q(e.lag)},"mechanism":${q(e.mechanism)},`
     + `"space":${q(e.space)},"asserted_at":"${f.format(e.asserted_at)}","valid_from":"${f.format(e.valid_from)}",`
     + `"valid_to":${q(f.end(e.valid_to))},"known_at":"${f.format(e.known_at)}","attestation":${attestationText(e.captured_at, e.batch_id, batches, f)}}\n`;
 }
 
-function attestationText(captured: Micros, batchId: string | null, batches: ReadonlyMap<string, BatchRow>, f: InstantFormatter): string {
+function attestationText(captured: Micros, batchId: string | null, batches: BatchLookup, f: InstantFormatter): string {
   const b = batchId === null ? undefined : batches.get(batchId);
   const batch = b ? `{"id":${q(b.id)},"declared_captured_at":"${formatInstant(b.declared_captured_at)}","reason":${q(b.reason)}}` : 'null';
   return `{"captured_at":"${f.format(captured)}","batch":${batch}}`;
 }
 
-function attestation(captured: Micros, batchId: string | null, batches: ReadonlyMap<string, BatchRow>): Attestation {
+function attestation(captured: Micros, batchId: string | null, batches: BatchLookup): Attestation {
   const b = batchId === null ? undefined : batches.get(batchId);
   return {
     captured_at: formatInstant(captured),
@@ -155,7 +172,7 @@ function attestation(captured: Micros, batchId: string | null, batches: Readonly
   };
 }
 
-export function bundleNode(v: NodeVersion, batches: ReadonlyMap<string, BatchRow>): BundleNode {
+export function bundleNode(v: NodeVersion, batches: BatchLookup): BundleNode {
   return {
     id: v.id, kind: v.kind, space: v.space, statement: v.statement, category: v.category,
     payload: JSON.parse(v.payload) as Record<string, unknown>, asserted_at: formatInstant(v.asserted_at),
@@ -165,7 +182,7 @@ export function bundleNode(v: NodeVersion, batches: ReadonlyMap<string, BatchRow
   };
 }
 
-export function bundleEdge(e: EdgeRecord, batches: ReadonlyMap<string, BatchRow>): BundleEdge {
+export function bundleEdge(e: EdgeRecord, batches: BatchLookup): BundleEdge {
   return {
     source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
     mechanism: e.mechanism, space: e.space, asserted_at: formatInstant(e.asserted_at), valid_from: formatInstant(e.valid_from),
@@ -180,6 +197,13 @@ export function bundleResolution(v: Verdict): BundleResolution {
     method: v.method, ruleset: JSON.parse(v.ruleset) as unknown, resolver: v.resolver, decided_at: formatInstant(v.decided_at),
     known_at: formatInstant(v.known_at), attestation: { captured_at: formatInstant(v.decided_at), batch: null },
     fact_key: v.fact_key, space: v.space,
+  };
+}
+
+export function bundleInvalidation(i: Invalidation, batches: BatchLookup): BundleInvalidation {
+  return {
+    target_id: i.target_id, space: i.space, reason: i.reason, by: i.by, invalidated_at: formatInstant(i.invalidated_at),
+    known_at: formatInstant(i.known_at), attestation: attestation(i.invalidated_at, i.batch_id, batches),
   };
 }
 
@@ -249,6 +273,14 @@ export function verdictOf(r: BundleResolution, tenant: string, seq: number): Ver
     value: r.value === undefined || r.value === null ? null : JSON.stringify(r.value), outcome: r.outcome, method: r.method,
     ruleset: JSON.stringify(r.ruleset ?? null), resolver: r.resolver, decided_at: bundleInstant(r.decided_at),
     known_at: bundleInstant(r.known_at), space: r.space ?? null, hash: '',
+  };
+}
+
+export function invalidationOf(r: BundleInvalidation, tenant: string, seq: number): Invalidation {
+  if (typeof r.target_id !== 'string' || typeof r.reason !== 'string') throw new TypeError('an invalidation needs target_id and reason');
+  return {
+    seq, tenant, target_id: r.target_id, space: r.space, reason: r.reason, by: r.by ?? null,
+    invalidated_at: bundleInstant(r.invalidated_at), known_at: bundleInstant(r.known_at), batch_id: r.attestation?.batch?.id ?? null,
   };
 }
 

@@ -5,7 +5,9 @@
 // identity), typed edges (known types, parseable lags, both ends exported) and declared facts (every
 // resolution that applied a policy names a fact the manifest declares). A node may carry a fact_key that
 // was never declared: the service accepts it and resolving it answers `undeclared_fact`, so such a node is
-// not a violation (SPEC: a bundle exported from the service satisfies the five invariants).
+// not a violation (SPEC: a bundle exported from the service satisfies the five invariants). Since bundle
+// version 2 a sixth: every invalidation names a node of the bundle (`invalidations_name_nodes`), with its
+// clocks and attestation checked like any row's.
 import { join } from 'node:path';
 import { parseLag } from '../duration.ts';
 import { edgeIdentity } from '../tenant-view.ts';
@@ -15,7 +17,7 @@ import { overlaps } from '../visibility.ts';
 import { readJsonl, readManifest } from './reader.ts';
 import type { Attestation, Manifest } from './rows.ts';
 
-export type Invariant = 'format' | 'three_clocks' | 'attested_knowledge_time' | 'append_only' | 'typed_edges' | 'declared_facts';
+export type Invariant = 'format' | 'three_clocks' | 'attested_knowledge_time' | 'append_only' | 'typed_edges' | 'declared_facts' | 'invalidations_name_nodes';
 
 export interface Violation {
   invariant: Invariant;
@@ -28,7 +30,7 @@ export interface Violation {
 export interface VerifyReport {
   ok: boolean;
   exported_as_of: string;
-  counts: { nodes: number; edges: number; resolutions: number };
+  counts: { nodes: number; edges: number; resolutions: number; invalidations: number };
   violations: Violation[];
 }
 
@@ -70,7 +72,11 @@ function checkTimes(c: Checker, row: Row, ctx: Context): void {
   const from = c.instant(row, 'valid_from');
   const to = row.valid_to === null ? OPEN_END : c.instant(row, 'valid_to');
   if (from !== null && to !== null && to <= from) c.fail('three_clocks', 'valid_to is not later than valid_from');
-  const known = c.instant(row, 'known_at');
+  checkAttestation(c, row, ctx, c.instant(row, 'known_at'));
+}
+
+/** known_at within the export, and attested by the capture instant or a declared batch. */
+function checkAttestation(c: Checker, row: Row, ctx: Context, known: Micros | null): void {
   if (known !== null && known > ctx.asOf) c.fail('three_clocks', 'known_at is later than the bundle\'s exported_as_of');
   const att = row.attestation as Attestation | undefined;
   if (!isRow(att)) {
@@ -109,7 +115,7 @@ export async function verifyBundleFolder(folder: string): Promise<VerifyReport> 
     else batches.set(b.id, t);
   }
   const ctx: Context = { asOf, batches, facts: new Set((manifest.declarations?.facts ?? []).map((f) => f.fact_key)) };
-  const counts = { nodes: 0, edges: 0, resolutions: 0 };
+  const counts = { nodes: 0, edges: 0, resolutions: 0, invalidations: 0 };
 
   const validity = new Map<string, [Micros, Micros][]>();
   for await (const l of readJsonl(join(folder, 'nodes.jsonl'))) {
@@ -169,6 +175,17 @@ export async function verifyBundleFolder(folder: string): Promise<VerifyReport> 
       if (verdictKeys.has(key)) c.fail('append_only', 'a verdict with the same target and decided_at appears twice');
       verdictKeys.add(key);
     }
+  }
+
+  for await (const l of readJsonl(join(folder, 'invalidations.jsonl'))) {
+    counts.invalidations++;
+    const c = new Checker('invalidations.jsonl', l.line, l.value ?? l.error, violations);
+    if (!isRow(l.value)) { c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object'); continue; }
+    const row = l.value;
+    if (typeof row.reason !== 'string' || row.reason === '') c.fail('format', 'reason must be a non-empty string');
+    if (!validity.has(String(row.target_id))) c.fail('invalidations_name_nodes', `target ${String(row.target_id)} is not a node of the bundle`);
+    c.instant(row, 'invalidated_at');
+    checkAttestation(c, row, ctx, c.instant(row, 'known_at'));
   }
 
   return { ok: violations.length === 0, exported_as_of: manifest.exported_as_of, counts, violations };

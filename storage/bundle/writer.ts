@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { TenantView } from '../tenant-view.ts';
 import { compactInstant, formatInstant, type Micros } from '../time.ts';
 import type { Declaration, NodeVersion, Verdict } from '../types.ts';
-import { bundleBatch, bundleFact, bundleResolution, edgeLine, InstantFormatter, nodeLine, type Manifest } from './rows.ts';
+import { bundleBatch, bundleFact, bundleInvalidation, bundleResolution, edgeLine, InstantFormatter, nodeLine, type BatchLookup, type Manifest } from './rows.ts';
 
 export interface ExportScope {
   asOf: Micros;
@@ -102,18 +102,21 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   const stem = bundleStem(view.tenant, scope);
   const dir = join(root, stem);
   await mkdir(dir, { recursive: true });
-  const nodeEnd = view.nodes.length, edgeEnd = view.edges.length, verdictEnd = view.verdicts.length;
-  const maxSeq = view.nodes[nodeEnd - 1]?.seq ?? 0;
+  const allNodes = view.nodesIn(), allEdges = view.edgesOfSpace(), allVerdicts = view.verdicts();
+  const nodeEnd = allNodes.length, edgeEnd = allEdges.length, verdictEnd = allVerdicts.length;
+  const maxSeq = allNodes[nodeEnd - 1]?.seq ?? 0;
+  const batchOf: BatchLookup = { get: (id) => view.batch(id) };
+  const maxInvalidationSeq = view.invalidations().at(-1)?.seq ?? 0;
   const batchIds = new Set<string>();
   const f = new InstantFormatter();
 
   const nodes = new JsonlFile(join(dir, 'nodes.jsonl'));
   try {
     for (let i = 0; i < nodeEnd; i++) {
-      const n = view.nodes[i];
+      const n = allNodes[i];
       if (!n || !nodeInScope(n, scope)) continue;
       if (n.batch_id !== null) batchIds.add(n.batch_id);
-      if (nodes.push(nodeLine(n, view.batches, f))) await nodes.flush();
+      if (nodes.push(nodeLine(n, batchOf, f))) await nodes.flush();
     }
   } finally {
     await nodes.close();
@@ -122,11 +125,11 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   const edges = new JsonlFile(join(dir, 'edges.jsonl'));
   try {
     for (let i = 0; i < edgeEnd; i++) {
-      const e = view.edges[i];
+      const e = allEdges[i];
       if (!e || e.known_at > scope.asOf) continue;
       if (!exported(view, e.source_id, scope, maxSeq) || !exported(view, e.target_id, scope, maxSeq)) continue;
       if (e.batch_id !== null) batchIds.add(e.batch_id);
-      if (edges.push(edgeLine(e, view.batches, f))) await edges.flush();
+      if (edges.push(edgeLine(e, batchOf, f))) await edges.flush();
     }
   } finally {
     await edges.close();
@@ -135,14 +138,26 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   const resolutions = new JsonlFile(join(dir, 'resolutions.jsonl'));
   try {
     for (let i = 0; i < verdictEnd; i++) {
-      const v = view.verdicts[i];
+      const v = allVerdicts[i];
       if (v && verdictInScope(view, v, scope, maxSeq) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`)) await resolutions.flush();
     }
   } finally {
     await resolutions.close();
   }
 
-  const batches = [...batchIds].map((id) => view.batches.get(id)).filter((b) => b !== undefined)
+  // An invalidation travels with the node it retracts: exported when that node was.
+  const invalidations = new JsonlFile(join(dir, 'invalidations.jsonl'));
+  try {
+    for (const i of view.invalidations()) {
+      if (i.known_at > scope.asOf || i.seq > maxInvalidationSeq || !exported(view, i.target_id, scope, maxSeq)) continue;
+      if (i.batch_id !== null) batchIds.add(i.batch_id);
+      if (invalidations.push(`${JSON.stringify(bundleInvalidation(i, batchOf))}\n`)) await invalidations.flush();
+    }
+  } finally {
+    await invalidations.close();
+  }
+
+  const batches = [...batchIds].map((id) => view.batch(id)).filter((b) => b !== undefined)
     .sort((a, b) => a.captured_at - b.captured_at);
   const manifest: Manifest = {
     bundle_version: bundleVersion,
@@ -150,8 +165,8 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
     category: scope.category ?? null,
     source,
     exported_as_of: formatInstant(scope.asOf),
-    declarations: { facts: factsInForce(view.declarations, scope.asOf).map(bundleFact), batches: batches.map(bundleBatch), embedding: null },
-    counts: { nodes: nodes.count, edges: edges.count, resolutions: resolutions.count },
+    declarations: { facts: factsInForce(view.declarations(), scope.asOf).map(bundleFact), batches: batches.map(bundleBatch), embedding: null },
+    counts: { nodes: nodes.count, edges: edges.count, resolutions: resolutions.count, invalidations: invalidations.count },
   };
   await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return { dir, stem, manifest };

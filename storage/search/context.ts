@@ -26,8 +26,8 @@ export function contextText(view: TenantView, n: NodeVersion, max = CONTEXT_NEIG
     for (const v of view.versionsOf(other)) if (readableWith(v, n) && (best === null || v.seq > best.seq)) best = v;
     if (best?.statement) found.set(other, best);
   };
-  for (const e of view.edgesOut.get(n.id) ?? []) if (readableWith(e, n)) visit(e.target_id);
-  for (const e of view.edgesIn.get(n.id) ?? []) if (readableWith(e, n)) visit(e.source_id);
+  for (const e of view.edgesFrom(n.id)) if (readableWith(e, n)) visit(e.target_id);
+  for (const e of view.edgesTo(n.id)) if (readableWith(e, n)) visit(e.source_id);
   return [...found.values()]
     .sort((a, b) => Math.abs(a.seq - n.seq) - Math.abs(b.seq - n.seq))
     .slice(0, max)

@@ -36,6 +36,10 @@ export interface RowFilter {
   allKnown?: boolean;
   /** Only rows asserted in [from, to): a date the query names (time-query.ts). */
   asserted?: { from: Micros; to: Micros } | undefined;
+  /** Node ids left out before ranking (superseded or invalidated as of the read). */
+  excludeIds?: readonly string[] | undefined;
+  /** Only these node ids (counting invalidated matches). */
+  onlyIds?: readonly string[] | undefined;
 }
 
 export interface Hit {
@@ -83,6 +87,8 @@ export function wherePredicate(f: RowFilter): string | null {
   if (f.space !== undefined) parts.push(`space = ${quote(f.space)}`);
   if (f.kind !== undefined) parts.push(`kind = ${quote(f.kind)}`);
   if (f.category !== undefined) parts.push(`category = ${quote(f.category)}`);
+  if (f.excludeIds !== undefined && f.excludeIds.length > 0) parts.push(`id NOT IN (${f.excludeIds.map(quote).join(', ')})`);
+  if (f.onlyIds !== undefined) parts.push(f.onlyIds.length > 0 ? `id IN (${f.onlyIds.map(quote).join(', ')})` : 'false');
   return parts.length > 0 ? parts.join(' AND ') : null;
 }
 

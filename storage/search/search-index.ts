@@ -108,9 +108,8 @@ export class SearchIndex {
     if (!fresh) await lance.deleteAbove(seq);
     const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.view(t));
     index.#writeMeta();
-    const missing: NodeVersion[] = [];
-    for (const t of ledger.tenants()) for (const n of ledger.view(t).nodes) if (n.seq > seq) missing.push(n);
-    missing.sort((a, b) => a.seq - b.seq);
+    // From the store, not the read models: they hold only the tenants in use.
+    const missing = await ledger.nodesAbove(seq);
     for (let i = 0; i < missing.length; i += CHUNK) {
       const nodes = missing.slice(i, i + CHUNK);
       index.#push(nodes, nodes.at(-1)?.seq ?? seq);
@@ -253,6 +252,11 @@ export class SearchIndex {
       window ? this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit) : Promise.resolve([]),
     ]);
     return { text, vector: near, words, dated };
+  }
+
+  /** Full-text matches among the rows `filter` admits (capped at `cap`): counts, not ranking. */
+  async textMatches(tenant: string, terms: readonly string[], filter: RowFilter, cap: number): Promise<Hit[]> {
+    return this.#lance.fullText(tenant, terms, filter, cap);
   }
 
   /** Full-text matches hidden from this read because they were learned after as_of (capped at `cap`). */

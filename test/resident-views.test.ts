@@ -1,0 +1,104 @@
+// Tenants are loaded on first use and evicted under the memory budget: start-up loads nothing, answers
+// are the same before and after an eviction, a write to an evicted tenant still sees its rows, a load
+// racing with writes misses none of them, and no read of one tenant ever sees another's rows.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../storage/ledger.ts';
+import { formatInstant } from '../storage/time.ts';
+import type { Context } from '../tools/context.ts';
+import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';
+import { runOperation } from '../tools/operation.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ledger-resident-'));
+let ledger: Ledger;
+const ROWS = 1500;
+
+const nodes = (tenant: string, from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: `${tenant}-${from + i}`, kind: 'claim', statement: `${tenant} statement ${from + i}` }));
+
+async function list(tenant: string, asOf: string, limit = 1000): Promise<ListMemoriesOutput> {
+  const ctx: Context = { ledger, tenant, services: { version: 'test' } };
+  return (await runOperation(listMemories, { as_of: asOf, limit }, ctx)) as ListMemoriesOutput;
+}
+
+async function allIds(tenant: string, asOf: string): Promise<string[]> {
+  const ids: string[] = [];
+  const ctx: Context = { ledger, tenant, services: { version: 'test' } };
+  let cursor: string | undefined;
+  do {
+    const page = (await runOperation(listMemories, { as_of: asOf, limit: 1000, cursor }, ctx)) as ListMemoriesOutput;
+    ids.push(...page.items.map((n) => n.id));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+beforeAll(async () => {
+  // Write with a roomy budget, then reopen the same folder with one that holds about one tenant.
+  const first = await Ledger.open(dir);
+  for (const t of ['a', 'b']) await first.write(t, { space: 's', nodes: nodes(t, 0, ROWS), edges: [] });
+  await first.close();
+  ledger = await Ledger.open(dir, { memoryMb: 1.5 });
+});
+
+afterAll(async () => {
+  await ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tenants resident on use', () => {
+  it('start-up loads no tenant; the first read loads only its own', async () => {
+    expect(ledger.residentStats().tenants).toBe(0);
+    expect(ledger.firstWriterOf('s')).toBe('a');
+    expect((await list('a', 'now', 1)).items).toHaveLength(1);
+    expect(ledger.tenants()).toEqual(['a']);
+  });
+
+  it('reading another tenant evicts the least recently used one, and its answers come back the same', async () => {
+    const asOf = formatInstant(ledger.now());
+    const before = await allIds('a', asOf);
+    expect(before).toHaveLength(ROWS);
+    const b = await allIds('b', asOf);
+    expect(b).toHaveLength(ROWS);
+    expect(ledger.tenants()).toEqual(['b']);
+    expect(ledger.residentStats().evictions).toBeGreaterThan(0);
+    expect(await allIds('a', asOf)).toEqual(before);
+  });
+
+  it('a write to an evicted tenant is planned against all its rows', async () => {
+    await ledger.load('b');
+    expect(ledger.tenants()).not.toContain('a');
+    const again = await ledger.write('a', { space: 's', nodes: nodes('a', 0, 2), edges: [] });
+    expect(again.accepted).toBe(0);
+    expect(again.warnings).toHaveLength(2);
+    const conflict = await ledger.write('a', { space: 's', nodes: [{ id: 'a-0', kind: 'claim', statement: 'changed' }], edges: [] });
+    expect(conflict.refused).toEqual([{ id: 'a-0', kind: 'node', reason: 'id_conflict' }]);
+  });
+
+  it('a tenant named with quotes and backslashes loads back its own rows', async () => {
+    const odd = 'q\'u\\o"te';
+    await ledger.write(odd, { space: 's', nodes: [{ id: 'x', kind: 'claim', statement: 'odd tenant' }], edges: [] });
+    await ledger.load('a');
+    await ledger.load('b');
+    expect(ledger.tenants()).not.toContain(odd);
+    const page = await list(odd, 'now');
+    expect(page.items.map((n) => [n.id, n.tenant])).toEqual([['x', odd]]);
+  });
+
+  it('a load racing with writes misses none of them, and reads never mix tenants', async () => {
+    await ledger.load('b');
+    const writes = Array.from({ length: 20 }, (_, i) => ledger.write('a', { space: 's', nodes: nodes('a', ROWS + i * 5, 5), edges: [] }));
+    const reads = Array.from({ length: 10 }, async (_, i) => {
+      const t = i % 2 === 0 ? 'a' : 'b';
+      const page = await list(t, 'now', 1000);
+      expect(page.items.every((n) => n.tenant === t && n.id.startsWith(`${t}-`))).toBe(true);
+    });
+    const outcomes = await Promise.all(writes);
+    await Promise.all(reads);
+    expect(outcomes.every((o) => o.accepted === 5)).toBe(true);
+    await ledger.load('b');
+    expect(await allIds('a', 'now')).toHaveLength(ROWS + 100);
+  });
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { Certificate } from '../storage/certificate.ts';
+import type { SpaceSummary } from '../storage/snapshot.ts';
+import { defineOperation } from './operation.ts';
+import { openRead } from './read.ts';
+import { AsOf, SpaceName } from './schemas.ts';
+
+export const ListSpacesInput = z.strictObject({
+  as_of: AsOf,
+  space: SpaceName.optional().describe('Only this space. Omitted: every space of the tenant.'),
+});
+
+export interface ListSpacesOutput {
+  spaces: SpaceSummary[];
+  certificate: Certificate;
+}
+
+export const listSpaces = defineOperation({
+  name: 'list_spaces',
+  title: 'List spaces',
+  description:
+    'The spaces holding rows known at as_of, sorted by name, each with its node and edge rows visible then and the first and ' +
+    'last knowledge instants among them. Use it to find whose memory is here before listing or searching one space.',
+  input: ListSpacesInput,
+  requiresAsOf: true,
+  confinable: true,
+  async handler(input, ctx): Promise<ListSpacesOutput> {
+    const snap = await openRead(ctx, input);
+    return { spaces: snap.spaces(), certificate: snap.certificate() };
+  },
+});
