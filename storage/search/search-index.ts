@@ -68,7 +68,8 @@ export class SearchIndex {
   readonly embedder: Embedder;
   /** Null when the word-vector file is missing (or the mechanism is switched off). */
   readonly words: WordVectors | null;
-  readonly #view: (tenant: string) => TenantView;
+  /** The tenant's read model, loaded if it is not resident (the linked words of a block are read from it). */
+  readonly #view: (tenant: string) => Promise<TenantView>;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
@@ -84,7 +85,7 @@ export class SearchIndex {
   readonly #stale = new Set<string>();
   #closed = false;
 
-  private constructor(dir: string, lance: LanceIndex, embedder: Embedder, words: WordVectors | null, seq: number, view: (tenant: string) => TenantView) {
+  private constructor(dir: string, lance: LanceIndex, embedder: Embedder, words: WordVectors | null, seq: number, view: (tenant: string) => Promise<TenantView>) {
     this.#dir = dir;
     this.words = words;
     this.#view = view;
@@ -106,7 +107,7 @@ export class SearchIndex {
     const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension(), words?.dimension ?? 0);
     const seq = fresh ? 0 : meta.seq;
     if (!fresh) await lance.deleteAbove(seq);
-    const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.view(t));
+    const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.load(t));
     index.#writeMeta();
     // From the store, not the read models: they hold only the tenants in use.
     const missing = await ledger.nodesAbove(seq);
@@ -217,11 +218,12 @@ export class SearchIndex {
     const texts = nodes.map(indexText);
     const vectors = await this.embedder.embed(texts);
     const wvecs = this.words?.embedAll(texts);
-    const withContext = enabled('context');
+    // Called with one tenant's rows at a time.
+    const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant) : null;
     return nodes.map((n, i) => ({
       id: n.id, seq: n.seq, space: n.space, kind: n.kind, category: n.category, known_at: n.known_at,
       asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to,
-      text: withContext ? withLinkedWords(texts[i] ?? '', contextText(this.#view(n.tenant), n)) : (texts[i] ?? ''),
+      text: view ? withLinkedWords(texts[i] ?? '', contextText(view, n)) : (texts[i] ?? ''),
       vector: vectors[i] ?? new Float32Array(this.#lance.dimension), wvec: wvecs?.[i],
     }));
   }
