@@ -4,7 +4,7 @@
 // ids through that record, as of the search's instant (a block said again in a later session maps to
 // that later turn only once the later session is known).
 import type { Conversation } from './locomo-data.ts';
-import { iso, post, sessionEnd, turnInstant, turnStatement, type Api } from './locomo-replay.ts';
+import { iso, post, sessionEnd, turnInstant, turnStatement, type AfterSession, type Api } from './locomo-replay.ts';
 
 type TurnLookup = (id: string, asOf: number) => string[];
 
@@ -17,7 +17,7 @@ interface MessagesResponse {
   episodes: { message: number; episode_id: string; blocks: string[]; entities: string[] }[];
 }
 
-export async function replayMessages(api: Api, c: Conversation): Promise<number> {
+export async function replayMessages(api: Api, c: Conversation, afterSession?: AfterSession): Promise<number> {
   const index = new Map<string, { turn: string; knownAt: number }[]>();
   turnsByNode.set(c.id, (id, asOf) => (index.get(id) ?? []).filter((x) => x.knownAt <= asOf).map((x) => x.turn));
   let rows = 0;
@@ -43,6 +43,7 @@ export async function replayMessages(api: Api, c: Conversation): Promise<number>
       }
     }
     rows += r.accepted;
+    await afterSession?.(s);
   }
   return rows;
 }

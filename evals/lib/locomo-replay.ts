@@ -9,6 +9,9 @@ export const turnInstant = (s: Session, i: number): number => s.start + i;
 export const sessionEnd = (s: Session): number => s.start + Math.max(0, s.turns.length - 1);
 export const conversationEnd = (c: Conversation): number => Math.max(...c.sessions.map(sessionEnd));
 
+/** Called after each session is written: the live replay asks its questions there, between writes. */
+export type AfterSession = (s: Session) => Promise<void>;
+
 export interface Api {
   base: string;
   key: string;
@@ -31,7 +34,7 @@ export function turnStatement(t: { speaker: string; text: string; caption: strin
  * Writes every turn as a block, one request per session, declared as known at the session's last instant;
  * consecutive turns are linked CONCURRENT_SIGNAL.
  */
-export async function replayTurns(api: Api, c: Conversation): Promise<number> {
+export async function replayTurns(api: Api, c: Conversation, afterSession?: AfterSession): Promise<number> {
   let rows = 0;
   for (const s of c.sessions) {
     if (s.turns.length === 0) continue;
@@ -46,6 +49,7 @@ export async function replayTurns(api: Api, c: Conversation): Promise<number> {
       backfill: { declared_captured_at: iso(sessionEnd(s)), reason: `LoCoMo ${c.id} session ${s.index}` },
     });
     rows += nodes.length;
+    await afterSession?.(s);
   }
   return rows;
 }

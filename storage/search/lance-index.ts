@@ -20,6 +20,8 @@ export interface IndexRow {
   valid_to: Micros;
   text: string;
   vector: Float32Array;
+  /** Word-vector mean (word-vectors.ts), when the index has that column. */
+  wvec?: Float32Array | undefined;
 }
 
 export interface RowFilter {
@@ -32,6 +34,8 @@ export interface RowFilter {
   hidden?: boolean;
   /** Every indexed row is known at asOf (a read at the present): the known_at test is left out. */
   allKnown?: boolean;
+  /** Only rows asserted in [from, to): a date the query names (time-query.ts). */
+  asserted?: { from: Micros; to: Micros } | undefined;
   /** Node ids left out before ranking (superseded or invalidated as of the read). */
   excludeIds?: readonly string[] | undefined;
   /** Only these node ids (counting invalidated matches). */
@@ -79,6 +83,7 @@ export function wherePredicate(f: RowFilter): string | null {
     const v = num(f.validAt);
     parts.push(`asserted_at <= ${v}`, `valid_from <= ${v}`, `valid_to > ${v}`);
   }
+  if (f.asserted !== undefined) parts.push(`asserted_at >= ${num(f.asserted.from)}`, `asserted_at < ${num(f.asserted.to)}`);
   if (f.space !== undefined) parts.push(`space = ${quote(f.space)}`);
   if (f.kind !== undefined) parts.push(`kind = ${quote(f.kind)}`);
   if (f.category !== undefined) parts.push(`category = ${quote(f.category)}`);
@@ -132,23 +137,27 @@ export class LanceIndex {
   readonly #schema: Schema;
   readonly #tables = new Map<string, Promise<TableState>>();
   readonly dimension: number;
+  /** Length of the word-vector column; 0 when the tables have none. */
+  readonly wordDimension: number;
 
-  private constructor(db: lancedb.Connection, dimension: number) {
+  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number) {
     this.#db = db;
     this.dimension = dimension;
+    this.wordDimension = wordDimension;
     const instant = (name: string): Field => new Field(name, new Float64(), false);
     this.#schema = new Schema([
       new Field('id', new Utf8(), false), new Field('seq', new Float64(), false), new Field('space', new Utf8(), false),
       new Field('kind', new Utf8(), false), new Field('category', new Utf8(), true), instant('known_at'),
       instant('asserted_at'), instant('valid_from'), instant('valid_to'), new Field('text', new Utf8(), false),
       new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
+      ...(wordDimension > 0 ? [new Field('wvec', new FixedSizeList(wordDimension, new Field('item', new Float32(), true)), false)] : []),
     ]);
   }
 
-  static async open(dir: string, dimension: number): Promise<LanceIndex> {
+  static async open(dir: string, dimension: number, wordDimension = 0): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
-    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension);
+    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension);
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -181,15 +190,14 @@ export class LanceIndex {
     state.hasTextIndex = true;
   }
 
-  /** The vectors as one flat buffer: the embedder's own when the rows are consecutive views into it. */
-  #flatVectors(rows: readonly IndexRow[]): Float32Array {
-    const d = this.dimension;
-    const first = rows[0]?.vector;
-    if (first && rows.every((r, i) => r.vector.length === d && r.vector.buffer === first.buffer && r.vector.byteOffset === first.byteOffset + i * d * 4)) {
+  /** One vector column as one flat buffer: the embedder's own when the rows are consecutive views into it. */
+  #flatVectors(rows: readonly IndexRow[], d: number, pick: (r: IndexRow) => Float32Array | undefined): Float32Array {
+    const first = rows[0] ? pick(rows[0]) : undefined;
+    if (first && rows.every((r, i) => { const v = pick(r); return v?.length === d && v.buffer === first.buffer && v.byteOffset === first.byteOffset + i * d * 4; })) {
       return new Float32Array(first.buffer, first.byteOffset, rows.length * d);
     }
     const flat = new Float32Array(rows.length * d);
-    rows.forEach((r, i) => flat.set(r.vector, i * d));
+    rows.forEach((r, i) => { const v = pick(r); if (v) flat.set(v, i * d); });
     return flat;
   }
 
@@ -197,11 +205,15 @@ export class LanceIndex {
   #arrow(rows: readonly IndexRow[]): ArrowTable {
     const n = rows.length;
     const f64 = (pick: (r: IndexRow) => number) => makeData({ type: new Float64(), length: n, data: Float64Array.from(rows, pick) });
-    const vectorType = this.#schema.fields[10]!.type as FixedSizeList<Float32>;
+    const list = (field: number, d: number, pick: (r: IndexRow) => Float32Array | undefined) => makeData({
+      type: this.#schema.fields[field]!.type as FixedSizeList<Float32>, length: n, nullCount: 0,
+      child: makeData({ type: new Float32(), length: n * d, data: this.#flatVectors(rows, d, pick) }),
+    });
     const children = [
       utf8(rows, (r) => r.id), f64((r) => r.seq), utf8(rows, (r) => r.space), utf8(rows, (r) => r.kind), utf8(rows, (r) => r.category),
       f64((r) => r.known_at), f64((r) => r.asserted_at), f64((r) => r.valid_from), f64((r) => r.valid_to), utf8(rows, (r) => r.text),
-      makeData({ type: vectorType, length: n, nullCount: 0, child: makeData({ type: new Float32(), length: n * this.dimension, data: this.#flatVectors(rows) }) }),
+      list(10, this.dimension, (r) => r.vector),
+      ...(this.wordDimension > 0 ? [list(11, this.wordDimension, (r) => r.wvec)] : []),
     ];
     const batch = new RecordBatch(this.#schema, makeData({ type: new Struct(this.#schema.fields), length: n, nullCount: 0, children }));
     return new ArrowTable([batch]);
@@ -229,6 +241,7 @@ export class LanceIndex {
     }
     if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
       await state.table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }) });
+      if (this.wordDimension > 0) await state.table.createIndex('wvec', { config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }) });
       // Scalar indexes let the prefilters of a large table skip rows instead of scanning columns.
       await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
       for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });
@@ -250,12 +263,12 @@ export class LanceIndex {
     return rows.map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }));
   }
 
-  /** Nearest vectors (cosine) among the rows the filter admits. */
-  async nearest(tenant: string, vector: Float32Array, filter: RowFilter, limit: number): Promise<Hit[]> {
+  /** Nearest vectors (cosine) in `column` among the rows the filter admits. */
+  async nearest(tenant: string, vector: Float32Array, filter: RowFilter, limit: number, column: 'vector' | 'wvec' = 'vector'): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
     const where = wherePredicate(filter);
-    let query = state.table.vectorSearch(vector).distanceType('cosine');
+    let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
     if (where !== null) query = query.where(where);
     const rows = await query
       .select(['id', 'seq', '_distance'])

@@ -2,18 +2,33 @@
 // expansion (the score of the block they were reached from, times a weight for each hop's edge type).
 import type { EdgeType } from '../types.ts';
 import type { Hit } from './lance-index.ts';
+import { enabled } from './mechanisms.ts';
 
 /**
  * The RRF constant. The textbook 60 flattens the head of each list; on LoCoMo turns a small constant
- * keeps the first full-text hits ahead (recall@10: k=5 0.670, k=15 0.660, k=60 0.632, 4 conversations).
+ * keeps the first full-text hits ahead. Re-chosen on conversations 1-5 only, with every list in place
+ * (recall_any@10 / MRR): k=2 0.809 / 0.499, 5 0.811 / 0.505, 10 0.807 / 0.490, 20 0.791 / 0.459, 60 0.736 / 0.391.
  */
 export const RRF_K = 5;
 
 /**
- * Weight of the vector list against the full-text list. The local hashing embedder is weaker than BM25
- * (recall@10 0.47 against 0.67 on LoCoMo turns); at equal weight it drags fusion down (0.58).
+ * Weight of the vector list against the full-text list. The local hashing embedder is weaker than BM25;
+ * on LoCoMo 1-5 (recall_any@10 / MRR) 0: 0.813 / 0.491, 0.15: 0.811 / 0.494, 0.3: 0.811 / 0.505, 0.5: 0.805 / 0.512.
  */
 export const VECTOR_WEIGHT = 0.3;
+
+/**
+ * Weight of the word-vector list (word-vectors.ts), when the index has one. LoCoMo 1-5 (recall_any@10 /
+ * recall_all@10 / MRR): none 0.803 / 0.678 / 0.481, 0.15 0.807 / 0.683 / 0.496, 0.3 0.811 / 0.692 / 0.505,
+ * 0.5 0.812 / 0.695 / 0.512, 0.8 0.811 / 0.693 / 0.504.
+ */
+export const WORD_VECTOR_WEIGHT = 0.5;
+
+/**
+ * Weight of the full-text list restricted to the dates the query names (time-query.ts). LoCoMo 1-5
+ * (recall_any@10 / MRR): none 0.791 / 0.492, 0.5 0.805 / 0.502, 1 0.811 / 0.505, 2 0.809 / 0.501.
+ */
+export const DATED_WEIGHT = 1;
 
 export interface Fused {
   id: string;
@@ -45,18 +60,19 @@ export function fuse(lists: readonly { hits: readonly Hit[]; weight: number }[],
  * Shares of the fused scores of a candidate's matching neighbours (one hop, then two hops away) it gains
  * before the direct hits are cut. A block is read in the context of the blocks linked to it over the
  * followed edges (a reply, the turn it answers, the exchange around them): one whose surroundings also
- * match is more likely the topic than an isolated hit. Chosen on LoCoMo (turns linked CONCURRENT_SIGNAL,
- * recall_any@10 over 1,536 questions): none 0.70; one hop 0.5 → 0.73; two hops 0.5, 0.2 → 0.74;
- * 0.5, 0.35 → 0.75 (runs differ by about ±0.01).
+ * match is more likely the topic than an isolated hit. Re-chosen on LoCoMo conversations 1-5 only (the
+ * former 0.5, 0.35 were chosen on all ten), with linked words indexed and all lists in place
+ * (recall_any@10 / recall_all@10 / MRR): none 0.793 / 0.662 / 0.526; 0.25, 0.35 0.825 / 0.695 / 0.533;
+ * 0.5, 0.35 0.824 / 0.693 / 0.524; 0.25, 0.2 0.818 / 0.689 / 0.537 (differences under 0.01 are noise).
  */
-export const NEIGHBOUR_WEIGHTS: readonly [number, number] = [0.5, 0.35];
+export const NEIGHBOUR_WEIGHTS: readonly [number, number] = [0.25, 0.35];
 
 /**
  * Re-ranks fused candidates: each adds the weighted fused scores of the candidates one and two hops away
  * (`neighbours` visits the ids linked to one id; paths back to the candidate itself are skipped). Only
  * candidates already found gain: no extra index query.
  */
-export function withNeighbours(fused: readonly Fused[], neighbours: (id: string, visit: (to: string) => void) => void, weights: readonly [number, number] = NEIGHBOUR_WEIGHTS): Fused[] {
+export function withNeighbours(fused: readonly Fused[], neighbours: (id: string, visit: (to: string) => void) => void, weights: readonly [number, number] = enabled('neighbours') ? NEIGHBOUR_WEIGHTS : [0, 0]): Fused[] {
   const [w1, w2] = weights;
   if (w1 <= 0 && w2 <= 0) return [...fused];
   const base = new Map(fused.map((f) => [f.id, f.score]));

