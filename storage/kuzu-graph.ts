@@ -12,7 +12,7 @@
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
 import kuzu, { type Connection, type Database, type PreparedStatement, type QueryResult } from 'kuzu';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { PreparedInserts, tableRows, type Cell, type Param, type Scalar, type TableRows } from './kuzu-prepared.ts';
@@ -143,6 +143,56 @@ function toCsv(part: TableRows): string {
 /** A Cypher string literal holding `text` exactly: backslashes and single quotes escaped. */
 export function cypherString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * Records of a CSV that Kuzu's COPY TO wrote: one per line; a cell is empty (null), a number, or quoted
+ * with doubled quotes inside (a text cell, whose content is the JSON encoding of the text).
+ */
+export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const row: Record<string, unknown> = {};
+    for (let c = 0; c < columns.length; c++) {
+      const col = columns[c];
+      let value: string | number | null;
+      if (text.charCodeAt(i) === 34) {
+        let out = '';
+        let from = ++i;
+        for (;;) {
+          const q = text.indexOf('"', i);
+          if (q < 0) throw new Error('unterminated quoted cell in a graph store read');
+          if (text.charCodeAt(q + 1) === 34) {
+            out += text.slice(from, q + 1);
+            i = from = q + 2;
+            continue;
+          }
+          out += text.slice(from, q);
+          i = q + 1;
+          break;
+        }
+        value = out;
+      } else {
+        let end = i;
+        while (end < n && text.charCodeAt(end) !== 44 && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+        const raw = text.slice(i, end);
+        i = end;
+        value = raw === '' ? null : col && col.type !== 'text' && col.type !== 'json' ? Number(raw) : raw;
+      }
+      if (col) row[col.name] = value;
+      if (c < columns.length - 1) {
+        if (text.charCodeAt(i) !== 44) throw new Error('malformed record in a graph store read');
+        i++;
+      }
+    }
+    if (text.charCodeAt(i) === 13) i++;
+    if (i < n && text.charCodeAt(i) !== 10) throw new Error('malformed record end in a graph store read');
+    i++;
+    rows.push(row);
+  }
+  return rows;
 }
 
 function decodeText(value: unknown): string | null {
@@ -314,6 +364,7 @@ export class KuzuGraph implements GraphStore {
   readonly #preparedMaxRows: number;
   readonly #stats: WriteStats = { preparedGroups: 0, preparedRows: 0, preparedMs: 0, copyGroups: 0, copyRows: 0, copyMs: 0, stageMs: 0 };
   #closed = false;
+  #copyOuts = 0;
 
   private constructor(dir: string, options: KuzuGraphOptions) {
     mkdirSync(dir, { recursive: true });
@@ -412,35 +463,33 @@ export class KuzuGraph implements GraphStore {
     }
   }
 
-  async #rows(conn: Connection, statement: string, params?: Record<string, string | number>): Promise<Record<string, unknown>[]> {
-    if (params === undefined) return this.#run(conn, statement);
-    const prepared = await conn.prepare(statement);
-    const result = await conn.execute(prepared, params);
-    const results = Array.isArray(result) ? result : [result];
+  /**
+   * Rows of one table that `where` admits, in commit order. Read back through `COPY (…) TO` a CSV file
+   * that is parsed here: the Node binding's result objects cost ~0.2 ms a row (a 30,000-row tenant took
+   * 5.4-8.5 s), the engine's own CSV writer 0.3 s for the same rows. The file holds exactly the encoding
+   * COPY FROM reads (text cells JSON-encoded, so one record per line).
+   */
+  async #select<R>(spec: TableSpec<R>, where: string, decode: (row: Record<string, unknown>) => R): Promise<R[]> {
+    const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
+    const names = spec.columns.map((c) => `x.${c.name}`);
     try {
-      const last = results[results.length - 1];
-      return last ? ((await last.getAll()) as Record<string, unknown>[]) : [];
+      await this.#run(this.#reader, `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}) TO '${file}' (header=false)`);
+      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns).map(decode);
     } finally {
-      for (const r of results) r.close();
+      rmSync(file, { force: true });
     }
   }
 
-  async #select<R>(spec: TableSpec<R>, where: string, decode: (row: Record<string, unknown>) => R, params?: Record<string, string | number>): Promise<R[]> {
-    const names = spec.columns.map((c) => `x.${c.name} AS ${c.name}`);
-    const rows = await this.#rows(this.#reader, `MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}`, params);
-    return rows.map(decode);
-  }
-
   /** Every row whose filter `where` (on `x`) admits, table by table, in commit order. */
-  async #load(where: string, params?: Record<string, string | number>): Promise<LoadedLedger> {
+  async #load(where: string): Promise<LoadedLedger> {
     const d = DECODE;
     return {
-      batches: await this.#select(BATCH, where, d.batch, params),
-      nodes: await this.#select(NODE, where, d.node, params),
-      edges: await this.#select(EDGE, where, d.edge, params),
-      declarations: await this.#select(DECLARATION, where, d.declaration, params),
-      verdicts: await this.#select(VERDICT, where, d.verdict, params),
-      invalidations: await this.#select(INVALIDATION, where, d.invalidation, params),
+      batches: await this.#select(BATCH, where, d.batch),
+      nodes: await this.#select(NODE, where, d.node),
+      edges: await this.#select(EDGE, where, d.edge),
+      declarations: await this.#select(DECLARATION, where, d.declaration),
+      verdicts: await this.#select(VERDICT, where, d.verdict),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation),
     };
   }
 
@@ -458,7 +507,7 @@ export class KuzuGraph implements GraphStore {
 
   /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */
   async nodesAbove(seq: number): Promise<NodeVersion[]> {
-    return this.#select(NODE, 'WHERE x.seq > $s', DECODE.node, { s: seq });
+    return this.#select(NODE, `WHERE x.seq > ${Math.trunc(seq)}`, DECODE.node);
   }
 
   /** The latest capture instant and sequence number written, for the clock and the sequence on open. */
