@@ -29,7 +29,9 @@ export function convert(from, to) {
   const dims = header.dimensions;
   const wordsStart = text.indexOf('"words":[') + '"words":'.length;
   const wordsEnd = text.indexOf('],"vectors"', wordsStart) + 1;
-  const words = JSON.parse(text.slice(wordsStart, wordsEnd)).filter((w) => PLAIN.test(w)).slice(0, KEEP);
+  const words = JSON.parse(text.slice(wordsStart, wordsEnd))
+    .filter((w) => PLAIN.test(w))
+    .slice(0, KEEP);
   const rank = new Map(words.map((w, i) => [w, i]));
   const vectors = new Int8Array(words.length * dims);
   const entry = /"((?:[^"\\]|\\.)*)":\[([^\]]*)\]/g;

@@ -6,12 +6,20 @@ import { archiveResponse } from './archive-response.ts';
 
 function fakeArchive(chunks: string[], fail = false): Archive & { disposed: number } {
   const a = {
-    kind: 'archive' as const, filename: 'ledger-a"b-1.tar.gz', mediaType: 'application/gzip' as const, disposed: 0,
-    open: () => Readable.from((async function* () {
-      for (const c of chunks) yield Buffer.from(c);
-      if (fail) throw new Error('disk gone');
-    })()),
-    dispose: async () => { a.disposed++; },
+    kind: 'archive' as const,
+    filename: 'ledger-a"b-1.tar.gz',
+    mediaType: 'application/gzip' as const,
+    disposed: 0,
+    open: () =>
+      Readable.from(
+        (async function* () {
+          for (const c of chunks) yield Buffer.from(c);
+          if (fail) throw new Error('disk gone');
+        })(),
+      ),
+    dispose: async () => {
+      a.disposed++;
+    },
   };
   return a;
 }

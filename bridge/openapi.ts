@@ -31,7 +31,8 @@ const EXTRA_ERRORS: Readonly<Record<string, Readonly<Record<string, string>>>> =
   invalidate_memory: { '404': 'NotFound' },
 };
 
-const BAD_REQUEST = 'SVC_BAD_TIMESTAMP: a query-parameter instant that does not parse (the detail also has loc); invalid_json: a body that is not JSON.';
+const BAD_REQUEST =
+  'SVC_BAD_TIMESTAMP: a query-parameter instant that does not parse (the detail also has loc); invalid_json: a body that is not JSON.';
 
 function errorResponse(description: string): JsonSchema {
   return { description, content: { 'application/json': { schema: ref('schemas', 'ErrorBody') } } };
@@ -41,7 +42,11 @@ function components(): JsonSchema {
   const schema = (s: z.ZodType): JsonSchema => withoutSchemaKey(outputJsonSchema(s));
   return {
     securitySchemes: {
-      bearer: { type: 'http', scheme: 'bearer', description: 'An API key: it selects the tenant. Required on a hosted deployment (SVC_API_KEYS); an open local server needs none.' },
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An API key: it selects the tenant. Required on a hosted deployment (SVC_API_KEYS); an open local server needs none.',
+      },
     },
     schemas: { ErrorBody: schema(ErrorBodySchema), ValidationErrorBody: schema(ValidationErrorBodySchema) },
     responses: {
@@ -102,7 +107,12 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   const required = new Set(Array.isArray(input.required) ? (input.required as string[]) : []);
   const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
   const parameters: Parameter[] = pathNames.map((name) => parameterOf(name, 'path', properties[name] ?? { type: 'string' }, true));
-  const out: Operation = { operationId: op.name, summary: op.title, description: op.description, tags: [op.requiresAsOf ? 'reads' : 'writes'] };
+  const out: Operation = {
+    operationId: op.name,
+    summary: op.title,
+    description: op.description,
+    tags: [op.requiresAsOf ? 'reads' : 'writes'],
+  };
 
   const rest: Record<string, JsonSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathNames.includes(name)));
   if (route.from === 'query') {
@@ -119,7 +129,16 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   const media = fileOutputs[op.name];
   const json = operationOutputJsonSchema(op.name);
   const ok: JsonSchema = media
-    ? { description: 'The bundle, streamed as it is packed.', headers: { 'Content-Disposition': { description: 'attachment; filename="ledger-<tenant>[-<space>]-<as_of>.tar.gz"', schema: { type: 'string' } } }, content: { [media]: { schema: { type: 'string', contentMediaType: media } } } }
+    ? {
+        description: 'The bundle, streamed as it is packed.',
+        headers: {
+          'Content-Disposition': {
+            description: 'attachment; filename="ledger-<tenant>[-<space>]-<as_of>.tar.gz"',
+            schema: { type: 'string' },
+          },
+        },
+        content: { [media]: { schema: { type: 'string', contentMediaType: media } } },
+      }
     : { description: 'The answer.', content: { 'application/json': { schema: json ? withoutSchemaKey(json) : {} } } };
 
   const responses: Record<string, JsonSchema> = { '200': ok };
@@ -140,18 +159,41 @@ function jsonAnswer(description: string, schema: z.ZodType): JsonSchema {
 function serviceRoutes(): Record<string, PathItem> {
   return {
     '/v1/version': {
-      get: { operationId: 'version', summary: 'Service version', description: 'Open: no key needed.', tags: ['service'], security: [], responses: { '200': jsonAnswer('Name, version, API and bundle format.', VersionOutputSchema) } },
+      get: {
+        operationId: 'version',
+        summary: 'Service version',
+        description: 'Open: no key needed.',
+        tags: ['service'],
+        security: [],
+        responses: { '200': jsonAnswer('Name, version, API and bundle format.', VersionOutputSchema) },
+      },
     },
     [OPENAPI_PATH]: {
-      get: { operationId: 'openapi', summary: 'This document', description: 'Open: no key needed. Generated from the schemas both doors use.', tags: ['service'], security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
+      get: {
+        operationId: 'openapi',
+        summary: 'This document',
+        description: 'Open: no key needed. Generated from the schemas both doors use.',
+        tags: ['service'],
+        security: [],
+        responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
     },
     '/v1/check_install': {
-      get: { operationId: 'check_install', summary: 'Installation checks', description: 'Data folder, graph store, vector index, embedder, extractor and auth mode.', tags: ['service'], responses: { '200': jsonAnswer('One entry per check.', CheckInstallOutputSchema), '401': ref('responses', 'Unauthorized') } },
+      get: {
+        operationId: 'check_install',
+        summary: 'Installation checks',
+        description: 'Data folder, graph store, vector index, embedder, extractor and auth mode.',
+        tags: ['service'],
+        responses: { '200': jsonAnswer('One entry per check.', CheckInstallOutputSchema), '401': ref('responses', 'Unauthorized') },
+      },
     },
     '/v1/memories/{id}': {
       delete: {
-        operationId: 'delete_memory', summary: 'Always refused', tags: ['writes'],
-        description: 'The ledger is append-only: nothing is ever deleted. Write a new block with a SUPERSEDES edge, or invalidate the block.',
+        operationId: 'delete_memory',
+        summary: 'Always refused',
+        tags: ['writes'],
+        description:
+          'The ledger is append-only: nothing is ever deleted. Write a new block with a SUPERSEDES edge, or invalidate the block.',
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         responses: { '401': ref('responses', 'Unauthorized'), '501': errorResponse('append_only: always.') },
       },
@@ -176,7 +218,8 @@ export function openApiDocument(version: string): JsonSchema {
     info: {
       title: 'memory-ledger REST API',
       version,
-      description: 'A time-aware, append-only memory ledger. Every read names as_of (the knowledge instant); ' +
+      description:
+        'A time-aware, append-only memory ledger. Every read names as_of (the knowledge instant); ' +
         'the same operations are MCP tools at /mcp. Errors: every 4xx and 5xx body is {detail: ...}; see the README section "Errors".',
     },
     servers: [{ url: '/' }],

@@ -38,7 +38,14 @@ function queryObject(url: URL, known: ReadonlySet<string>): Record<string, strin
 
 export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
   app.delete('/v1/memories/*', (c) =>
-    c.json(errorDetail('append_only', 'the ledger is append-only: nothing is ever deleted; write a new block and a SUPERSEDES edge instead, or retract it with POST /v1/memories/{id}/invalidate'), 501));
+    c.json(
+      errorDetail(
+        'append_only',
+        'the ledger is append-only: nothing is ever deleted; write a new block and a SUPERSEDES edge instead, or retract it with POST /v1/memories/{id}/invalidate',
+      ),
+      501,
+    ),
+  );
 
   app.on(['GET', 'POST'], '/v1/*', async (c, next) => {
     const url = new URL(c.req.url);
@@ -48,12 +55,12 @@ export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
       if (!params) continue;
       const ctx = c.get('ctx');
       let from: Source = route.from;
-      const sourceOf = (field: string | number | undefined): Source =>
-        typeof field === 'string' && field in params ? 'path' : from;
+      const sourceOf = (field: string | number | undefined): Source => (typeof field === 'string' && field in params ? 'path' : from);
       let input: unknown;
       try {
         const op = operationNamed(route.operation);
-        const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url, new Set(Object.keys(op.input.shape)));
+        const raw =
+          route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url, new Set(Object.keys(op.input.shape)));
         from = route.from;
         input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
         const result = await runOperation(op, input, ctx);

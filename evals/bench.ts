@@ -20,5 +20,9 @@ for (const s of sections) {
   for (const r of await s.run({ scale })) rows.push({ ...r, section: s.name });
   console.error(`bench: ${s.name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
-console.log(table(['section', 'metric', 'value', 'target', 'met', 'note'],
-  rows.map((r) => [r.section, r.metric, r.value, r.target, r.met === null ? '' : r.met ? 'yes' : 'NO', r.note ?? ''])));
+console.log(
+  table(
+    ['section', 'metric', 'value', 'target', 'met', 'note'],
+    rows.map((r) => [r.section, r.metric, r.value, r.target, r.met === null ? '' : r.met ? 'yes' : 'NO', r.note ?? '']),
+  ),
+);

@@ -23,8 +23,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const dataDir = resolve(opt('--data') ?? join(here, '..', '..', 'shared', 'data', 'causalnews'));
 
 if (!existsSync(dataDir)) {
-  console.error(`eval:causal: the Causal News Corpus is not at ${dataDir}.\n` +
-    'It is read at run time from ../shared/data/causalnews (tanfiona/CausalNewsCorpus data/V2, CC0); pass --data DIR to point elsewhere.');
+  console.error(
+    `eval:causal: the Causal News Corpus is not at ${dataDir}.\n` +
+      'It is read at run time from ../shared/data/causalnews (tanfiona/CausalNewsCorpus data/V2, CC0); pass --data DIR to point elsewhere.',
+  );
   process.exit(2);
 }
 
@@ -38,17 +40,27 @@ export function parseCsv(text: string): Record<string, string>[] {
   for (let i = 0; i < src.length; i++) {
     const c = src[i];
     if (quoted) {
-      if (c === '"' && src[i + 1] === '"') { field += '"'; i++; }
-      else if (c === '"') quoted = false;
+      if (c === '"' && src[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; }
-    else if (c === '\n' || c === '\r') {
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && src[i + 1] === '\n') i++;
-      row.push(field); rows.push(row); row = []; field = '';
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
     } else field += c;
   }
-  if (field !== '' || row.length > 0) { row.push(field); rows.push(row); }
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
   const [header, ...body] = rows.filter((r) => r.length > 1 || r[0] !== '');
   return body.map((r) => Object.fromEntries((header ?? []).map((h, i) => [h, r[i] ?? ''])));
 }
@@ -69,7 +81,10 @@ export function tokenF1(a: string, b: string): number {
   let common = 0;
   for (const t of ta) {
     const n = counts.get(t) ?? 0;
-    if (n > 0) { common++; counts.set(t, n - 1); }
+    if (n > 0) {
+      common++;
+      counts.set(t, n - 1);
+    }
   }
   if (common === 0) return 0;
   const p = common / ta.length;
@@ -77,7 +92,10 @@ export function tokenF1(a: string, b: string): number {
   return (2 * p * r) / (p + r);
 }
 
-interface Gold { cause: string; effect: string }
+interface Gold {
+  cause: string;
+  effect: string;
+}
 
 function goldOf(marked: string): Gold | null {
   const clean = marked.replace(/<\/?SIG\d*>/g, '');
@@ -91,7 +109,11 @@ function goldOf(marked: string): Gold | null {
 const f1 = (p: number, r: number): number => (p + r === 0 ? 0 : (2 * p * r) / (p + r));
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 
-const { extractor } = createExtractor({ extractor: opt('--extractor') ?? 'local', openaiBaseUrl: process.env.OPENAI_BASE_URL, openaiApiKey: process.env.OPENAI_API_KEY });
+const { extractor } = createExtractor({
+  extractor: opt('--extractor') ?? 'local',
+  openaiBaseUrl: process.env.OPENAI_BASE_URL,
+  openaiApiKey: process.env.OPENAI_API_KEY,
+});
 const cache = new Map<string, Extraction>();
 async function extract(text: string): Promise<Extraction> {
   let x = cache.get(text);
@@ -114,11 +136,17 @@ const result: { subtask1?: Record<string, number>; subtask2: Record<string, numb
 
 const st1 = readSplit(`${split}_subtask1`);
 if (st1) {
-  let tp = 0, fp = 0, fn = 0, tn = 0;
+  let tp = 0,
+    fp = 0,
+    fn = 0,
+    tn = 0;
   for (const row of st1) {
     const gold = row.label === '1';
     const said = causalEdges(await extract(row.text ?? '')).length > 0;
-    if (gold && said) tp++; else if (!gold && said) fp++; else if (gold) fn++; else tn++;
+    if (gold && said) tp++;
+    else if (!gold && said) fp++;
+    else if (gold) fn++;
+    else tn++;
   }
   const p = tp + fp === 0 ? 0 : tp / (tp + fp);
   const r = tp + fn === 0 ? 0 : tp / (tp + fn);
@@ -138,7 +166,9 @@ for (const row of st2) {
   list.push(g);
   bySentence.set(row.text ?? '', list);
 }
-let hits = 0, predicted = 0, goldCount = 0;
+let hits = 0,
+  predicted = 0,
+  goldCount = 0;
 const misses: string[] = [];
 for (const [text, golds] of bySentence) {
   goldCount += golds.length;
@@ -147,26 +177,46 @@ for (const [text, golds] of bySentence) {
   const used = new Set<number>();
   for (const e of edges) {
     const j = golds.findIndex((g, k) => !used.has(k) && tokenF1(e.cause, g.cause) >= 0.5 && tokenF1(e.effect, g.effect) >= 0.5);
-    if (j >= 0) { used.add(j); hits++; }
+    if (j >= 0) {
+      used.add(j);
+      hits++;
+    }
   }
   if (used.size < golds.length && misses.length < showMisses) {
-    misses.push(`${text}\n  gold: ${golds.map((g) => `[${g.cause}] => [${g.effect}]`).join(' | ')}\n  got:  ${edges.map((g) => `[${g.cause}] => [${g.effect}]`).join(' | ') || '(none)'}`);
+    misses.push(
+      `${text}\n  gold: ${golds.map((g) => `[${g.cause}] => [${g.effect}]`).join(' | ')}\n  got:  ${edges.map((g) => `[${g.cause}] => [${g.effect}]`).join(' | ') || '(none)'}`,
+    );
   }
 }
 const precision = predicted === 0 ? 0 : hits / predicted;
 const recall = goldCount === 0 ? 0 : hits / goldCount;
-result.subtask2 = { sentences: bySentence.size, relations: goldCount, predicted, hits, precision: round(precision), recall: round(recall), f1: round(f1(precision, recall)) };
+result.subtask2 = {
+  sentences: bySentence.size,
+  relations: goldCount,
+  predicted,
+  hits,
+  precision: round(precision),
+  recall: round(recall),
+  f1: round(f1(precision, recall)),
+};
 
 for (const m of misses) console.log(`${m}\n`);
-console.log(`eval:causal — Causal News Corpus ${split} split, extractor ${extractor.id}, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `eval:causal — Causal News Corpus ${split} split, extractor ${extractor.id}, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 if (result.subtask1) {
   const s = result.subtask1;
   console.log(`  subtask 1 (causal sentence, n=${s.n}): accuracy ${s.accuracy}  precision ${s.precision}  recall ${s.recall}  F1 ${s.f1}`);
 }
 const s2 = result.subtask2;
-console.log(`  subtask 2 (cause/effect spans, ${s2.sentences} sentences, ${s2.relations} relations): predicted ${s2.predicted}, hits ${s2.hits}  precision ${s2.precision}  recall ${s2.recall}  F1 ${s2.f1}`);
+console.log(
+  `  subtask 2 (cause/effect spans, ${s2.sentences} sentences, ${s2.relations} relations): predicted ${s2.predicted}, hits ${s2.hits}  precision ${s2.precision}  recall ${s2.recall}  F1 ${s2.f1}`,
+);
 if (outFile) {
-  const out = { subtask1: result.subtask1 ? { accuracy: result.subtask1.accuracy, f1: result.subtask1.f1 } : null, subtask2: { precision: s2.precision, recall: s2.recall, f1: s2.f1 } };
+  const out = {
+    subtask1: result.subtask1 ? { accuracy: result.subtask1.accuracy, f1: result.subtask1.f1 } : null,
+    subtask2: { precision: s2.precision, recall: s2.recall, f1: s2.f1 },
+  };
   writeFileSync(outFile, `${JSON.stringify(out, null, 2)}\n`);
   console.log(`  written to ${outFile}`);
 }

@@ -99,7 +99,12 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
         if (!(q.category in CATEGORY_NAMES)) continue;
         const r = await searchTurns(api, q.question, end, SEARCH_LIMIT, turnsByNode.get(c.id));
         latencies.push(r.ms);
-        outcomes.push({ category: q.category, evidence: q.evidence, ranked: r.turns, heldout: !TUNE_POSITIONS.includes(opts.positions[i] ?? 0) });
+        outcomes.push({
+          category: q.category,
+          evidence: q.evidence,
+          ranked: r.turns,
+          heldout: !TUNE_POSITIONS.includes(opts.positions[i] ?? 0),
+        });
         dump?.push({ conversation: c.id, question: q.question, category: q.category, evidence: q.evidence, ranked: r.turns.slice(0, 10) });
         const starts = q.evidence.map((e) => sessionStart.get(Number(/^D(\d+):/.exec(e)?.[1]))).filter((s): s is number => s !== undefined);
         if (starts.length > 0) {
@@ -111,15 +116,24 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
       }
     }
     if (dumpPath && dump) writeFileSync(dumpPath, `${JSON.stringify(dump)}\n`);
-    const round = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v.toFixed(4))]));
+    const round = (o: Record<string, number>): Record<string, number> =>
+      Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v.toFixed(4))]));
     const cats = byCategory(outcomes);
     const held = outcomes.filter((o) => o.heldout);
     const tuning = outcomes.filter((o) => !o.heldout);
     return {
-      mode, embedder, ablated: opts.ablate ?? [], conversations: conversations.length, questions: outcomes.length, overall: round(score(outcomes)),
-      heldout: held.length > 0 ? pick(score(held)) : null, tuning: tuning.length > 0 ? pick(score(tuning)) : null,
+      mode,
+      embedder,
+      ablated: opts.ablate ?? [],
+      conversations: conversations.length,
+      questions: outcomes.length,
+      overall: round(score(outcomes)),
+      heldout: held.length > 0 ? pick(score(held)) : null,
+      tuning: tuning.length > 0 ? pick(score(tuning)) : null,
       tuned_on: conversations.filter((_, i) => TUNE_POSITIONS.includes(opts.positions[i] ?? 0)).map((c) => c.id),
-      by_category: Object.fromEntries(Object.entries(cats).map(([k, v]) => [k, round(v)])), leakage, leakage_checked: leakChecked,
+      by_category: Object.fromEntries(Object.entries(cats).map(([k, v]) => [k, round(v)])),
+      leakage,
+      leakage_checked: leakChecked,
       search_ms: { p50: Number(percentile(latencies, 50).toFixed(2)), p95: Number(percentile(latencies, 95).toFixed(2)) },
       live_search_ms: { p50: Number(percentile(live, 50).toFixed(2)), p95: Number(percentile(live, 95).toFixed(2)), n: live.length },
       replay: { rows, seconds: Number(replaySeconds.toFixed(1)) },
@@ -136,11 +150,15 @@ export function printReport(r: LocomoReport): void {
   if (r.heldout) sets.push(['held-out (6-10)', r.heldout]);
   const rows = [...sets, ...Object.entries(r.by_category)].map(([name, s]) => [name, String(s.n ?? 0), ...metrics.map((m) => s[m] ?? '-')]);
   const ablated = r.ablated.length > 0 ? `, without ${r.ablated.join(', ')}` : '';
-  console.log(`LoCoMo retrieval (${r.mode}, ${r.embedder}${ablated}): ${r.conversations} conversations, ${r.questions} questions, ${r.replay.rows} rows replayed in ${r.replay.seconds} s; tuned on ${r.tuned_on.join(', ') || 'none of them'}`);
+  console.log(
+    `LoCoMo retrieval (${r.mode}, ${r.embedder}${ablated}): ${r.conversations} conversations, ${r.questions} questions, ${r.replay.rows} rows replayed in ${r.replay.seconds} s; tuned on ${r.tuned_on.join(', ') || 'none of them'}`,
+  );
   console.log(table(['set', 'n', ...metrics], rows));
   console.log(`leakage: ${r.leakage} of ${r.leakage_checked} questions found evidence before it was known`);
   console.log(`search latency (HTTP round trip, after the replay): p50 ${r.search_ms.p50} ms, p95 ${r.search_ms.p95} ms`);
-  console.log(`live-replay search latency (${r.live_search_ms.n} searches between writes): p50 ${r.live_search_ms.p50} ms, p95 ${r.live_search_ms.p95} ms`);
+  console.log(
+    `live-replay search latency (${r.live_search_ms.n} searches between writes): p50 ${r.live_search_ms.p50} ms, p95 ${r.live_search_ms.p95} ms`,
+  );
 }
 
 /** `N` (the first N), `A-B` (positions A to B) or nothing (all), as 1-based positions. */
@@ -161,7 +179,9 @@ async function main(): Promise<void> {
   const all = loadLocomo(path);
   const positions = selectPositions(arg('conversations'), all.length);
   const conversations = positions.map((p) => all[p - 1]!);
-  const ablate = arg('ablate')?.split(',').filter((x) => x !== '');
+  const ablate = arg('ablate')
+    ?.split(',')
+    .filter((x) => x !== '');
   const report = await runLocomo(conversations, mode, replay, { positions, embedder: arg('embedder'), ablate, dumpPath: arg('dump') });
   printReport(report);
   const out = arg('out');

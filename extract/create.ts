@@ -14,7 +14,10 @@ export function createExtractor(setting: ExtractorSetting): { extractor: Extract
   if (setting.extractor.startsWith('openai:')) {
     const model = setting.extractor.slice('openai:'.length);
     const extractor = createOpenAIExtractor({ model, baseURL: setting.openaiBaseUrl, apiKey: setting.openaiApiKey });
-    return { extractor, detail: `${extractor.id} via ${setting.openaiBaseUrl ?? 'https://api.openai.com/v1'} (chat completions, structured output)` };
+    return {
+      extractor,
+      detail: `${extractor.id} via ${setting.openaiBaseUrl ?? 'https://api.openai.com/v1'} (chat completions, structured output)`,
+    };
   }
   return { extractor: createLocalExtractor(), detail: 'local: offline rule-based extraction' };
 }

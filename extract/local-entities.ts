@@ -3,14 +3,16 @@
 
 // Capitalised words that are not names on their own (sentence openers, pronouns, calendar words).
 const NOT_NAMES = new Set(
-  ('a an the i i\'m i\'ve i\'ll i\'d in on at of to for from by with and but or so if when while this that these those it its he she we ' +
+  (
+    "a an the i i'm i've i'll i'd in on at of to for from by with and but or so if when while this that these those it its he she we " +
     'they you my our your his her their there here what who why how where which yes no not oh ok okay hi hey hello thanks thank ' +
     'monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september ' +
     'october november december today tomorrow yesterday mr mrs ms dr also after before because however although then as ' +
     'some many most all any each every one two three first last next just well wow great good sure maybe let please ' +
     'later now still yet even only both since until during over under about like meanwhile anyway actually really ' +
     'other another such nothing everything something anything everyone someone nobody lol haha omg btw ' +
-    'do does did is are was were be been have has had can could will would should might must shall').split(' '),
+    'do does did is are was were be been have has had can could will would should might must shall'
+  ).split(' '),
 );
 const CONNECTORS = new Set(['of', 'de', 'la', 'le', 'van', 'von', 'der', 'du', 'da', 'del', 'for', '&']);
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’&.-]*/gu;
@@ -36,7 +38,10 @@ const possessive = (t: string): string => t.replace(/['’]s$/u, '');
 
 /** The comparable form of a name: lower case, no leading article or possessive, single spaces. */
 export function normaliseName(name: string): string {
-  return possessive(name.trim()).toLowerCase().replace(/^the\s+/, '').replace(/\s+/g, ' ');
+  return possessive(name.trim())
+    .toLowerCase()
+    .replace(/^the\s+/, '')
+    .replace(/\s+/g, ' ');
 }
 
 function sentenceInitial(text: string, start: number): boolean {
@@ -65,9 +70,15 @@ export function findEntities(text: string, known: ReadonlySet<string>): string[]
       const next = tokens[j + 1]!;
       const gap = text.slice(cur.end, next.start);
       if (!/^\s+$/u.test(gap) || /['’]s$/u.test(cur.text)) break;
-      if (capitalised(next.text) && !NOT_NAMES.has(next.text.toLowerCase())) { j++; continue; }
+      if (capitalised(next.text) && !NOT_NAMES.has(next.text.toLowerCase())) {
+        j++;
+        continue;
+      }
       const after = tokens[j + 2];
-      if (CONNECTORS.has(next.text.toLowerCase()) && after && capitalised(after.text) && /^\s+$/u.test(text.slice(next.end, after.start))) { j += 2; continue; }
+      if (CONNECTORS.has(next.text.toLowerCase()) && after && capitalised(after.text) && /^\s+$/u.test(text.slice(next.end, after.start))) {
+        j += 2;
+        continue;
+      }
       break;
     }
     const run = tokens.slice(i, j + 1);

@@ -9,11 +9,17 @@ const link = (x: ReturnType<typeof extractLocal>, i = 0) => {
 
 describe('local extractor: claims and predictions', () => {
   it('splits sentences, keeping abbreviations inside', () => {
-    expect(splitSentences('Dr. Smith arrived. The U.S. economy grew! Did it?')).toEqual(['Dr. Smith arrived.', 'The U.S. economy grew!', 'Did it?']);
+    expect(splitSentences('Dr. Smith arrived. The U.S. economy grew! Did it?')).toEqual([
+      'Dr. Smith arrived.',
+      'The U.S. economy grew!',
+      'Did it?',
+    ]);
   });
 
   it('tells predictions from claims', () => {
-    const x = extractLocal('Prices rose in May. Prices will fall next year. Analysts expect a recession. The firm plans to hire 50 people. It is likely to rain.');
+    const x = extractLocal(
+      'Prices rose in May. Prices will fall next year. Analysts expect a recession. The firm plans to hire 50 people. It is likely to rain.',
+    );
     expect(x.blocks.map((b) => b.kind)).toEqual(['claim', 'prediction', 'prediction', 'prediction', 'prediction']);
     expect(statements(x)[0]).toBe('Prices rose in May');
   });
@@ -33,22 +39,53 @@ describe('local extractor: claims and predictions', () => {
 describe('local extractor: causal connectives', () => {
   it('"because": the following clause is the cause', () => {
     const x = extractLocal('The heatwave will push electricity prices up because demand for air conditioning spikes.');
-    expect(link(x)).toEqual({ cause: 'demand for air conditioning spikes', effect: 'The heatwave will push electricity prices up', type: 'CAUSES', mechanism: 'because demand for air conditioning spikes' });
+    expect(link(x)).toEqual({
+      cause: 'demand for air conditioning spikes',
+      effect: 'The heatwave will push electricity prices up',
+      type: 'CAUSES',
+      mechanism: 'because demand for air conditioning spikes',
+    });
     expect(x.blocks.find((b) => b.statement.startsWith('The heatwave'))!.kind).toBe('prediction');
   });
 
   it('"due to", "led to", ", so", "triggered", "prevents", "contributed to"', () => {
-    expect(link(extractLocal('The flight was cancelled due to heavy fog.'))).toMatchObject({ cause: 'heavy fog', effect: 'The flight was cancelled', type: 'CAUSES' });
-    expect(link(extractLocal('The strike at the port led to empty shelves.'))).toMatchObject({ cause: 'The strike at the port', effect: 'empty shelves', type: 'CAUSES' });
-    expect(link(extractLocal('Rates rose sharply, so borrowing fell.'))).toMatchObject({ cause: 'Rates rose sharply', effect: 'borrowing fell', type: 'CAUSES' });
-    expect(link(extractLocal('The arrest triggered protests across the city.'))).toMatchObject({ cause: 'The arrest', effect: 'protests across the city', type: 'TRIGGERS' });
-    expect(link(extractLocal('Regular maintenance prevents costly breakdowns.'))).toMatchObject({ cause: 'Regular maintenance', effect: 'costly breakdowns', type: 'PREVENTS' });
-    expect(link(extractLocal('Cheap credit contributed to the housing bubble.'))).toMatchObject({ cause: 'Cheap credit', effect: 'the housing bubble', type: 'CONTRIBUTING_FACTOR' });
+    expect(link(extractLocal('The flight was cancelled due to heavy fog.'))).toMatchObject({
+      cause: 'heavy fog',
+      effect: 'The flight was cancelled',
+      type: 'CAUSES',
+    });
+    expect(link(extractLocal('The strike at the port led to empty shelves.'))).toMatchObject({
+      cause: 'The strike at the port',
+      effect: 'empty shelves',
+      type: 'CAUSES',
+    });
+    expect(link(extractLocal('Rates rose sharply, so borrowing fell.'))).toMatchObject({
+      cause: 'Rates rose sharply',
+      effect: 'borrowing fell',
+      type: 'CAUSES',
+    });
+    expect(link(extractLocal('The arrest triggered protests across the city.'))).toMatchObject({
+      cause: 'The arrest',
+      effect: 'protests across the city',
+      type: 'TRIGGERS',
+    });
+    expect(link(extractLocal('Regular maintenance prevents costly breakdowns.'))).toMatchObject({
+      cause: 'Regular maintenance',
+      effect: 'costly breakdowns',
+      type: 'PREVENTS',
+    });
+    expect(link(extractLocal('Cheap credit contributed to the housing bubble.'))).toMatchObject({
+      cause: 'Cheap credit',
+      effect: 'the housing bubble',
+      type: 'CONTRIBUTING_FACTOR',
+    });
   });
 
   it('an opening "Because ..., ..." puts the cause first', () => {
     expect(link(extractLocal('Because the Bank of England raised rates, mortgages got expensive.'))).toMatchObject({
-      cause: 'the Bank of England raised rates', effect: 'mortgages got expensive', mechanism: 'Because the Bank of England raised rates',
+      cause: 'the Bank of England raised rates',
+      effect: 'mortgages got expensive',
+      mechanism: 'Because the Bank of England raised rates',
     });
   });
 
@@ -65,7 +102,11 @@ describe('local extractor: causal connectives', () => {
   });
 
   it('chat forms: "\'cause" is because; "love to", "look after", "even if" and an opening "So cool" argue nothing', () => {
-    expect(link(extractLocal("I chose them 'cause they help families."))).toMatchObject({ cause: 'they help families', effect: 'I chose them', type: 'CAUSES' });
+    expect(link(extractLocal("I chose them 'cause they help families."))).toMatchObject({
+      cause: 'they help families',
+      effect: 'I chose them',
+      type: 'CAUSES',
+    });
     expect(extractLocal("I'd love to support those with similar issues.").links).toEqual([]);
     expect(extractLocal('I am able to better look after my family.').links).toEqual([]);
     expect(extractLocal("Self-care is important even if it's not always easy.").links).toEqual([]);

@@ -9,7 +9,8 @@ import type { ExtractedBlock, ExtractedLink, Extraction, ExtractRequest, Extract
 
 const SENTENCE_END = /(?<=[.!?。！？])["'”’)\]]*\s+(?=["'“‘(\[]?[\p{Lu}\p{N}\p{Lo}])|(?<=[。！？])|\n+/u;
 // A full stop after these is not a sentence end.
-const ABBREVIATION = /(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Jr|Inc|Ltd|Co|Corp|vs|etc|e\.g|i\.e|U\.S|U\.K|No|Gen|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.|\b\p{Lu}\.)$/u;
+const ABBREVIATION =
+  /(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Jr|Inc|Ltd|Co|Corp|vs|etc|e\.g|i\.e|U\.S|U\.K|No|Gen|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.|\b\p{Lu}\.)$/u;
 
 export function splitSentences(text: string): string[] {
   const parts = text.split(SENTENCE_END);
@@ -55,7 +56,8 @@ function block(text: string): ExtractedBlock {
 const tokenCount = (s: string): number => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
 // A sentence opening with one of these argues that the previous sentence caused it.
-const CARRY_OVER = /^(?:so(?=,| (?:i|we|you|he|she|they|it|the|a|an|my|our|his|her|their|this|there)\b)|therefore|thus|hence|consequently|as a result|as a consequence|because of (?:this|that)|that is why|that's why|this is why)\b[,:]?\s*/i;
+const CARRY_OVER =
+  /^(?:so(?=,| (?:i|we|you|he|she|they|it|the|a|an|my|our|his|her|their|this|there)\b)|therefore|thus|hence|consequently|as a result|as a consequence|because of (?:this|that)|that is why|that's why|this is why)\b[,:]?\s*/i;
 
 export function extractLocal(content: string, knownEntities: ReadonlySet<string> = new Set()): Extraction {
   const blocks: ExtractedBlock[] = [];

@@ -4,7 +4,11 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModelExtractor, createOpenAIExtractor } from './openai.ts';
 
-const request = { content: 'Prices will rise because demand spikes. Acme Power agrees.', observedAt: 1_719_824_400_000_000, knownEntities: new Set(['acme power']) };
+const request = {
+  content: 'Prices will rise because demand spikes. Acme Power agrees.',
+  observedAt: 1_719_824_400_000_000,
+  knownEntities: new Set(['acme power']),
+};
 
 const valid = {
   blocks: [
@@ -30,7 +34,10 @@ describe('model extractor (AI SDK mock model)', () => {
   it('maps valid structured output to an extraction, and sends the message and known entities', async () => {
     const model = mockReturning(JSON.stringify(valid));
     const x = await createModelExtractor(model, 'openai:mock').extract(request);
-    expect(x.blocks).toEqual([{ kind: 'prediction', statement: 'Prices will rise' }, { kind: 'claim', statement: 'demand spikes' }]);
+    expect(x.blocks).toEqual([
+      { kind: 'prediction', statement: 'Prices will rise' },
+      { kind: 'claim', statement: 'demand spikes' },
+    ]);
     expect(x.entities).toEqual(['Acme Power']);
     expect(x.links).toEqual([{ cause: 1, effect: 0, type: 'CAUSES', mechanism: 'because demand spikes', confidence: 0.7 }]);
     const sent = JSON.stringify(model.doGenerateCalls[0]?.prompt);
@@ -54,7 +61,11 @@ describe('model extractor (AI SDK mock model)', () => {
   });
 
   it('passes on a model error', async () => {
-    const model = new MockLanguageModelV3({ doGenerate: async () => { throw new Error('model is down'); } });
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        throw new Error('model is down');
+      },
+    });
     await expect(createModelExtractor(model, 'm').extract(request)).rejects.toThrow(/model is down/);
   });
 });
@@ -79,11 +90,16 @@ describe('openai:<model> against a fake OpenAI-compatible server', () => {
       paths.push(req.url ?? '');
       auth.push(req.headers.authorization);
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({
-        id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: body.model,
-        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: JSON.stringify(valid) } }],
-        usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 },
-      }));
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: JSON.stringify(valid) } }],
+          usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 },
+        }),
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;

@@ -9,18 +9,28 @@ import { CAUSAL_TYPES, extractionProblem, type Extraction, type ExtractRequest, 
 
 // Every field required: strict structured-output modes refuse optional properties.
 const ModelOutput = z.object({
-  blocks: z.array(z.object({
-    kind: z.enum(['claim', 'prediction']).describe('claim: stated as holding; prediction: about the future, expected, planned or forecast'),
-    statement: z.string().min(1).describe('one self-contained statement, in the speaker\'s words'),
-    negated: z.boolean().describe('true when the statement denies something'),
-  })).describe('the claims and predictions the message states'),
+  blocks: z
+    .array(
+      z.object({
+        kind: z
+          .enum(['claim', 'prediction'])
+          .describe('claim: stated as holding; prediction: about the future, expected, planned or forecast'),
+        statement: z.string().min(1).describe("one self-contained statement, in the speaker's words"),
+        negated: z.boolean().describe('true when the statement denies something'),
+      }),
+    )
+    .describe('the claims and predictions the message states'),
   entities: z.array(z.string().min(1)).describe('names of people, organisations, places, products and things mentioned'),
-  links: z.array(z.object({
-    cause: z.number().int().min(0).describe('index in blocks of the cause'),
-    effect: z.number().int().min(0).describe('index in blocks of the effect'),
-    type: z.enum(CAUSAL_TYPES).describe('CAUSES, CONTRIBUTING_FACTOR (one cause among several), TRIGGERS (sets off), PREVENTS'),
-    mechanism: z.string().describe('the words of the message that argue the link'),
-  })).describe('causal links the speaker argues between blocks; none when the message argues none'),
+  links: z
+    .array(
+      z.object({
+        cause: z.number().int().min(0).describe('index in blocks of the cause'),
+        effect: z.number().int().min(0).describe('index in blocks of the effect'),
+        type: z.enum(CAUSAL_TYPES).describe('CAUSES, CONTRIBUTING_FACTOR (one cause among several), TRIGGERS (sets off), PREVENTS'),
+        mechanism: z.string().describe('the words of the message that argue the link'),
+      }),
+    )
+    .describe('causal links the speaker argues between blocks; none when the message argues none'),
 });
 
 const SYSTEM =
@@ -36,7 +46,9 @@ function prompt(r: ExtractRequest): string {
     known.length > 0 ? `Entities already known (reuse these names when the message refers to them): ${known.join('; ')}` : '',
     'Message:',
     r.content,
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 export function createModelExtractor(model: LanguageModel, id: string, opts: { timeoutMs?: number } = {}): Extractor {
@@ -53,7 +65,9 @@ export function createModelExtractor(model: LanguageModel, id: string, opts: { t
       });
       const out = result.output;
       const extraction: Extraction = {
-        blocks: out.blocks.map((b) => (b.negated ? { kind: b.kind, statement: b.statement, negated: true } : { kind: b.kind, statement: b.statement })),
+        blocks: out.blocks.map((b) =>
+          b.negated ? { kind: b.kind, statement: b.statement, negated: true } : { kind: b.kind, statement: b.statement },
+        ),
         entities: out.entities,
         links: out.links.map((l) => ({ ...l, confidence: 0.7 })),
       };
@@ -65,7 +79,12 @@ export function createModelExtractor(model: LanguageModel, id: string, opts: { t
 }
 
 /** `openai:<model>` against `baseURL` (any OpenAI-compatible server), through its chat completions API. */
-export function createOpenAIExtractor(spec: { model: string; baseURL?: string | undefined; apiKey?: string | undefined; fetch?: typeof fetch }): Extractor {
+export function createOpenAIExtractor(spec: {
+  model: string;
+  baseURL?: string | undefined;
+  apiKey?: string | undefined;
+  fetch?: typeof fetch;
+}): Extractor {
   const provider = createOpenAI({ baseURL: spec.baseURL, apiKey: spec.apiKey ?? 'not-needed', fetch: spec.fetch });
   return createModelExtractor(provider.chat(spec.model), `openai:${spec.model}`);
 }

@@ -48,7 +48,10 @@ export class SpaceIndex {
   readonly statements = new Map<string, Known>();
   readonly entities = new Map<string, Known>();
 
-  constructor(private readonly view: TenantView, readonly space: string) {
+  constructor(
+    private readonly view: TenantView,
+    readonly space: string,
+  ) {
     for (const n of view.nodesIn(space)) {
       if (n.statement === null) continue;
       if (BLOCK_KINDS.has(n.kind)) this.#note(this.statements, normaliseStatement(n.statement), n.id, n.known_at);
@@ -78,8 +81,12 @@ export class SpaceIndex {
     return k && k.knownAt <= at ? k.id : undefined;
   }
 
-  stageStatement(key: string, id: string, at: Micros): void { this.#note(this.statements, key, id, at); }
-  stageEntity(key: string, id: string, at: Micros): void { this.#note(this.entities, key, id, at); }
+  stageStatement(key: string, id: string, at: Micros): void {
+    this.#note(this.statements, key, id, at);
+  }
+  stageEntity(key: string, id: string, at: Micros): void {
+    this.#note(this.entities, key, id, at);
+  }
 
   /** A fresh id for content `node`: the derived one, unless rows of that id exist that this content would clash with. */
   freshId(base: string, node: NodeInput, at: Micros): string {
@@ -106,7 +113,11 @@ function episodeName(m: MessageToWrite): string {
   return `${m.source || 'message'}: ${snippet}${words.length > 10 ? '…' : ''}`;
 }
 
-export function planMessages(space: string, index: SpaceIndex, items: { message: MessageToWrite; extraction: Extraction }[]): PlannedMessages {
+export function planMessages(
+  space: string,
+  index: SpaceIndex,
+  items: { message: MessageToWrite; extraction: Extraction }[],
+): PlannedMessages {
   const out: PlannedMessages = { nodes: [], edges: [], episodes: [], resolved: [] };
   const staged = new Set<string>();
   const edgeKeys = new Set<string>();
@@ -118,11 +129,21 @@ export function planMessages(space: string, index: SpaceIndex, items: { message:
   for (const { message: m, extraction: x } of items) {
     const at = m.observedAt;
     const episode: NodeInput & { id: string } = {
-      id: idOf('ep', space, `${m.source}\u001f${at}\u001f${m.content}`), kind: 'episode', statement: episodeName(m),
-      payload: { source: m.source, content: m.content }, asserted_at: at,
+      id: idOf('ep', space, `${m.source}\u001f${at}\u001f${m.content}`),
+      kind: 'episode',
+      statement: episodeName(m),
+      payload: { source: m.source, content: m.content },
+      asserted_at: at,
     };
     addNode(episode);
-    const summary: EpisodeSummary = { message: m.index, episode_id: episode.id, observed_at: formatInstant(at), blocks: [], entities: [], edges: [] };
+    const summary: EpisodeSummary = {
+      message: m.index,
+      episode_id: episode.id,
+      observed_at: formatInstant(at),
+      blocks: [],
+      entities: [],
+      edges: [],
+    };
     const addEdge = (e: EdgeInput): void => {
       const key = `${e.source_id}\u001f${e.target_id}\u001f${e.edge_type}\u001f${at}`;
       if (e.source_id === e.target_id || edgeKeys.has(key)) return;

@@ -36,7 +36,12 @@ for (const parent of PARENTS) {
     const { os, cpu, libc } = TARGETS[suffix];
     // Keys in the order npm writes them, so its next rewrite of the lock changes nothing.
     lock.packages[`node_modules/${name}`] = {
-      version, cpu, ...(libc ? { libc } : {}), ...(entry.license ? { license: entry.license } : {}), optional: true, os,
+      version,
+      cpu,
+      ...(libc ? { libc } : {}),
+      ...(entry.license ? { license: entry.license } : {}),
+      optional: true,
+      os,
       ...(entry.engines ? { engines: entry.engines } : {}),
     };
     added.push(`${name}@${version}`);

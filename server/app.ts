@@ -50,9 +50,15 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 
   // `now` lets a client (an agent that may believe it is still last year) learn the server's clock before it reads.
-  app.get('/v1/version', (c) => c.json({
-    name: SERVICE_NAME, version: SERVICE_VERSION, api: 'v1', bundle_version: BUNDLE_VERSION, now: formatInstant(deps.ledger.now()),
-  }));
+  app.get('/v1/version', (c) =>
+    c.json({
+      name: SERVICE_NAME,
+      version: SERVICE_VERSION,
+      api: 'v1',
+      bundle_version: BUNDLE_VERSION,
+      now: formatInstant(deps.ledger.now()),
+    }),
+  );
   mountUi(app); // the ledger browser at /ui: open static files, reads go through /v1 with the key
 
   mountDocs(app, SERVICE_VERSION);

@@ -7,7 +7,12 @@ import { bearerToken, KeyRing } from './auth.ts';
 import { ConfigError, readConfig } from './config.ts';
 
 describe('KeyRing', () => {
-  const ring = new KeyRing(new Map([['k-one', 'alpha'], ['k-two', 'beta']]));
+  const ring = new KeyRing(
+    new Map([
+      ['k-one', 'alpha'],
+      ['k-two', 'beta'],
+    ]),
+  );
   it('maps each key to its tenant', () => {
     expect(ring.tenantOf('k-one')).toBe('alpha');
     expect(ring.tenantOf('k-two')).toBe('beta');

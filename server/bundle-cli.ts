@@ -10,7 +10,6 @@ import { BUNDLE_USAGE } from './cli-usage.ts';
 
 export { BUNDLE_USAGE };
 
-
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
@@ -40,10 +39,18 @@ function intFlag(name: string, value: string | undefined, min: number): number |
 export async function runBundleCli(args: string[], io: CliIo = defaultIo): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
-      args, allowPositionals: true, strict: true,
+      args,
+      allowPositionals: true,
+      strict: true,
       options: {
-        'as-of': { type: 'string' }, 'valid-at': { type: 'string' }, space: { type: 'string' }, kind: { type: 'string' },
-        category: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, depth: { type: 'string' },
+        'as-of': { type: 'string' },
+        'valid-at': { type: 'string' },
+        space: { type: 'string' },
+        kind: { type: 'string' },
+        category: { type: 'string' },
+        limit: { type: 'string' },
+        cursor: { type: 'string' },
+        depth: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -70,7 +77,13 @@ export async function runBundleCli(args: string[], io: CliIo = defaultIo): Promi
     const bundle = await loadBundle(file);
     let result: unknown;
     if (action === 'list') {
-      result = bundleList(bundle, { ...q, kind: values.kind, category: values.category, limit: intFlag('limit', values.limit, 1), cursor: values.cursor });
+      result = bundleList(bundle, {
+        ...q,
+        kind: values.kind,
+        category: values.category,
+        limit: intFlag('limit', values.limit, 1),
+        cursor: values.cursor,
+      });
     } else if (action === 'get') result = bundleGet(bundle, id ?? '', q);
     else result = bundleWhy(bundle, id ?? '', { ...q, depth: intFlag('depth', values.depth, 0) });
     io.out(`${JSON.stringify(result, null, 2)}\n`);

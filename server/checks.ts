@@ -26,7 +26,8 @@ export function coreChecks(config: Config, ledger: Ledger): CheckProvider[] {
         const counts = await ledger.storeCounts();
         const r = ledger.residentStats();
         return {
-          name: 'graph_store', ok: true,
+          name: 'graph_store',
+          ok: true,
           detail: `kuzu: ${JSON.stringify(counts)}; ${r.tenants} tenant read model(s) in memory, ~${Math.round(r.bytes / 1048576)} of ${Math.round(r.budget / 1048576)} MB (SVC_MEMORY_MB), ${r.evictions} evicted so far`,
         };
       } catch (error) {
@@ -34,8 +35,11 @@ export function coreChecks(config: Config, ledger: Ledger): CheckProvider[] {
       }
     },
     () => ({
-      name: 'auth_mode', ok: true,
-      detail: config.apiKeys ? `hosted: ${config.apiKeys.size} key(s), Authorization: Bearer required` : `open: single tenant "${config.tenant}"`,
+      name: 'auth_mode',
+      ok: true,
+      detail: config.apiKeys
+        ? `hosted: ${config.apiKeys.size} key(s), Authorization: Bearer required`
+        : `open: single tenant "${config.tenant}"`,
     }),
   ];
 }

@@ -13,10 +13,22 @@ const commands: Record<string, Command> = {
   stdio: { usage: STDIO_USAGE, run: async () => (await import('./mcp/stdio.ts')).runStdio() },
   bundle: {
     usage: BUNDLE_USAGE,
-    run: async (args) => { process.exitCode = await (await import('./bundle-cli.ts')).runBundleCli(args); },
+    run: async (args) => {
+      process.exitCode = await (await import('./bundle-cli.ts')).runBundleCli(args);
+    },
   },
-  pull: { usage: SYNC_USAGE, run: async (args) => { process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('pull', args); } },
-  push: { usage: SYNC_USAGE, run: async (args) => { process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('push', args); } },
+  pull: {
+    usage: SYNC_USAGE,
+    run: async (args) => {
+      process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('pull', args);
+    },
+  },
+  push: {
+    usage: SYNC_USAGE,
+    run: async (args) => {
+      process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('push', args);
+    },
+  },
 };
 
 const isHelp = (arg: string | undefined): boolean => arg === '--help' || arg === '-h' || arg === 'help';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from './config.ts';
 
 describe('SVC_KUZU_BUFFER_MB', () => {
-  it('defaults to a bounded pool, not Kuzu\'s share of RAM', () => {
+  it("defaults to a bounded pool, not Kuzu's share of RAM", () => {
     expect(readConfig({}).kuzuBufferMb).toBe(256);
   });
   it('takes a whole number of megabytes', () => {

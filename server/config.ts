@@ -27,7 +27,10 @@ export class ConfigError extends Error {}
 
 function parseKeyPairs(text: string): Map<string, string> {
   const keys = new Map<string, string>();
-  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = pair.indexOf('=');
     const key = pair.slice(0, eq).trim();
     const tenant = pair.slice(eq + 1).trim();
@@ -44,10 +47,12 @@ function parseKeyFile(path: string): Map<string, string> {
   } catch (error) {
     throw new ConfigError(`SVC_API_KEYS_FILE: cannot read a JSON object from ${path}: ${(error as Error).message}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('SVC_API_KEYS_FILE: expected a JSON object {key: tenant}');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ConfigError('SVC_API_KEYS_FILE: expected a JSON object {key: tenant}');
   const keys = new Map<string, string>();
   for (const [key, tenant] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof tenant !== 'string' || !tenant || !key) throw new ConfigError(`SVC_API_KEYS_FILE: the tenant of a key must be a non-empty string`);
+    if (typeof tenant !== 'string' || !tenant || !key)
+      throw new ConfigError(`SVC_API_KEYS_FILE: the tenant of a key must be a non-empty string`);
     keys.set(key, tenant);
   }
   return keys;
@@ -65,11 +70,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (apiKeys && apiKeys.size === 0) throw new ConfigError('SVC_API_KEYS / SVC_API_KEYS_FILE: set but holds no key');
   const embedder = env.SVC_EMBEDDER || 'local';
   const extractor = env.SVC_EXTRACTOR || 'local';
-  for (const [name, value] of [['SVC_EMBEDDER', embedder], ['SVC_EXTRACTOR', extractor]] as const) {
-    if (value !== 'local' && !/^openai:.+/.test(value)) throw new ConfigError(`${name}: expected "local" or "openai:<model>", got "${value}"`);
+  for (const [name, value] of [
+    ['SVC_EMBEDDER', embedder],
+    ['SVC_EXTRACTOR', extractor],
+  ] as const) {
+    if (value !== 'local' && !/^openai:.+/.test(value))
+      throw new ConfigError(`${name}: expected "local" or "openai:<model>", got "${value}"`);
   }
   const maxBodyBytes = Number(env.SVC_MAX_BODY_BYTES ?? String(32 * 1024 * 1024));
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024)
+    throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
   let kuzuBuffer: number;
   let memoryMb: number;
   try {

@@ -25,13 +25,27 @@ export async function runServe(): Promise<void> {
   // This serve's own app (its keys, its tenant) on whichever ledger it holds, built once per ledger.
   let own: { ledger: Ledger; app: Hono<RestEnv> } | null = null;
   const appOf = ({ held }: Holding): Hono<RestEnv> => {
-    if (own?.ledger !== held.ledger) own = { ledger: held.ledger, app: createApp({ config, ledger: held.ledger, services: held.started.services, checks: held.started.checks, mount: held.started.mount }) };
+    if (own?.ledger !== held.ledger)
+      own = {
+        ledger: held.ledger,
+        app: createApp({
+          config,
+          ledger: held.ledger,
+          services: held.started.services,
+          checks: held.started.checks,
+          mount: held.started.mount,
+        }),
+      };
     return own.app;
   };
   const server = serve({ fetch: linkedFetch(link, config, appOf), port: config.port, hostname: config.host }, (info) => {
-    console.log(`memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role})`);
+    console.log(
+      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role})`,
+    );
   });
-  stopOnSignals(link, () => { server.close(); });
+  stopOnSignals(link, () => {
+    server.close();
+  });
   // A taken port is a set-up mistake, not a crash: one line saying what to change, no stack trace.
   server.once('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
@@ -41,6 +55,9 @@ export async function runServe(): Promise<void> {
       console.error(`memory-ledger: cannot listen on ${config.host}:${config.port}: ${error.message}`);
     }
     setTimeout(() => process.exit(1), 15_000).unref();
-    void link.close().catch(() => undefined).finally(() => process.exit(1));
+    void link
+      .close()
+      .catch(() => undefined)
+      .finally(() => process.exit(1));
   });
 }

@@ -8,7 +8,6 @@ import { SYNC_USAGE } from './cli-usage.ts';
 
 export { SYNC_USAGE };
 
-
 const defaultIo: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
 function usage(io: CliIo, message: string): number {
@@ -25,14 +24,24 @@ function baseUrlProblem(text: string): string | null {
   }
 }
 
-export async function runSyncCli(command: 'pull' | 'push', args: string[], io: CliIo = defaultIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runSyncCli(
+  command: 'pull' | 'push',
+  args: string[],
+  io: CliIo = defaultIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args, allowPositionals: true, strict: true,
+      args,
+      allowPositionals: true,
+      strict: true,
       options: {
-        'as-of': { type: 'string' }, space: { type: 'string' }, category: { type: 'string' },
-        granularity: { type: 'string' }, 'no-diff': { type: 'boolean' },
+        'as-of': { type: 'string' },
+        space: { type: 'string' },
+        category: { type: 'string' },
+        granularity: { type: 'string' },
+        'no-diff': { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -46,9 +55,12 @@ export async function runSyncCli(command: 'pull' | 'push', args: string[], io: C
       const [base = '', dir = ''] = positionals;
       const bad = baseUrlProblem(base);
       if (bad) return usage(io, `pull: ${bad}`);
-      if (values['as-of'] !== undefined && knowledgeInstantProblem(values['as-of']) !== null) return usage(io, `pull: --as-of is not an instant with an offset or a date: ${values['as-of']}`);
+      if (values['as-of'] !== undefined && knowledgeInstantProblem(values['as-of']) !== null)
+        return usage(io, `pull: --as-of is not an instant with an offset or a date: ${values['as-of']}`);
       const r = await pull(base, dir, { apiKey, asOf: values['as-of'], space: values.space, category: values.category });
-      io.out(`${JSON.stringify({ dir, bytes: r.bytes, exported_as_of: r.manifest.exported_as_of, namespace: r.manifest.namespace, counts: r.manifest.counts }, null, 2)}\n`);
+      io.out(
+        `${JSON.stringify({ dir, bytes: r.bytes, exported_as_of: r.manifest.exported_as_of, namespace: r.manifest.namespace, counts: r.manifest.counts }, null, 2)}\n`,
+      );
       return 0;
     }
     const [dir = '', base = ''] = positionals;

@@ -47,8 +47,14 @@ interface Group extends PushGroup {
 
 export function nodeWrite(n: BundleNode): Record<string, unknown> {
   const w: Record<string, unknown> = {
-    id: n.id, kind: n.kind, statement: n.statement, category: n.category, payload: n.payload,
-    asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to,
+    id: n.id,
+    kind: n.kind,
+    statement: n.statement,
+    category: n.category,
+    payload: n.payload,
+    asserted_at: n.asserted_at,
+    valid_from: n.valid_from,
+    valid_to: n.valid_to,
   };
   if (n.fact_key !== null && n.fact_key !== undefined) w.fact_key = n.fact_key;
   if (n.fact_value !== null && n.fact_value !== undefined) w.fact_value = n.fact_value;
@@ -57,8 +63,15 @@ export function nodeWrite(n: BundleNode): Record<string, unknown> {
 
 export function edgeWrite(e: BundleEdge): Record<string, unknown> {
   return {
-    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
-    mechanism: e.mechanism, asserted_at: e.asserted_at, valid_from: e.valid_from, valid_to: e.valid_to,
+    source_id: e.source_id,
+    target_id: e.target_id,
+    edge_type: e.edge_type,
+    confidence: e.confidence,
+    lag: e.lag,
+    mechanism: e.mechanism,
+    asserted_at: e.asserted_at,
+    valid_from: e.valid_from,
+    valid_to: e.valid_to,
   };
 }
 
@@ -110,7 +123,8 @@ export function planPush(manifest: Manifest, nodes: readonly BundleNode[], edges
   const deferred: { group: Group; edges: BundleEdge[] }[] = [];
   for (const g of ordered) {
     for (const n of g.nodes) sent.add(n.id);
-    const now: BundleEdge[] = [], later: BundleEdge[] = [];
+    const now: BundleEdge[] = [],
+      later: BundleEdge[] = [];
     for (const e of g.edges) (present(e.source_id) && present(e.target_id) ? now : later).push(e);
     chunk(g, g.nodes, now, opts, requests);
     if (later.length > 0) deferred.push({ group: g, edges: later });

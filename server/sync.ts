@@ -28,7 +28,11 @@ export interface SyncOptions {
 }
 
 export class SyncError extends Error {
-  constructor(message: string, readonly status?: number, readonly body?: unknown) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly body?: unknown,
+  ) {
     super(message);
     this.name = 'SyncError';
   }
@@ -57,7 +61,11 @@ function headers(opts: SyncOptions, json = false): Record<string, string> {
 async function failure(res: Response, what: string): Promise<SyncError> {
   const text = await res.text().catch(() => '');
   let body: unknown = text;
-  try { body = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return new SyncError(`${what}: HTTP ${res.status} ${text.slice(0, 500)}`, res.status, body);
 }
 
@@ -164,10 +172,14 @@ interface WriteResponse {
 
 async function send(baseUrl: string, group: PushGroup, nodes: unknown[], edges: unknown[], opts: SyncOptions): Promise<WriteResponse> {
   const body = {
-    space: group.space, backfill: { declared_captured_at: formatInstant(group.declared), reason: group.reason }, nodes, edges,
+    space: group.space,
+    backfill: { declared_captured_at: formatInstant(group.declared), reason: group.reason },
+    nodes,
+    edges,
   };
   const text = JSON.stringify(body);
-  const post = (): Promise<Response> => (opts.fetch ?? fetch)(`${trimBase(baseUrl)}/v1/memories`, { method: 'POST', headers: headers(opts, true), body: text });
+  const post = (): Promise<Response> =>
+    (opts.fetch ?? fetch)(`${trimBase(baseUrl)}/v1/memories`, { method: 'POST', headers: headers(opts, true), body: text });
   let res: Response;
   try {
     res = await post();
@@ -176,7 +188,8 @@ async function send(baseUrl: string, group: PushGroup, nodes: unknown[], edges: 
     // is read. Writes are idempotent by content, so sending the same body again is safe.
     res = await post();
   }
-  if (res.status !== 200) throw await failure(res, `write of a batch of space ${group.space} declared at ${formatInstant(group.declared)} failed`);
+  if (res.status !== 200)
+    throw await failure(res, `write of a batch of space ${group.space} declared at ${formatInstant(group.declared)} failed`);
   return (await res.json()) as WriteResponse;
 }
 
@@ -187,10 +200,23 @@ export async function push(dir: string, baseUrl: string, opts: PushOptions = {})
   const edges = await readRows<BundleEdge>(dir, 'edges.jsonl');
   const held = opts.diff === false ? null : await holdings(baseUrl, manifest.namespace.space, opts);
   const plan = planPush(manifest, nodes, edges, {
-    granularity: opts.granularity ?? 'exact', maxRows: opts.maxRows ?? 10_000, maxBytes: opts.maxBytes ?? 8 * 1024 * 1024,
-    holds: held ? { node: (n) => held.nodes.has(nodeKey(n)), edge: (e) => held.edges.has(edgeKey(e)), nodeId: (id) => held.ids.has(id) } : undefined,
+    granularity: opts.granularity ?? 'exact',
+    maxRows: opts.maxRows ?? 10_000,
+    maxBytes: opts.maxBytes ?? 8 * 1024 * 1024,
+    holds: held
+      ? { node: (n) => held.nodes.has(nodeKey(n)), edge: (e) => held.edges.has(edgeKey(e)), nodeId: (id) => held.ids.has(id) }
+      : undefined,
   });
-  const report: PushReport = { requests: 0, batches: plan.batches, sent: 0, accepted: 0, skipped: plan.skipped, warnings: 0, invalidations: 0, refused: [] };
+  const report: PushReport = {
+    requests: 0,
+    batches: plan.batches,
+    sent: 0,
+    accepted: 0,
+    skipped: plan.skipped,
+    warnings: 0,
+    invalidations: 0,
+    refused: [],
+  };
   const progress = opts.progress ?? stderrProgress;
   progress('push', 0, plan.total);
   for (const req of plan.requests) {
@@ -199,7 +225,8 @@ export async function push(dir: string, baseUrl: string, opts: PushOptions = {})
     report.sent += req.nodes.length + req.edges.length;
     report.accepted += r.accepted;
     report.warnings += r.warnings.length;
-    for (const x of r.refused) report.refused.push({ space: req.group.space, declared_captured_at: formatInstant(req.group.declared), ...x });
+    for (const x of r.refused)
+      report.refused.push({ space: req.group.space, declared_captured_at: formatInstant(req.group.declared), ...x });
     progress('push', report.sent, plan.total);
   }
   for (const inv of await readRows<BundleInvalidation>(dir, 'invalidations.jsonl')) {
@@ -213,7 +240,8 @@ export async function push(dir: string, baseUrl: string, opts: PushOptions = {})
 /** Writes one invalidation with its known_at as the declared instant; false when the target already held one. */
 async function sendInvalidation(baseUrl: string, inv: BundleInvalidation, opts: SyncOptions): Promise<boolean> {
   const body = JSON.stringify({
-    reason: inv.reason, ...(inv.by === null ? {} : { by: inv.by }),
+    reason: inv.reason,
+    ...(inv.by === null ? {} : { by: inv.by }),
     backfill: { declared_captured_at: inv.known_at, reason: `sync: invalidation known at ${inv.known_at}` },
   });
   const url = `${trimBase(baseUrl)}/v1/memories/${encodeURIComponent(inv.target_id)}/invalidate`;

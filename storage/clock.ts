@@ -6,7 +6,10 @@ import { nowMicros, type Micros } from './time.ts';
 export class CaptureClock {
   #last: Micros;
 
-  constructor(lastWritten: Micros, private readonly now: () => Micros = nowMicros) {
+  constructor(
+    lastWritten: Micros,
+    private readonly now: () => Micros = nowMicros,
+  ) {
     this.#last = lastWritten;
   }
 

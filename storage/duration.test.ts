@@ -30,8 +30,24 @@ describe('lag parsing', () => {
     expect(parseLag('90 minutes')).toBe(parseLag('PT1H30M'));
   });
   it('refuses sentences and non-intervals', () => {
-    for (const s of ['', 'P', 'PT', 'soon', 'a few days', 'about 3 days', '3 days after the meeting', 'three days',
-      '3', 'days', '3 fortnights', 'P3X', 'PT3D', '-3 days', 'x'.repeat(300), '3 days'.repeat(60)]) {
+    for (const s of [
+      '',
+      'P',
+      'PT',
+      'soon',
+      'a few days',
+      'about 3 days',
+      '3 days after the meeting',
+      'three days',
+      '3',
+      'days',
+      '3 fortnights',
+      'P3X',
+      'PT3D',
+      '-3 days',
+      'x'.repeat(300),
+      '3 days'.repeat(60),
+    ]) {
       expect(parseLag(s), s).toBeNull();
     }
   });

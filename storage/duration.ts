@@ -1,21 +1,51 @@
 // Edge lags: an ISO 8601 duration (`P3D`, `PT36H`) or a plain interval (`3 days`, `36 hours`,
 // `90 minutes`), kept and returned as a canonical ISO 8601 duration. A sentence is not an interval.
 
-const ISO = /^P(?!$)(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i;
+const ISO =
+  /^P(?!$)(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i;
 
 const UNIT_SECONDS: Record<string, number> = {
-  s: 1, sec: 1, secs: 1, second: 1, seconds: 1,
-  m: 60, min: 60, mins: 60, minute: 60, minutes: 60,
-  h: 3600, hr: 3600, hrs: 3600, hour: 3600, hours: 3600,
-  d: 86400, day: 86400, days: 86400,
-  w: 604800, wk: 604800, wks: 604800, week: 604800, weeks: 604800,
+  s: 1,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  m: 60,
+  min: 60,
+  mins: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hr: 3600,
+  hrs: 3600,
+  hour: 3600,
+  hours: 3600,
+  d: 86400,
+  day: 86400,
+  days: 86400,
+  w: 604800,
+  wk: 604800,
+  wks: 604800,
+  week: 604800,
+  weeks: 604800,
 };
 const CALENDAR_UNITS: Record<string, 'Y' | 'M'> = {
-  y: 'Y', yr: 'Y', yrs: 'Y', year: 'Y', years: 'Y',
-  mo: 'M', mon: 'M', month: 'M', months: 'M',
+  y: 'Y',
+  yr: 'Y',
+  yrs: 'Y',
+  year: 'Y',
+  years: 'Y',
+  mo: 'M',
+  mon: 'M',
+  month: 'M',
+  months: 'M',
 };
 
-interface Parts { years: number; months: number; seconds: number }
+interface Parts {
+  years: number;
+  months: number;
+  seconds: number;
+}
 
 function canonical({ years, months, seconds }: Parts): string {
   let out = 'P';
@@ -45,9 +75,17 @@ function fromIso(text: string): Parts | null {
 }
 
 function fromPlain(text: string): Parts | null {
-  const tokens = text.trim().toLowerCase().replace(/,|\band\b/g, ' ').match(/(\d+(?:\.\d+)?)\s*([a-z]+)/g);
+  const tokens = text
+    .trim()
+    .toLowerCase()
+    .replace(/,|\band\b/g, ' ')
+    .match(/(\d+(?:\.\d+)?)\s*([a-z]+)/g);
   if (!tokens) return null;
-  const rebuilt = text.trim().toLowerCase().replace(/,|\band\b/g, ' ').replace(/\s+/g, '');
+  const rebuilt = text
+    .trim()
+    .toLowerCase()
+    .replace(/,|\band\b/g, ' ')
+    .replace(/\s+/g, '');
   if (tokens.join('').replace(/\s+/g, '') !== rebuilt) return null; // words other than amounts and units
   const parts: Parts = { years: 0, months: 0, seconds: 0 };
   for (const token of tokens) {

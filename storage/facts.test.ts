@@ -5,12 +5,33 @@ import { OPEN_END } from './time.ts';
 import type { Declaration, NodeVersion, Policy } from './types.ts';
 
 let seq = 0;
-const decl = (fact_key: string, policy: Policy, declared_at: number): Declaration =>
-  ({ seq: ++seq, tenant: 't', fact_key, key_fields: [], policy, source_order: null, declared_at });
+const decl = (fact_key: string, policy: Policy, declared_at: number): Declaration => ({
+  seq: ++seq,
+  tenant: 't',
+  fact_key,
+  key_fields: [],
+  policy,
+  source_order: null,
+  declared_at,
+});
 const node = (id: string, fact_key: string | null, space = 's'): NodeVersion => ({
-  seq: ++seq, tenant: 't', id, space, kind: 'claim', statement: null, category: null, payload: '{}', asserted_at: 1,
-  valid_from: 1, valid_to: OPEN_END, captured_at: 1, known_at: 1, batch_id: null, fact_key,
-  fact_value: fact_key === null ? null : '1', hash: `h${seq}`,
+  seq: ++seq,
+  tenant: 't',
+  id,
+  space,
+  kind: 'claim',
+  statement: null,
+  category: null,
+  payload: '{}',
+  asserted_at: 1,
+  valid_from: 1,
+  valid_to: OPEN_END,
+  captured_at: 1,
+  known_at: 1,
+  batch_id: null,
+  fact_key,
+  fact_value: fact_key === null ? null : '1',
+  hash: `h${seq}`,
 });
 
 describe('declarations in force', () => {

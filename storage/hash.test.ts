@@ -14,21 +14,54 @@ function canonicalJsonReference(value: unknown): string {
   );
 }
 
-const awkwardKey = fc.oneof(fc.string(), fc.constantFrom('0', '1', '2', '10', '01', '-1', '1.5', '4294967294', '4294967295', '__proto__', 'constructor', '', 'é', '\u0000', 'Z', 'a'));
+const awkwardKey = fc.oneof(
+  fc.string(),
+  fc.constantFrom(
+    '0',
+    '1',
+    '2',
+    '10',
+    '01',
+    '-1',
+    '1.5',
+    '4294967294',
+    '4294967295',
+    '__proto__',
+    'constructor',
+    '',
+    'é',
+    '\u0000',
+    'Z',
+    'a',
+  ),
+);
 
 describe('canonicalJson', () => {
   it('equals the replacer-based definition on generated JSON values', () => {
-    fc.assert(fc.property(fc.jsonValue(), (v) => { expect(canonicalJson(v)).toBe(canonicalJsonReference(v)); }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(canonicalJson(v)).toBe(canonicalJsonReference(v));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('equals it on objects with index-like and special keys, parsed from JSON as requests are', () => {
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 0 }), fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(awkwardKey, tie('node'), { maxKeys: 6 })),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 0 }),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(awkwardKey, tie('node'), { maxKeys: 6 }),
+      ),
     })).node;
-    fc.assert(fc.property(value, (v) => {
-      const parsed: unknown = JSON.parse(JSON.stringify(v));
-      expect(canonicalJson(parsed)).toBe(canonicalJsonReference(parsed));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(value, (v) => {
+        const parsed: unknown = JSON.parse(JSON.stringify(v));
+        expect(canonicalJson(parsed)).toBe(canonicalJsonReference(parsed));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('equals it on values JSON.stringify treats specially', () => {
@@ -40,7 +73,10 @@ describe('canonicalJson', () => {
       { s: new String('x'), n: new Number(3) },
       JSON.parse('{"__proto__": {"b": 1, "a": 2}, "10": 1, "9": 2, "x": 3}'),
       [1, , 3], // eslint-disable-line no-sparse-arrays
-      'plain', 3.25, null, true,
+      'plain',
+      3.25,
+      null,
+      true,
     ];
     for (const v of cases) expect(canonicalJson(v)).toBe(canonicalJsonReference(v));
     expect(() => canonicalJson({ a: 1n })).toThrow(TypeError);

@@ -39,12 +39,20 @@ function isIndex(key: string): boolean {
 /** The JSON text of a value, or undefined where JSON.stringify leaves the member out. */
 function walk(v: unknown): string | undefined {
   switch (typeof v) {
-    case 'string': return JSON.stringify(v);
-    case 'number': return Number.isFinite(v) ? JSON.stringify(v) : 'null';
-    case 'boolean': return v ? 'true' : 'false';
-    case 'undefined': case 'function': case 'symbol': return undefined;
-    case 'object': break;
-    default: throw NOT_PLAIN; // bigint: let JSON.stringify throw its own error
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'object':
+      break;
+    default:
+      throw NOT_PLAIN; // bigint: let JSON.stringify throw its own error
   }
   if (v === null) return 'null';
   if (Array.isArray(v)) {

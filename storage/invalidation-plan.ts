@@ -22,11 +22,20 @@ export type InvalidateOutcome =
   /** The declared backfill instant is later than the capture instant, or earlier than the node was known. */
   | { kind: 'bad_backfill'; why: string };
 
-export function planInvalidation(tenant: string, input: InvalidateInput, overlay: Overlay, capturedAt: Micros, seqs: Sequencer): InvalidateOutcome {
+export function planInvalidation(
+  tenant: string,
+  input: InvalidateInput,
+  overlay: Overlay,
+  capturedAt: Micros,
+  seqs: Sequencer,
+): InvalidateOutcome {
   // "Visible now": any version known at the capture instant (whatever its validity), in the address's space.
-  const versions = overlay.versionsOf(input.id).filter((v) => v.known_at <= capturedAt && (input.space === undefined || v.space === input.space));
+  const versions = overlay
+    .versionsOf(input.id)
+    .filter((v) => v.known_at <= capturedAt && (input.space === undefined || v.space === input.space));
   if (versions.length === 0) return { kind: 'not_found' };
-  const existing = overlay.invalidationsOf(input.id)
+  const existing = overlay
+    .invalidationsOf(input.id)
     .filter((i) => i.known_at <= capturedAt)
     .sort((a, b) => a.known_at - b.known_at)[0];
   if (existing) return { kind: 'already', invalidation: existing };
@@ -34,17 +43,32 @@ export function planInvalidation(tenant: string, input: InvalidateInput, overlay
   if (declared !== undefined) {
     if (declared > capturedAt) return { kind: 'bad_backfill', why: 'declared_captured_at is later than the capture instant (now)' };
     // Retracting a node before the ledger knew it would make an earlier as_of show a hole it never had.
-    if (!versions.some((v) => v.known_at <= declared)) return { kind: 'bad_backfill', why: 'the node was not yet known at declared_captured_at' };
+    if (!versions.some((v) => v.known_at <= declared))
+      return { kind: 'bad_backfill', why: 'the node was not yet known at declared_captured_at' };
   }
   const batchId = input.backfill ? `batch-${capturedAt}` : null;
   const first = versions.reduce((a, b) => (b.seq < a.seq ? b : a));
   const invalidation: Invalidation = {
-    seq: seqs.nextSeq(), tenant, target_id: input.id, space: first.space, reason: input.reason, by: input.by ?? null,
-    invalidated_at: capturedAt, known_at: declared ?? capturedAt, batch_id: batchId,
+    seq: seqs.nextSeq(),
+    tenant,
+    target_id: input.id,
+    space: first.space,
+    reason: input.reason,
+    by: input.by ?? null,
+    invalidated_at: capturedAt,
+    known_at: declared ?? capturedAt,
+    batch_id: batchId,
   };
   overlay.stageInvalidation(invalidation);
-  const batch = input.backfill && batchId
-    ? { tenant, id: batchId, declared_captured_at: input.backfill.declared_captured_at, reason: input.backfill.reason, captured_at: capturedAt }
-    : null;
+  const batch =
+    input.backfill && batchId
+      ? {
+          tenant,
+          id: batchId,
+          declared_captured_at: input.backfill.declared_captured_at,
+          reason: input.backfill.reason,
+          captured_at: capturedAt,
+        }
+      : null;
   return { kind: 'written', invalidation, batch };
 }

@@ -12,27 +12,64 @@ import type { EdgeRecord, NodeVersion } from './types.ts';
 
 const AT = 1_763_812_345_678_901; // microseconds, past 2^50: a JS Date or a float would lose digits
 const TEXTS: (string | null)[] = [
-  '', null, 'line one\nline two\r\nthree', 'say "hi", then \'bye\'', 'a\u0000b', 'tab\there', 'back\\slash \\n not a newline',
-  'é 漢字 🎉', '\ud800 lone surrogate', ',', '"', '""', 'null', '\\u0000', ' leading and trailing ',
+  '',
+  null,
+  'line one\nline two\r\nthree',
+  'say "hi", then \'bye\'',
+  'a\u0000b',
+  'tab\there',
+  'back\\slash \\n not a newline',
+  'é 漢字 🎉',
+  '\ud800 lone surrogate',
+  ',',
+  '"',
+  '""',
+  'null',
+  '\\u0000',
+  ' leading and trailing ',
 ];
 
 function node(seq: number, i: number): NodeVersion {
   const t = TEXTS[i % TEXTS.length] ?? null;
   return {
-    seq, tenant: i % 2 ? 'tenant "b"' : 'a', id: `n${i}\n${t ?? ''}`, space: `space ${i % 3}`, kind: 'claim',
-    statement: t, category: i % 4 === 0 ? null : t === null ? '' : `cat ${t}`,
+    seq,
+    tenant: i % 2 ? 'tenant "b"' : 'a',
+    id: `n${i}\n${t ?? ''}`,
+    space: `space ${i % 3}`,
+    kind: 'claim',
+    statement: t,
+    category: i % 4 === 0 ? null : t === null ? '' : `cat ${t}`,
     payload: JSON.stringify({ text: t, n: i, nested: { quote: '"' } }),
-    asserted_at: AT + i, valid_from: AT - 1, valid_to: i % 2 ? OPEN_END : AT + 10, captured_at: AT + 2 * i, known_at: -1_000 + i,
-    batch_id: i % 3 === 0 ? null : `b${i}`, fact_key: i % 5 === 0 ? 'k' : null, fact_value: i % 5 === 0 ? JSON.stringify(t) : null,
+    asserted_at: AT + i,
+    valid_from: AT - 1,
+    valid_to: i % 2 ? OPEN_END : AT + 10,
+    captured_at: AT + 2 * i,
+    known_at: -1_000 + i,
+    batch_id: i % 3 === 0 ? null : `b${i}`,
+    fact_key: i % 5 === 0 ? 'k' : null,
+    fact_value: i % 5 === 0 ? JSON.stringify(t) : null,
     hash: 'ab'.repeat(32),
   };
 }
 
 function edge(seq: number, i: number): EdgeRecord {
   return {
-    seq, tenant: 'a', source_id: `n${i}`, target_id: `n${i + 1}`, edge_type: 'CAUSES',
-    confidence: [null, 1, 0.5, 0, 2, 0.1][i % 6] ?? null, lag: i % 2 ? 'PT1H' : null, mechanism: TEXTS[i % TEXTS.length] ?? null,
-    space: 's', asserted_at: AT, valid_from: AT, valid_to: OPEN_END, captured_at: AT + i, known_at: AT + i, batch_id: null, hash: 'cd'.repeat(32),
+    seq,
+    tenant: 'a',
+    source_id: `n${i}`,
+    target_id: `n${i + 1}`,
+    edge_type: 'CAUSES',
+    confidence: [null, 1, 0.5, 0, 2, 0.1][i % 6] ?? null,
+    lag: i % 2 ? 'PT1H' : null,
+    mechanism: TEXTS[i % TEXTS.length] ?? null,
+    space: 's',
+    asserted_at: AT,
+    valid_from: AT,
+    valid_to: OPEN_END,
+    captured_at: AT + i,
+    known_at: AT + i,
+    batch_id: null,
+    hash: 'cd'.repeat(32),
   };
 }
 
@@ -40,13 +77,58 @@ function group(from: number, n: number): CommitGroup {
   const nodes = Array.from({ length: n }, (_, i) => node(from + 2 * i, i));
   const edges = Array.from({ length: n }, (_, i) => edge(from + 2 * i + 1, i));
   return {
-    batches: [{ tenant: 'a', id: `batch ${from}\n"x"`, declared_captured_at: AT - 5, reason: TEXTS[from % TEXTS.length] ?? '', captured_at: AT + from }],
-    nodes, edges,
-    declarations: [{ seq: from + 2 * n, tenant: 'a', fact_key: 'k\n"1"', key_fields: ['a', 'b "c"'], policy: 'strict', source_order: from % 2 ? null : ['x', ''], declared_at: AT }],
-    verdicts: [{ seq: from + 2 * n + 1, tenant: 'a', fact_key: 'k', target_id: null, value: JSON.stringify(''), outcome: 'chosen', method: 'm',
-      ruleset: '{}', resolver: 'r\u0000', decided_at: AT, known_at: AT, space: null, hash: 'ef'.repeat(32) }],
-    invalidations: [{ seq: from + 2 * n + 2, tenant: 'a', target_id: `n0\n${TEXTS[from % TEXTS.length] ?? ''}`, space: 'space 0',
-      reason: TEXTS[(from + 1) % TEXTS.length] ?? '', by: from % 2 ? null : '', invalidated_at: AT + from, known_at: AT + from, batch_id: null }],
+    batches: [
+      {
+        tenant: 'a',
+        id: `batch ${from}\n"x"`,
+        declared_captured_at: AT - 5,
+        reason: TEXTS[from % TEXTS.length] ?? '',
+        captured_at: AT + from,
+      },
+    ],
+    nodes,
+    edges,
+    declarations: [
+      {
+        seq: from + 2 * n,
+        tenant: 'a',
+        fact_key: 'k\n"1"',
+        key_fields: ['a', 'b "c"'],
+        policy: 'strict',
+        source_order: from % 2 ? null : ['x', ''],
+        declared_at: AT,
+      },
+    ],
+    verdicts: [
+      {
+        seq: from + 2 * n + 1,
+        tenant: 'a',
+        fact_key: 'k',
+        target_id: null,
+        value: JSON.stringify(''),
+        outcome: 'chosen',
+        method: 'm',
+        ruleset: '{}',
+        resolver: 'r\u0000',
+        decided_at: AT,
+        known_at: AT,
+        space: null,
+        hash: 'ef'.repeat(32),
+      },
+    ],
+    invalidations: [
+      {
+        seq: from + 2 * n + 2,
+        tenant: 'a',
+        target_id: `n0\n${TEXTS[from % TEXTS.length] ?? ''}`,
+        space: 'space 0',
+        reason: TEXTS[(from + 1) % TEXTS.length] ?? '',
+        by: from % 2 ? null : '',
+        invalidated_at: AT + from,
+        known_at: AT + from,
+        batch_id: null,
+      },
+    ],
   };
 }
 
@@ -89,16 +171,27 @@ describe('KuzuGraph write paths', () => {
   it('picks the path by the group size: up to the threshold prepared, above it COPY', async () => {
     const one: CommitGroup = { ...emptyGroup(), nodes: [node(10_000, 1)] };
     await switching.commit(one); // 1 row: autocommit
-    await switching.commit({ ...one, nodes: [node(10_001, 2), node(10_002, 3)], edges: [edge(10_003, 1), edge(10_004, 2), edge(10_005, 3)] }); // 5 rows
+    await switching.commit({
+      ...one,
+      nodes: [node(10_001, 2), node(10_002, 3)],
+      edges: [edge(10_003, 1), edge(10_004, 2), edge(10_005, 3)],
+    }); // 5 rows
     expect(switching.writeStats()).toMatchObject({ preparedGroups: 2, preparedRows: 6, copyGroups: 0 });
-    await switching.commit({ ...one, nodes: [node(10_006, 4), node(10_007, 5), node(10_008, 6)], edges: [edge(10_009, 4), edge(10_010, 5), edge(10_011, 6)] }); // 6 rows
+    await switching.commit({
+      ...one,
+      nodes: [node(10_006, 4), node(10_007, 5), node(10_008, 6)],
+      edges: [edge(10_009, 4), edge(10_010, 5), edge(10_011, 6)],
+    }); // 6 rows
     expect(switching.writeStats()).toMatchObject({ preparedGroups: 2, copyGroups: 1, copyRows: 6 });
     const loaded = await switching.loadAll();
     expect(loaded.nodes.map((n) => n.seq)).toEqual([10_000, 10_001, 10_002, 10_006, 10_007, 10_008]);
     expect(loaded.edges.map((e) => e.seq)).toEqual([10_003, 10_004, 10_005, 10_009, 10_010, 10_011]);
   });
 
-  it.each([['prepared', () => prepared], ['COPY', () => copied]] as const)('rolls a failing group back whole (%s)', async (_, graph) => {
+  it.each([
+    ['prepared', () => prepared],
+    ['COPY', () => copied],
+  ] as const)('rolls a failing group back whole (%s)', async (_, graph) => {
     const before = await graph().counts();
     // The last table's row repeats a committed primary key: every row before it must go too.
     const bad = group(50_000, 3);

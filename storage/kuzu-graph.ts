@@ -36,12 +36,14 @@ const float = <R>(name: string, get: (r: R) => number | null): Column<R> => ({ n
 export const IDENT_SEP = '\u001f';
 export const identKey = (tenant: string, id: string): string => `${tenant}${IDENT_SEP}${id}`;
 
-
 const BATCH: TableSpec<BatchRow> = {
   table: 'Batch',
   columns: [
-    text('key', (r) => identKey(r.tenant, r.id)), text('tenant', (r) => r.tenant), text('id', (r) => r.id),
-    int('declared_captured_at', (r) => r.declared_captured_at), text('reason', (r) => r.reason),
+    text('key', (r) => identKey(r.tenant, r.id)),
+    text('tenant', (r) => r.tenant),
+    text('id', (r) => r.id),
+    int('declared_captured_at', (r) => r.declared_captured_at),
+    text('reason', (r) => r.reason),
     int('captured_at', (r) => r.captured_at),
   ],
 };
@@ -49,11 +51,22 @@ const BATCH: TableSpec<BatchRow> = {
 const NODE: TableSpec<NodeVersion> = {
   table: 'Block',
   columns: [
-    int('seq', (r) => r.seq), text('tenant', (r) => r.tenant), text('id', (r) => r.id), text('space', (r) => r.space),
-    text('kind', (r) => r.kind), text('statement', (r) => r.statement), text('category', (r) => r.category),
-    text('payload', (r) => r.payload), int('asserted_at', (r) => r.asserted_at), int('valid_from', (r) => r.valid_from),
-    int('valid_to', (r) => r.valid_to), int('captured_at', (r) => r.captured_at), int('known_at', (r) => r.known_at),
-    text('batch_id', (r) => r.batch_id), text('fact_key', (r) => r.fact_key), text('fact_value', (r) => r.fact_value),
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('id', (r) => r.id),
+    text('space', (r) => r.space),
+    text('kind', (r) => r.kind),
+    text('statement', (r) => r.statement),
+    text('category', (r) => r.category),
+    text('payload', (r) => r.payload),
+    int('asserted_at', (r) => r.asserted_at),
+    int('valid_from', (r) => r.valid_from),
+    int('valid_to', (r) => r.valid_to),
+    int('captured_at', (r) => r.captured_at),
+    int('known_at', (r) => r.known_at),
+    text('batch_id', (r) => r.batch_id),
+    text('fact_key', (r) => r.fact_key),
+    text('fact_value', (r) => r.fact_value),
     text('hash', (r) => r.hash),
   ],
 };
@@ -65,20 +78,33 @@ const NODE: TableSpec<NodeVersion> = {
 const EDGE: TableSpec<EdgeRecord> = {
   table: 'Edge',
   columns: [
-    int('seq', (r) => r.seq), text('tenant', (r) => r.tenant), text('source_id', (r) => r.source_id),
-    text('target_id', (r) => r.target_id), text('edge_type', (r) => r.edge_type),
-    float('confidence', (r) => r.confidence), text('lag', (r) => r.lag), text('mechanism', (r) => r.mechanism),
-    text('space', (r) => r.space), int('asserted_at', (r) => r.asserted_at), int('valid_from', (r) => r.valid_from),
-    int('valid_to', (r) => r.valid_to), int('captured_at', (r) => r.captured_at), int('known_at', (r) => r.known_at),
-    text('batch_id', (r) => r.batch_id), text('hash', (r) => r.hash),
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('source_id', (r) => r.source_id),
+    text('target_id', (r) => r.target_id),
+    text('edge_type', (r) => r.edge_type),
+    float('confidence', (r) => r.confidence),
+    text('lag', (r) => r.lag),
+    text('mechanism', (r) => r.mechanism),
+    text('space', (r) => r.space),
+    int('asserted_at', (r) => r.asserted_at),
+    int('valid_from', (r) => r.valid_from),
+    int('valid_to', (r) => r.valid_to),
+    int('captured_at', (r) => r.captured_at),
+    int('known_at', (r) => r.known_at),
+    text('batch_id', (r) => r.batch_id),
+    text('hash', (r) => r.hash),
   ],
 };
 
 const DECLARATION: TableSpec<Declaration> = {
   table: 'Declaration',
   columns: [
-    int('seq', (r) => r.seq), text('tenant', (r) => r.tenant), text('fact_key', (r) => r.fact_key),
-    text('key_fields', (r) => JSON.stringify(r.key_fields)), text('policy', (r) => r.policy),
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('fact_key', (r) => r.fact_key),
+    text('key_fields', (r) => JSON.stringify(r.key_fields)),
+    text('policy', (r) => r.policy),
     text('source_order', (r) => (r.source_order ? JSON.stringify(r.source_order) : null)),
     int('declared_at', (r) => r.declared_at),
   ],
@@ -87,10 +113,18 @@ const DECLARATION: TableSpec<Declaration> = {
 const VERDICT: TableSpec<Verdict> = {
   table: 'Verdict',
   columns: [
-    int('seq', (r) => r.seq), text('tenant', (r) => r.tenant), text('fact_key', (r) => r.fact_key),
-    text('target_id', (r) => r.target_id), text('value', (r) => r.value), text('outcome', (r) => r.outcome),
-    text('method', (r) => r.method), text('ruleset', (r) => r.ruleset), text('resolver', (r) => r.resolver),
-    int('decided_at', (r) => r.decided_at), int('known_at', (r) => r.known_at), text('space', (r) => r.space),
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('fact_key', (r) => r.fact_key),
+    text('target_id', (r) => r.target_id),
+    text('value', (r) => r.value),
+    text('outcome', (r) => r.outcome),
+    text('method', (r) => r.method),
+    text('ruleset', (r) => r.ruleset),
+    text('resolver', (r) => r.resolver),
+    int('decided_at', (r) => r.decided_at),
+    int('known_at', (r) => r.known_at),
+    text('space', (r) => r.space),
     text('hash', (r) => r.hash),
   ],
 };
@@ -98,9 +132,15 @@ const VERDICT: TableSpec<Verdict> = {
 const INVALIDATION: TableSpec<Invalidation> = {
   table: 'Invalidation',
   columns: [
-    int('seq', (r) => r.seq), text('tenant', (r) => r.tenant), text('target_id', (r) => r.target_id),
-    text('space', (r) => r.space), text('reason', (r) => r.reason), text('by', (r) => r.by),
-    int('invalidated_at', (r) => r.invalidated_at), int('known_at', (r) => r.known_at), text('batch_id', (r) => r.batch_id),
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('target_id', (r) => r.target_id),
+    text('space', (r) => r.space),
+    text('reason', (r) => r.reason),
+    text('by', (r) => r.by),
+    int('invalidated_at', (r) => r.invalidated_at),
+    int('known_at', (r) => r.known_at),
+    text('batch_id', (r) => r.batch_id),
   ],
 };
 
@@ -320,38 +360,83 @@ const i64 = (r: Record<string, unknown>, k: string): number => decodeInt(r[k]);
 /** Rows of each table back from Kuzu's answer. */
 const DECODE = {
   batch: (r: Record<string, unknown>): BatchRow => ({
-    tenant: str(r, 'tenant'), id: str(r, 'id'), declared_captured_at: i64(r, 'declared_captured_at'),
-    reason: str(r, 'reason'), captured_at: i64(r, 'captured_at'),
+    tenant: str(r, 'tenant'),
+    id: str(r, 'id'),
+    declared_captured_at: i64(r, 'declared_captured_at'),
+    reason: str(r, 'reason'),
+    captured_at: i64(r, 'captured_at'),
   }),
   node: (r: Record<string, unknown>): NodeVersion => ({
-    seq: i64(r, 'seq'), tenant: str(r, 'tenant'), id: str(r, 'id'), space: str(r, 'space'), kind: str(r, 'kind'),
-    statement: t(r, 'statement'), category: t(r, 'category'), payload: str(r, 'payload'),
-    asserted_at: i64(r, 'asserted_at'), valid_from: i64(r, 'valid_from'), valid_to: i64(r, 'valid_to'),
-    captured_at: i64(r, 'captured_at'), known_at: i64(r, 'known_at'), batch_id: t(r, 'batch_id'),
-    fact_key: t(r, 'fact_key'), fact_value: t(r, 'fact_value'), hash: str(r, 'hash'),
+    seq: i64(r, 'seq'),
+    tenant: str(r, 'tenant'),
+    id: str(r, 'id'),
+    space: str(r, 'space'),
+    kind: str(r, 'kind'),
+    statement: t(r, 'statement'),
+    category: t(r, 'category'),
+    payload: str(r, 'payload'),
+    asserted_at: i64(r, 'asserted_at'),
+    valid_from: i64(r, 'valid_from'),
+    valid_to: i64(r, 'valid_to'),
+    captured_at: i64(r, 'captured_at'),
+    known_at: i64(r, 'known_at'),
+    batch_id: t(r, 'batch_id'),
+    fact_key: t(r, 'fact_key'),
+    fact_value: t(r, 'fact_value'),
+    hash: str(r, 'hash'),
   }),
   edge: (r: Record<string, unknown>): EdgeRecord => ({
-    seq: i64(r, 'seq'), tenant: str(r, 'tenant'), source_id: str(r, 'source_id'), target_id: str(r, 'target_id'),
+    seq: i64(r, 'seq'),
+    tenant: str(r, 'tenant'),
+    source_id: str(r, 'source_id'),
+    target_id: str(r, 'target_id'),
     edge_type: str(r, 'edge_type') as EdgeRecord['edge_type'],
-    confidence: typeof r.confidence === 'number' ? r.confidence : null, lag: t(r, 'lag'), mechanism: t(r, 'mechanism'),
-    space: str(r, 'space'), asserted_at: i64(r, 'asserted_at'), valid_from: i64(r, 'valid_from'), valid_to: i64(r, 'valid_to'),
-    captured_at: i64(r, 'captured_at'), known_at: i64(r, 'known_at'), batch_id: t(r, 'batch_id'), hash: str(r, 'hash'),
+    confidence: typeof r.confidence === 'number' ? r.confidence : null,
+    lag: t(r, 'lag'),
+    mechanism: t(r, 'mechanism'),
+    space: str(r, 'space'),
+    asserted_at: i64(r, 'asserted_at'),
+    valid_from: i64(r, 'valid_from'),
+    valid_to: i64(r, 'valid_to'),
+    captured_at: i64(r, 'captured_at'),
+    known_at: i64(r, 'known_at'),
+    batch_id: t(r, 'batch_id'),
+    hash: str(r, 'hash'),
   }),
   declaration: (r: Record<string, unknown>): Declaration => ({
-    seq: i64(r, 'seq'), tenant: str(r, 'tenant'), fact_key: str(r, 'fact_key'),
-    key_fields: JSON.parse(str(r, 'key_fields')) as string[], policy: str(r, 'policy') as Declaration['policy'],
+    seq: i64(r, 'seq'),
+    tenant: str(r, 'tenant'),
+    fact_key: str(r, 'fact_key'),
+    key_fields: JSON.parse(str(r, 'key_fields')) as string[],
+    policy: str(r, 'policy') as Declaration['policy'],
     source_order: r.source_order === null ? null : (JSON.parse(str(r, 'source_order')) as string[]),
     declared_at: i64(r, 'declared_at'),
   }),
   verdict: (r: Record<string, unknown>): Verdict => ({
-    seq: i64(r, 'seq'), tenant: str(r, 'tenant'), fact_key: str(r, 'fact_key'), target_id: t(r, 'target_id'),
-    value: t(r, 'value'), outcome: str(r, 'outcome'), method: str(r, 'method'), ruleset: str(r, 'ruleset'),
-    resolver: str(r, 'resolver'), decided_at: i64(r, 'decided_at'), known_at: i64(r, 'known_at'), space: t(r, 'space'),
+    seq: i64(r, 'seq'),
+    tenant: str(r, 'tenant'),
+    fact_key: str(r, 'fact_key'),
+    target_id: t(r, 'target_id'),
+    value: t(r, 'value'),
+    outcome: str(r, 'outcome'),
+    method: str(r, 'method'),
+    ruleset: str(r, 'ruleset'),
+    resolver: str(r, 'resolver'),
+    decided_at: i64(r, 'decided_at'),
+    known_at: i64(r, 'known_at'),
+    space: t(r, 'space'),
     hash: str(r, 'hash'),
   }),
   invalidation: (r: Record<string, unknown>): Invalidation => ({
-    seq: i64(r, 'seq'), tenant: str(r, 'tenant'), target_id: str(r, 'target_id'), space: str(r, 'space'), reason: str(r, 'reason'),
-    by: t(r, 'by'), invalidated_at: i64(r, 'invalidated_at'), known_at: i64(r, 'known_at'), batch_id: t(r, 'batch_id'),
+    seq: i64(r, 'seq'),
+    tenant: str(r, 'tenant'),
+    target_id: str(r, 'target_id'),
+    space: str(r, 'space'),
+    reason: str(r, 'reason'),
+    by: t(r, 'by'),
+    invalidated_at: i64(r, 'invalidated_at'),
+    known_at: i64(r, 'known_at'),
+    batch_id: t(r, 'batch_id'),
   }),
 };
 
@@ -376,10 +461,13 @@ export class KuzuGraph implements GraphStore {
     mkdirSync(this.#stage, { recursive: true });
     this.#preparedMaxRows = options.preparedMaxRows ?? preparedMaxRows();
     const writer = this.#writer;
-    this.#inserts = new PreparedInserts<PreparedStatement>({
-      prepare: (statement) => writer.prepare(statement),
-      execute: (statement, params: Record<string, Param>) => writer.execute(statement, params),
-    }, closeResults);
+    this.#inserts = new PreparedInserts<PreparedStatement>(
+      {
+        prepare: (statement) => writer.prepare(statement),
+        execute: (statement, params: Record<string, Param>) => writer.execute(statement, params),
+      },
+      closeResults,
+    );
   }
 
   static async open(dir: string, options: KuzuGraphOptions = {}): Promise<KuzuGraph> {
@@ -458,7 +546,11 @@ export class KuzuGraph implements GraphStore {
     } catch (error) {
       // Kuzu has already rolled back a transaction whose statement failed; a ROLLBACK then reports
       // "no active transaction", which is the state we want.
-      try { await this.#run(this.#writer, 'ROLLBACK'); } catch { /* already rolled back */ }
+      try {
+        await this.#run(this.#writer, 'ROLLBACK');
+      } catch {
+        /* already rolled back */
+      }
       throw error;
     }
   }
@@ -473,7 +565,10 @@ export class KuzuGraph implements GraphStore {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
     try {
-      await this.#run(this.#reader, `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}) TO '${file}' (header=false)`);
+      await this.#run(
+        this.#reader,
+        `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}) TO '${file}' (header=false)`,
+      );
       return parseCsvRows(readFileSync(file, 'utf8'), spec.columns).map(decode);
     } finally {
       rmSync(file, { force: true });
@@ -512,11 +607,21 @@ export class KuzuGraph implements GraphStore {
 
   /** The latest capture instant and sequence number written, for the clock and the sequence on open. */
   async lastWritten(): Promise<{ instant: number; seq: number }> {
-    let instant = 0, seq = 0;
-    const tables: [string, string][] = [[BATCH.table, 'captured_at'], [NODE.table, 'captured_at'], [EDGE.table, 'captured_at'],
-      [DECLARATION.table, 'declared_at'], [VERDICT.table, 'decided_at'], [INVALIDATION.table, 'invalidated_at']];
+    let instant = 0,
+      seq = 0;
+    const tables: [string, string][] = [
+      [BATCH.table, 'captured_at'],
+      [NODE.table, 'captured_at'],
+      [EDGE.table, 'captured_at'],
+      [DECLARATION.table, 'declared_at'],
+      [VERDICT.table, 'decided_at'],
+      [INVALIDATION.table, 'invalidated_at'],
+    ];
     for (const [table, clock] of tables) {
-      const [row] = await this.#run(this.#reader, `MATCH (x:${table}) RETURN max(x.${clock}) AS i${table === BATCH.table ? '' : ', max(x.seq) AS s'}`);
+      const [row] = await this.#run(
+        this.#reader,
+        `MATCH (x:${table}) RETURN max(x.${clock}) AS i${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
+      );
       if (row?.i !== null && row?.i !== undefined) instant = Math.max(instant, decodeInt(row.i));
       if (row?.s !== null && row?.s !== undefined) seq = Math.max(seq, decodeInt(row.s));
     }
@@ -527,7 +632,10 @@ export class KuzuGraph implements GraphStore {
   async spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]> {
     const out: { space: string; tenant: string; first: number }[] = [];
     for (const table of [NODE.table, EDGE.table]) {
-      for (const r of await this.#run(this.#reader, `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first`)) {
+      for (const r of await this.#run(
+        this.#reader,
+        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first`,
+      )) {
         out.push({ space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first: decodeInt(r.first) });
       }
     }

@@ -98,7 +98,9 @@ export class PreparedInserts<Stmt> {
       if (stmt === undefined) throw new Error(`no prepared insert for ${part.table}: call ready() first`);
       for (const cells of part.cells()) {
         const params: Record<string, Param> = {};
-        part.columns.forEach((c, i) => { params[c.name] = paramOf(cells[i] ?? null, c.type); });
+        part.columns.forEach((c, i) => {
+          params[c.name] = paramOf(cells[i] ?? null, c.type);
+        });
         this.#close(await this.#conn.execute(stmt, params));
       }
     }

@@ -70,7 +70,11 @@ export class Ledger {
     this.dataDir = dataDir;
     this.clock = new CaptureClock(lastCaptured);
     this.#seq = lastSeq;
-    this.#residents = new ResidentViews((tenant) => graph.loadTenant(tenant), budgetMb * 1024 * 1024, (fn) => this.#exclusive(fn));
+    this.#residents = new ResidentViews(
+      (tenant) => graph.loadTenant(tenant),
+      budgetMb * 1024 * 1024,
+      (fn) => this.#exclusive(fn),
+    );
   }
 
   /**
@@ -187,14 +191,16 @@ export class Ledger {
 
   /** Records the invalidation of a node (append-only), or answers the one already in force. */
   invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
-    return this.#withTenant(tenant, () => this.enqueue((stage) => {
-      const planned = planInvalidation(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
-      if (planned.kind === 'written') {
-        if (planned.batch) stage.addBatch(planned.batch);
-        stage.addInvalidation(planned.invalidation);
-      }
-      return planned;
-    }));
+    return this.#withTenant(tenant, () =>
+      this.enqueue((stage) => {
+        const planned = planInvalidation(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+        if (planned.kind === 'written') {
+          if (planned.batch) stage.addBatch(planned.batch);
+          stage.addInvalidation(planned.invalidation);
+        }
+        return planned;
+      }),
+    );
   }
 
   /**
@@ -242,15 +248,28 @@ export class Ledger {
         capturedAt,
         overlay: (tenant) => {
           let o = overlays.get(tenant);
-          if (!o) { o = new Overlay(this.view(tenant)); overlays.set(tenant, o); }
+          if (!o) {
+            o = new Overlay(this.view(tenant));
+            overlays.set(tenant, o);
+          }
           return o;
         },
         nextSeq: () => ++this.#seq,
-        addBatch: (row) => { group.batches.push(row); minKnownAt = Math.min(minKnownAt, row.declared_captured_at); },
-        addNodes: (rows) => { for (const r of rows) group.nodes.push(r); },
-        addEdges: (rows) => { for (const r of rows) group.edges.push(r); },
+        addBatch: (row) => {
+          group.batches.push(row);
+          minKnownAt = Math.min(minKnownAt, row.declared_captured_at);
+        },
+        addNodes: (rows) => {
+          for (const r of rows) group.nodes.push(r);
+        },
+        addEdges: (rows) => {
+          for (const r of rows) group.edges.push(r);
+        },
         addDeclaration: (row) => group.declarations.push(row),
-        addVerdict: (row) => { group.verdicts.push(row); minKnownAt = Math.min(minKnownAt, row.known_at); },
+        addVerdict: (row) => {
+          group.verdicts.push(row);
+          minKnownAt = Math.min(minKnownAt, row.known_at);
+        },
         addInvalidation: (row) => {
           group.invalidations.push(row);
           minKnownAt = Math.min(minKnownAt, row.known_at);
@@ -263,7 +282,9 @@ export class Ledger {
       }
     }
     let finish!: () => void;
-    const done = new Promise<void>((r) => { finish = r; });
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
     this.#inflight = { minKnownAt, done };
     try {
       // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.

@@ -30,7 +30,8 @@ export interface ListResult {
 
 /** Index of the first row with a sequence number above `seq` (rows are in commit order). */
 function firstAfter(rows: readonly NodeVersion[], seq: number): number {
-  let lo = 0, hi = rows.length;
+  let lo = 0,
+    hi = rows.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if ((rows[mid]?.seq ?? 0) <= seq) lo = mid + 1;
@@ -73,7 +74,9 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
     }
     items.push(n);
   }
-  const masked = hidesNothing ? { node: 0, edge: 0, verdict: 0 } : { node: maskedNodes, edge: maskedEdges(view, q), verdict: maskedVerdicts(view, q) };
+  const masked = hidesNothing
+    ? { node: 0, edge: 0, verdict: 0 }
+    : { node: maskedNodes, edge: maskedEdges(view, q), verdict: maskedVerdicts(view, q) };
   return { items, nextSeq, masked, invalidated };
 }
 
@@ -120,8 +123,12 @@ export interface GetResult {
 }
 
 /** Edges touching `id` that a read at (asOf, validAt, space) shows, and the count as_of hid. */
-export function visibleEdges(list: readonly EdgeRecord[] | undefined, q: GetQuery, otherEnd: (e: EdgeRecord) => string,
-  view: TenantView): { shown: EdgeRecord[]; masked: number } {
+export function visibleEdges(
+  list: readonly EdgeRecord[] | undefined,
+  q: GetQuery,
+  otherEnd: (e: EdgeRecord) => string,
+  view: TenantView,
+): { shown: EdgeRecord[]; masked: number } {
   const shown: EdgeRecord[] = [];
   let masked = 0;
   for (const e of list ?? []) {

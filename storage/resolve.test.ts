@@ -9,9 +9,23 @@ let seq = 0;
 function row(over: Partial<NodeVersion> & { id: string }): NodeVersion {
   const t = over.asserted_at ?? 100;
   return {
-    seq: ++seq, tenant: 't', space: 's', kind: 'claim', statement: null, category: null, payload: '{}',
-    asserted_at: t, valid_from: t, valid_to: OPEN_END, captured_at: 1_000, known_at: 1_000, batch_id: null,
-    fact_key: 'f', fact_value: JSON.stringify(over.id), hash: `h-${over.id}-${seq}`, ...over,
+    seq: ++seq,
+    tenant: 't',
+    space: 's',
+    kind: 'claim',
+    statement: null,
+    category: null,
+    payload: '{}',
+    asserted_at: t,
+    valid_from: t,
+    valid_to: OPEN_END,
+    captured_at: 1_000,
+    known_at: 1_000,
+    batch_id: null,
+    fact_key: 'f',
+    fact_value: JSON.stringify(over.id),
+    hash: `h-${over.id}-${seq}`,
+    ...over,
   };
 }
 
@@ -38,7 +52,10 @@ function casesFor(policy: Policy): Case[] {
   const tie: Record<Policy, NodeVersion[]> = {
     latest_valid: [row({ id: 'a', asserted_at: 100, valid_from: 200 }), row({ id: 'b', asserted_at: 150, valid_from: 200 })],
     latest_observed: [row({ id: 'a', asserted_at: 100, valid_from: 110 }), row({ id: 'b', asserted_at: 100, valid_from: 300 })],
-    source_priority: [row({ id: 'a', space: 'gold', valid_from: 200 }), row({ id: 'b', payload: '{"source":"gold"}', space: 'x', valid_from: 200 })],
+    source_priority: [
+      row({ id: 'a', space: 'gold', valid_from: 200 }),
+      row({ id: 'b', payload: '{"source":"gold"}', space: 'x', valid_from: 200 }),
+    ],
     strict: [row({ id: 'a', asserted_at: 100 }), row({ id: 'b', asserted_at: 900 })],
   };
   // Two candidates the policy orders; `b` wins (strict answers only a single candidate).
@@ -70,7 +87,13 @@ describe('resolve: every policy × every reason', () => {
     }
   }
   it('covers all five reasons', () => {
-    expect(new Set(casesFor('strict').map((c) => c.reason).filter(Boolean))).toEqual(new Set(REASONS));
+    expect(
+      new Set(
+        casesFor('strict')
+          .map((c) => c.reason)
+          .filter(Boolean),
+      ),
+    ).toEqual(new Set(REASONS));
   });
 });
 
@@ -144,15 +167,18 @@ describe('source_priority', () => {
 const SPACES = ['gold', 'silver', 'bronze', 'lead'];
 
 const historyArb = fc.record({
-  rows: fc.array(fc.record({
-    asserted: fc.integer({ min: 0, max: 20 }),
-    validDelta: fc.integer({ min: 0, max: 5 }),
-    length: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
-    known: fc.integer({ min: 0, max: 20 }),
-    space: fc.constantFrom(...SPACES),
-    source: fc.option(fc.constantFrom(...SPACES), { nil: undefined }),
-    value: fc.integer({ min: 0, max: 3 }),
-  }), { maxLength: 8 }),
+  rows: fc.array(
+    fc.record({
+      asserted: fc.integer({ min: 0, max: 20 }),
+      validDelta: fc.integer({ min: 0, max: 5 }),
+      length: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+      known: fc.integer({ min: 0, max: 20 }),
+      space: fc.constantFrom(...SPACES),
+      source: fc.option(fc.constantFrom(...SPACES), { nil: undefined }),
+      value: fc.integer({ min: 0, max: 3 }),
+    }),
+    { maxLength: 8 },
+  ),
   policy: fc.option(fc.constantFrom(...POLICIES), { nil: undefined }),
   order: fc.shuffledSubarray(SPACES, { minLength: 1 }),
   asOf: fc.integer({ min: 0, max: 22 }),
@@ -161,31 +187,53 @@ const historyArb = fc.record({
 
 describe('resolve: property', () => {
   it('agrees with the reference on random fact histories', () => {
-    fc.assert(fc.property(historyArb, (h) => {
-      const rows = h.rows.map((r, i) => row({
-        id: `n${i}`, asserted_at: r.asserted, valid_from: r.asserted + r.validDelta,
-        valid_to: r.length === undefined ? OPEN_END : r.asserted + r.validDelta + r.length, known_at: r.known, space: r.space,
-        payload: r.source === undefined ? '{}' : JSON.stringify({ source: r.source }), fact_value: String(r.value),
-      }));
-      const d = h.policy === undefined ? null : decl(h.policy, h.order);
-      const got = decide(d, rows, { asOf: h.asOf, validAt: h.validAt });
-      const want = reference(d, rows, h.asOf, h.validAt);
-      expect({ reason: got.reason, id: got.chosen?.id ?? null, value: got.chosen?.fact_value ?? null }).toEqual(want);
-      expect(got.candidates.every((c) => c.known_at <= h.asOf)).toBe(true);
-      expect(got.candidates.length + got.masked).toBe(rows.length);
-    }), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const rows = h.rows.map((r, i) =>
+          row({
+            id: `n${i}`,
+            asserted_at: r.asserted,
+            valid_from: r.asserted + r.validDelta,
+            valid_to: r.length === undefined ? OPEN_END : r.asserted + r.validDelta + r.length,
+            known_at: r.known,
+            space: r.space,
+            payload: r.source === undefined ? '{}' : JSON.stringify({ source: r.source }),
+            fact_value: String(r.value),
+          }),
+        );
+        const d = h.policy === undefined ? null : decl(h.policy, h.order);
+        const got = decide(d, rows, { asOf: h.asOf, validAt: h.validAt });
+        const want = reference(d, rows, h.asOf, h.validAt);
+        expect({ reason: got.reason, id: got.chosen?.id ?? null, value: got.chosen?.fact_value ?? null }).toEqual(want);
+        expect(got.candidates.every((c) => c.known_at <= h.asOf)).toBe(true);
+        expect(got.candidates.length + got.masked).toBe(rows.length);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('never answers when the top two tie under latest_valid or latest_observed', () => {
-    fc.assert(fc.property(fc.constantFrom<Policy>('latest_valid', 'latest_observed'), fc.integer({ min: 0, max: 50 }),
-      fc.array(fc.integer({ min: 0, max: 49 }), { maxLength: 6 }), (policy, top, others) => {
-        const field = policy === 'latest_valid' ? 'valid_from' : 'asserted_at';
-        const rows = [top, top, ...others.map((o) => Math.min(o, top - 1))].map((t, i) =>
-          row({ id: `r${i}`, asserted_at: policy === 'latest_valid' ? 0 : t, valid_from: policy === 'latest_valid' ? t : 60, [field]: t }));
-        const d = decide(decl(policy), rows, { asOf: 1_000 });
-        expect(d.chosen).toBeNull();
-        expect(d.reason).toBe('unresolved_conflict');
-        expect(d.candidates).toHaveLength(rows.length);
-      }));
+    fc.assert(
+      fc.property(
+        fc.constantFrom<Policy>('latest_valid', 'latest_observed'),
+        fc.integer({ min: 0, max: 50 }),
+        fc.array(fc.integer({ min: 0, max: 49 }), { maxLength: 6 }),
+        (policy, top, others) => {
+          const field = policy === 'latest_valid' ? 'valid_from' : 'asserted_at';
+          const rows = [top, top, ...others.map((o) => Math.min(o, top - 1))].map((t, i) =>
+            row({
+              id: `r${i}`,
+              asserted_at: policy === 'latest_valid' ? 0 : t,
+              valid_from: policy === 'latest_valid' ? t : 60,
+              [field]: t,
+            }),
+          );
+          const d = decide(decl(policy), rows, { asOf: 1_000 });
+          expect(d.chosen).toBeNull();
+          expect(d.reason).toBe('unresolved_conflict');
+          expect(d.candidates).toHaveLength(rows.length);
+        },
+      ),
+    );
   });
 });

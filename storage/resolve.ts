@@ -64,8 +64,10 @@ export function comparePolicy(policy: Policy, sourceOrder: readonly string[] | n
       return b.asserted_at - a.asserted_at;
     case 'source_priority': {
       const order = sourceOrder ?? [];
-      const sa = sourceOf(a), sb = sourceOf(b);
-      const ra = order.indexOf(sa), rb = order.indexOf(sb);
+      const sa = sourceOf(a),
+        sb = sourceOf(b);
+      const ra = order.indexOf(sa),
+        rb = order.indexOf(sb);
       // Listed sources rank by their place; unlisted ones rank after every listed one and cannot be
       // ordered among themselves (the caller never said which to trust).
       if (sa !== sb) {

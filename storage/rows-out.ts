@@ -59,14 +59,28 @@ const formatted = new WeakMap<NodeVersion, Formatted>();
 export function nodeRow(v: NodeVersion, supersededBy: string[] = [], invalidation?: Invalidation): NodeRow {
   let f = formatted.get(v);
   if (!f) {
-    f = { asserted_at: formatInstant(v.asserted_at), captured_at: formatInstant(v.captured_at), known_at: formatInstant(v.known_at),
-      from: formatInstant(v.valid_from), to: formatNullableEnd(v.valid_to) };
+    f = {
+      asserted_at: formatInstant(v.asserted_at),
+      captured_at: formatInstant(v.captured_at),
+      known_at: formatInstant(v.known_at),
+      from: formatInstant(v.valid_from),
+      to: formatNullableEnd(v.valid_to),
+    };
     formatted.set(v, f);
   }
   const row: NodeRow = {
-    id: v.id, kind: v.kind, tenant: v.tenant, space: v.space, statement: v.statement, category: v.category,
-    payload: JSON.parse(v.payload) as Record<string, unknown>, asserted_at: f.asserted_at, captured_at: f.captured_at,
-    known_at: f.known_at, valid: { from: f.from, to: f.to }, superseded_by: supersededBy,
+    id: v.id,
+    kind: v.kind,
+    tenant: v.tenant,
+    space: v.space,
+    statement: v.statement,
+    category: v.category,
+    payload: JSON.parse(v.payload) as Record<string, unknown>,
+    asserted_at: f.asserted_at,
+    captured_at: f.captured_at,
+    known_at: f.known_at,
+    valid: { from: f.from, to: f.to },
+    superseded_by: supersededBy,
   };
   if (v.fact_key !== null) row.fact_key = v.fact_key;
   if (v.fact_value !== null) row.fact_value = JSON.parse(v.fact_value) as unknown;
@@ -84,10 +98,18 @@ export function invalidationRow(i: Invalidation): InvalidationRow {
 
 export function edgeRow(e: EdgeRecord): EdgeRow {
   return {
-    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
-    mechanism: e.mechanism, space: e.space, tenant: e.tenant, asserted_at: formatInstant(e.asserted_at),
+    source_id: e.source_id,
+    target_id: e.target_id,
+    edge_type: e.edge_type,
+    confidence: e.confidence,
+    lag: e.lag,
+    mechanism: e.mechanism,
+    space: e.space,
+    tenant: e.tenant,
+    asserted_at: formatInstant(e.asserted_at),
     valid: { from: formatInstant(e.valid_from), to: formatNullableEnd(e.valid_to) },
-    captured_at: formatInstant(e.captured_at), known_at: formatInstant(e.known_at),
+    captured_at: formatInstant(e.captured_at),
+    known_at: formatInstant(e.known_at),
   };
 }
 

@@ -34,7 +34,11 @@ export type SnapshotSearch = Pick<SearchParams, 'query' | 'kind' | 'category' | 
 export class Snapshot {
   readonly #blocked = (id: string): boolean => this.invalidation(id) !== undefined;
 
-  constructor(readonly view: TenantView, readonly lens: ReadLens, readonly txAsOf: Micros) {}
+  constructor(
+    readonly view: TenantView,
+    readonly lens: ReadLens,
+    readonly txAsOf: Micros,
+  ) {}
 
   get asOf(): Micros {
     return this.lens.asOf;
@@ -76,7 +80,9 @@ export class Snapshot {
     return nodeRow(v, this.supersededBy(v.id), this.lens.includeInvalidated ? this.invalidation(v.id) : undefined);
   }
 
-  certificate(input: { masked?: MaskedCounts; shownBatches?: Iterable<string | null>; invalidated?: number; rulesAsOf?: Micros; fact?: string } = {}): Certificate {
+  certificate(
+    input: { masked?: MaskedCounts; shownBatches?: Iterable<string | null>; invalidated?: number; rulesAsOf?: Micros; fact?: string } = {},
+  ): Certificate {
     return buildCertificate({ asOf: this.lens.asOf, txAsOf: this.txAsOf, ...input });
   }
 
@@ -87,7 +93,13 @@ export class Snapshot {
   list(p: ListParams): ListResult {
     const { asOf, validAt, space } = this.lens;
     return listNodes(this.view, {
-      asOf, validAt, space, kind: p.kind, category: p.category, limit: p.limit, afterSeq: p.afterSeq,
+      asOf,
+      validAt,
+      space,
+      kind: p.kind,
+      category: p.category,
+      limit: p.limit,
+      afterSeq: p.afterSeq,
       leaveOut: this.#leavesNothing() ? undefined : (id) => this.leaveOut(id),
     });
   }
@@ -134,10 +146,19 @@ export class Snapshot {
 
   async search(index: SearchIndex, q: SnapshotSearch): Promise<SearchAnswer> {
     const invalidated = this.invalidatedIds();
-    const leaveOut = [...(this.lens.includeInvalidated && !this.lens.currentOnly ? [] : invalidated), ...(this.lens.currentOnly ? this.supersededIds() : [])];
+    const leaveOut = [
+      ...(this.lens.includeInvalidated && !this.lens.currentOnly ? [] : invalidated),
+      ...(this.lens.currentOnly ? this.supersededIds() : []),
+    ];
     return search(index, this.view, {
-      ...q, asOf: this.lens.asOf, validAt: this.lens.validAt, space: this.lens.space, now: this.txAsOf,
-      leaveOut, invalidated: this.lens.includeInvalidated ? [] : invalidated, blocked: this.#blocked,
+      ...q,
+      asOf: this.lens.asOf,
+      validAt: this.lens.validAt,
+      space: this.lens.space,
+      now: this.txAsOf,
+      leaveOut,
+      invalidated: this.lens.includeInvalidated ? [] : invalidated,
+      blocked: this.#blocked,
       supersededBy: (id) => this.supersededBy(id),
     });
   }
@@ -147,10 +168,24 @@ export class Snapshot {
     const names = this.lens.space === undefined ? this.view.spaceNames() : [this.lens.space];
     const out: SpaceSummary[] = [];
     for (const space of names.sort()) {
-      let nodes = 0, edges = 0, first = Number.POSITIVE_INFINITY, last = Number.NEGATIVE_INFINITY;
-      const note = (k: Micros): void => { if (k < first) first = k; if (k > last) last = k; };
-      for (const n of this.view.nodesIn(space)) if (knownAt(n, this.lens.asOf)) { nodes++; note(n.known_at); }
-      for (const e of this.view.edgesOfSpace(space)) if (knownAt(e, this.lens.asOf)) { edges++; note(e.known_at); }
+      let nodes = 0,
+        edges = 0,
+        first = Number.POSITIVE_INFINITY,
+        last = Number.NEGATIVE_INFINITY;
+      const note = (k: Micros): void => {
+        if (k < first) first = k;
+        if (k > last) last = k;
+      };
+      for (const n of this.view.nodesIn(space))
+        if (knownAt(n, this.lens.asOf)) {
+          nodes++;
+          note(n.known_at);
+        }
+      for (const e of this.view.edgesOfSpace(space))
+        if (knownAt(e, this.lens.asOf)) {
+          edges++;
+          note(e.known_at);
+        }
       if (nodes + edges === 0) continue;
       out.push({ space, nodes, edges, first_known_at: formatInstant(first), last_known_at: formatInstant(last) });
     }

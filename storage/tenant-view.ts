@@ -183,7 +183,12 @@ export class TenantView {
 
   /** Rows held, for check_install and benchmarks. */
   size(): { nodes: number; edges: number; verdicts: number; invalidations: number } {
-    return { nodes: this.#nodes.length, edges: this.#edges.length, verdicts: this.#verdicts.length, invalidations: this.#invalidations.length };
+    return {
+      nodes: this.#nodes.length,
+      edges: this.#edges.length,
+      verdicts: this.#verdicts.length,
+      invalidations: this.#invalidations.length,
+    };
   }
 }
 

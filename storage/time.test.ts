@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  OPEN_END, compactInstant, formatInstant, formatNullableEnd, instantProblem, knowledgeInstantProblem, parseInstant,
+  OPEN_END,
+  compactInstant,
+  formatInstant,
+  formatNullableEnd,
+  instantProblem,
+  knowledgeInstantProblem,
+  parseInstant,
   parseKnowledgeInstant,
 } from './time.ts';
 
@@ -24,7 +30,12 @@ describe('instants', () => {
     expect(formatInstant(base + 7)).toBe('2024-03-01T00:00:00.000007Z');
   });
   it('round-trips through format and parse', () => {
-    for (const s of ['1970-01-01T00:00:00.000000Z', '1999-12-31T23:59:59.999999Z', '2200-12-31T23:59:59.999999Z', '1700-01-01T00:00:00.000001Z']) {
+    for (const s of [
+      '1970-01-01T00:00:00.000000Z',
+      '1999-12-31T23:59:59.999999Z',
+      '2200-12-31T23:59:59.999999Z',
+      '1700-01-01T00:00:00.000001Z',
+    ]) {
       expect(formatInstant(parseInstant(s))).toBe(s);
     }
   });
@@ -58,9 +69,18 @@ describe('instants', () => {
     expect(knowledgeInstantProblem('0001-01-01')).not.toBeNull();
   });
   it('refuses invalid calendar dates and clock times', () => {
-    for (const s of ['2023-02-29T00:00:00Z', '2024-02-30T00:00:00Z', '2024-13-01T00:00:00Z', '2024-00-10T00:00:00Z',
-      '2024-04-31T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:60:00Z', '2024-01-01T00:00:60Z',
-      '2024-01-01T00:00:00+24:00', '2024-01-01T00:00:00+01:60']) {
+    for (const s of [
+      '2023-02-29T00:00:00Z',
+      '2024-02-30T00:00:00Z',
+      '2024-13-01T00:00:00Z',
+      '2024-00-10T00:00:00Z',
+      '2024-04-31T00:00:00Z',
+      '2024-01-01T24:00:00Z',
+      '2024-01-01T00:60:00Z',
+      '2024-01-01T00:00:60Z',
+      '2024-01-01T00:00:00+24:00',
+      '2024-01-01T00:00:00+01:60',
+    ]) {
       expect(instantProblem(s), s).toBe('malformed');
     }
     expect(knowledgeInstantProblem('2023-02-29')).not.toBeNull();
@@ -69,7 +89,16 @@ describe('instants', () => {
     expect(instantProblem('2000-02-29T00:00:00Z')).toBeNull();
   });
   it('refuses text that is not a timestamp', () => {
-    for (const s of ['', 'now', 'yesterday', '2024', '2024-1-1T00:00:00Z', ' 2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z ', '1709294400']) {
+    for (const s of [
+      '',
+      'now',
+      'yesterday',
+      '2024',
+      '2024-1-1T00:00:00Z',
+      ' 2024-01-01T00:00:00Z',
+      '2024-01-01T00:00:00Z ',
+      '1709294400',
+    ]) {
       expect(instantProblem(s), s).not.toBeNull();
     }
   });

@@ -12,8 +12,7 @@ export const OPEN_END: Micros = Number.MAX_SAFE_INTEGER;
 export const MIN_YEAR = 1700;
 export const MAX_YEAR = 2200;
 
-const INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export type InstantProblem = 'missing_offset' | 'malformed' | 'out_of_range';
@@ -48,12 +47,18 @@ function parseInstantResult(text: string): Micros | InstantProblem {
     return noOffset ? 'missing_offset' : 'malformed';
   }
   const [, ys, mos, ds, hs, mis, ss, frac, z, sign, ohs, oms] = m;
-  const y = Number(ys), mo = Number(mos), d = Number(ds), h = Number(hs), mi = Number(mis), s = Number(ss ?? '0');
+  const y = Number(ys),
+    mo = Number(mos),
+    d = Number(ds),
+    h = Number(hs),
+    mi = Number(mis),
+    s = Number(ss ?? '0');
   if (y < MIN_YEAR || y > MAX_YEAR) return 'out_of_range';
   if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) return 'malformed';
   let offsetMin = 0;
   if (!z) {
-    const oh = Number(ohs), om = Number(oms ?? '0');
+    const oh = Number(ohs),
+      om = Number(oms ?? '0');
     if (oh > 23 || om > 59) return 'malformed';
     offsetMin = (sign === '-' ? -1 : 1) * (oh * 60 + om);
   }
@@ -72,7 +77,9 @@ export function parseInstant(text: string): Micros {
 export function parseKnowledgeInstant(text: string): Micros {
   const d = DATE_ONLY.exec(text);
   if (!d) return parseInstant(text);
-  const y = Number(d[1]), mo = Number(d[2]), day = Number(d[3]);
+  const y = Number(d[1]),
+    mo = Number(d[2]),
+    day = Number(d[3]);
   if (y < MIN_YEAR || y > MAX_YEAR || mo < 1 || mo > 12 || day < 1 || day > daysInMonth(y, mo)) {
     throw new RangeError(`not a date: ${text}`);
   }

@@ -40,18 +40,30 @@ export function draftVerdict(input: VerdictInput): VerdictDraft {
   const d = input.declaration;
   const ruleset = {
     fact_key: input.factKey,
-    declaration: d && { policy: d.policy, key_fields: d.key_fields, source_order: d.source_order, declared_at: formatInstant(d.declared_at) },
+    declaration: d && {
+      policy: d.policy,
+      key_fields: d.key_fields,
+      source_order: d.source_order,
+      declared_at: formatInstant(d.declared_at),
+    },
     valid_at: input.validAt === undefined ? null : formatInstant(input.validAt),
     space: input.space ?? null,
   };
   const chosen = input.decision.chosen;
   const outcome = input.decision.reason ?? 'answered';
-  const value = chosen ? chosen.fact_value ?? 'null' : null;
+  const value = chosen ? (chosen.fact_value ?? 'null') : null;
   const candidates = input.decision.candidates.map(candidateIdentity).sort();
   const rulesetText = JSON.stringify(ruleset);
   return {
-    tenant: input.tenant, fact_key: input.factKey, target_id: chosen?.id ?? null, value, outcome,
-    method: d?.policy ?? 'none', ruleset: rulesetText, resolver: input.resolver, space: input.space ?? null,
+    tenant: input.tenant,
+    fact_key: input.factKey,
+    target_id: chosen?.id ?? null,
+    value,
+    outcome,
+    method: d?.policy ?? 'none',
+    ruleset: rulesetText,
+    resolver: input.resolver,
+    space: input.space ?? null,
     hash: verdictHash(rulesetText, candidates, outcome, chosen?.id ?? null, value),
   };
 }
@@ -60,7 +72,10 @@ export function draftVerdict(input: VerdictInput): VerdictDraft {
 // into the digest, one per line, is unambiguous without a canonical re-serialisation of the whole.
 function verdictHash(ruleset: string, candidates: readonly string[], outcome: string, target: string | null, value: string | null): string {
   const h = createHash('sha256');
-  h.update(ruleset).update('\n').update(JSON.stringify([outcome, target, value])).update('\n');
+  h.update(ruleset)
+    .update('\n')
+    .update(JSON.stringify([outcome, target, value]))
+    .update('\n');
   h.update(candidates.join('\n'));
   return h.digest('hex');
 }

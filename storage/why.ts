@@ -7,12 +7,31 @@ import { inForceAt, knownAt } from './visibility.ts';
 import { visibleVersion, walk, type Reached, type WalkOptions } from './traverse.ts';
 
 export type Role =
-  | 'subject' | 'cause' | 'effect' | 'contributing_cause' | 'contributed_effect' | 'trigger' | 'triggered'
-  | 'preventer' | 'prevented' | 'support' | 'supported' | 'contradiction' | 'contradicted'
-  | 'qualification' | 'qualified' | 'successor' | 'predecessor' | 'restatement' | 'restated' | 'concurrent';
+  | 'subject'
+  | 'cause'
+  | 'effect'
+  | 'contributing_cause'
+  | 'contributed_effect'
+  | 'trigger'
+  | 'triggered'
+  | 'preventer'
+  | 'prevented'
+  | 'support'
+  | 'supported'
+  | 'contradiction'
+  | 'contradicted'
+  | 'qualification'
+  | 'qualified'
+  | 'successor'
+  | 'predecessor'
+  | 'restatement'
+  | 'restated'
+  | 'concurrent';
 
 export const WHY_TYPES: ReadonlySet<EdgeType> = new Set<EdgeType>([
-  ...EDGE_FAMILIES.causal, ...EDGE_FAMILIES.argumentative, ...EDGE_FAMILIES.temporal,
+  ...EDGE_FAMILIES.causal,
+  ...EDGE_FAMILIES.argumentative,
+  ...EDGE_FAMILIES.temporal,
 ]);
 
 /**
@@ -65,7 +84,14 @@ export interface WhyResult {
   masked: { node: number; edge: number };
 }
 
-const options = (q: WhyQuery, asOf: Micros): WalkOptions => ({ asOf, validAt: q.validAt, depth: q.depth, types: WHY_TYPES, space: q.space, blocked: q.blocked });
+const options = (q: WhyQuery, asOf: Micros): WalkOptions => ({
+  asOf,
+  validAt: q.validAt,
+  depth: q.depth,
+  types: WHY_TYPES,
+  space: q.space,
+  blocked: q.blocked,
+});
 
 export function evidenceChain(view: TenantView, id: string, q: WhyQuery): WhyResult {
   const reached = walk(view, [id], options(q, q.asOf));
@@ -74,12 +100,18 @@ export function evidenceChain(view: TenantView, id: string, q: WhyQuery): WhyRes
     const node = visibleVersion(view, r.id, q.asOf, q.validAt, q.space);
     if (!node) continue; // the walk only enters visible nodes; kept for the type checker
     chain.push({
-      node, depth: r.depth, path: r.path, edge: r.edge, via: r.edge?.edge_type ?? null,
+      node,
+      depth: r.depth,
+      path: r.path,
+      edge: r.edge,
+      via: r.edge?.edge_type ?? null,
       role: r.edge && r.direction ? roleOf(r.edge.edge_type, r.direction) : 'subject',
     });
   }
   // By assertion time; equal times by depth then id, so the order depends on the data, not on the walk.
-  chain.sort((a, b) => a.node.asserted_at - b.node.asserted_at || a.depth - b.depth || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0));
+  chain.sort(
+    (a, b) => a.node.asserted_at - b.node.asserted_at || a.depth - b.depth || (a.node.id < b.node.id ? -1 : a.node.id > b.node.id ? 1 : 0),
+  );
   const masked = maskedInReach(view, id, q, reached);
   const result: WhyResult = { chain, masked };
   if (chain.length === 0) result.reason = q.blocked?.(id) ? 'invalidated' : emptyReason(view, id, q);

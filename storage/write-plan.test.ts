@@ -23,7 +23,12 @@ function fixture() {
 }
 
 const node = (id: string, extra: Partial<NodeInput> = {}): NodeInput => ({ id, kind: 'claim', statement: `about ${id}`, ...extra });
-const edge = (source_id: string, target_id: string, extra: Partial<EdgeInput> = {}): EdgeInput => ({ source_id, target_id, edge_type: 'CAUSES', ...extra });
+const edge = (source_id: string, target_id: string, extra: Partial<EdgeInput> = {}): EdgeInput => ({
+  source_id,
+  target_id,
+  edge_type: 'CAUSES',
+  ...extra,
+});
 
 describe('write plan: nodes', () => {
   it('writes a node and stamps capture, assertion and validity defaults', () => {
@@ -77,7 +82,9 @@ describe('write plan: nodes', () => {
   it('sees rows staged earlier in the same request and the same commit group', () => {
     const f = fixture();
     const overlay = new Overlay(f.view);
-    const p = planWrite('t1', { space: 's', nodes: [node('a'), node('a', { statement: 'other' })], edges: [] }, overlay, T, { nextSeq: () => 1 });
+    const p = planWrite('t1', { space: 's', nodes: [node('a'), node('a', { statement: 'other' })], edges: [] }, overlay, T, {
+      nextSeq: () => 1,
+    });
     expect(p.outcome.accepted).toBe(1);
     expect(p.outcome.refused[0]?.reason).toBe('id_conflict');
     const second = planWrite('t1', { space: 's', nodes: [node('a')], edges: [] }, overlay, T + 1, { nextSeq: () => 2 });
@@ -117,7 +124,9 @@ describe('write plan: edges', () => {
   it('refuses unknown edge types and unparseable lags', () => {
     const f = fixture();
     f.write({ nodes: [node('a'), node('b')] });
-    const p = f.write({ edges: [edge('a', 'b', { edge_type: 'CAUSED_BY' }), edge('a', 'b', { lag: 'a while' }), edge('a', 'b', { edge_type: 'causes' })] });
+    const p = f.write({
+      edges: [edge('a', 'b', { edge_type: 'CAUSED_BY' }), edge('a', 'b', { lag: 'a while' }), edge('a', 'b', { edge_type: 'causes' })],
+    });
     expect(p.outcome.refused.map((r) => r.reason)).toEqual(['unknown_edge_type', 'invalid_lag', 'unknown_edge_type']);
   });
   it('stores lags as canonical ISO 8601 durations', () => {
@@ -149,7 +158,11 @@ describe('write plan: backfill', () => {
   it('stamps the declared instant as known_at and keeps the real capture', () => {
     const f = fixture();
     const declared = T - 30 * DAY;
-    const p = f.write({ backfill: { declared_captured_at: declared, reason: 'import' }, nodes: [node('a'), node('b')], edges: [edge('a', 'b')] });
+    const p = f.write({
+      backfill: { declared_captured_at: declared, reason: 'import' },
+      nodes: [node('a'), node('b')],
+      edges: [edge('a', 'b')],
+    });
     expect(p.outcome.batch).toMatchObject({ declared_captured_at: declared, reason: 'import', captured_at: f.now() });
     for (const r of [...p.nodes, ...p.edges]) {
       expect(r.known_at).toBe(declared);

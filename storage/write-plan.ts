@@ -113,13 +113,21 @@ export class Overlay {
 
 export function nodeContentHash(space: string, n: NodeInput): string {
   return contentHash({
-    space, kind: n.kind, statement: n.statement ?? null, category: n.category ?? null, payload: n.payload ?? {},
-    asserted_at: n.asserted_at ?? null, valid_from: n.valid_from ?? null, valid_to: n.valid_to ?? null,
-    fact_key: n.fact_key ?? null, fact_value: n.fact_value === undefined ? null : n.fact_value,
+    space,
+    kind: n.kind,
+    statement: n.statement ?? null,
+    category: n.category ?? null,
+    payload: n.payload ?? {},
+    asserted_at: n.asserted_at ?? null,
+    valid_from: n.valid_from ?? null,
+    valid_to: n.valid_to ?? null,
+    fact_key: n.fact_key ?? null,
+    fact_value: n.fact_value === undefined ? null : n.fact_value,
   });
 }
 
-const latestAssertion = (versions: readonly NodeVersion[]): Micros => versions.reduce((m, v) => Math.max(m, v.asserted_at), Number.NEGATIVE_INFINITY);
+const latestAssertion = (versions: readonly NodeVersion[]): Micros =>
+  versions.reduce((m, v) => Math.max(m, v.asserted_at), Number.NEGATIVE_INFINITY);
 
 /** The id a node gets when the caller gives none: derived from its content, so a re-send is idempotent. */
 export function derivedNodeId(hash: string): string {
@@ -165,10 +173,23 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       continue;
     }
     const row: NodeVersion = {
-      seq: seqs.nextSeq(), tenant, id, space: input.space, kind: n.kind, statement: n.statement ?? null,
-      category: n.category ?? null, payload: JSON.stringify(n.payload ?? {}), asserted_at: asserted, valid_from: from,
-      valid_to: to, captured_at: capturedAt, known_at: knownAt, batch_id: batchId, fact_key: n.fact_key ?? null,
-      fact_value: n.fact_value === undefined ? null : JSON.stringify(n.fact_value), hash,
+      seq: seqs.nextSeq(),
+      tenant,
+      id,
+      space: input.space,
+      kind: n.kind,
+      statement: n.statement ?? null,
+      category: n.category ?? null,
+      payload: JSON.stringify(n.payload ?? {}),
+      asserted_at: asserted,
+      valid_from: from,
+      valid_to: to,
+      captured_at: capturedAt,
+      known_at: knownAt,
+      batch_id: batchId,
+      fact_key: n.fact_key ?? null,
+      fact_value: n.fact_value === undefined ? null : JSON.stringify(n.fact_value),
+      hash,
     };
     if (existing.length === 0) newIdents.push(id);
     overlay.stageNode(row);
@@ -200,9 +221,16 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       continue;
     }
     const hash = contentHash({
-      space: input.space, source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type,
-      confidence: e.confidence ?? null, lag, mechanism: e.mechanism ?? null, asserted_at: e.asserted_at ?? null,
-      valid_from: e.valid_from ?? null, valid_to: e.valid_to ?? null,
+      space: input.space,
+      source_id: e.source_id,
+      target_id: e.target_id,
+      edge_type: e.edge_type,
+      confidence: e.confidence ?? null,
+      lag,
+      mechanism: e.mechanism ?? null,
+      asserted_at: e.asserted_at ?? null,
+      valid_from: e.valid_from ?? null,
+      valid_to: e.valid_to ?? null,
     });
     if (overlay.hasEdgeHash(hash)) {
       outcome.warnings.push({ id: label, kind: 'edge', warning: 'already_remembered' });
@@ -210,12 +238,25 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
     }
     // A link stated without its own time is as old as the later of the statements it links, so a read at
     // the content's time keeps it (asserting it at the capture instant would hide it from such reads).
-    const asserted = e.asserted_at ?? Math.max(latestAssertion(overlay.versionsOf(e.source_id)), latestAssertion(overlay.versionsOf(e.target_id)));
+    const asserted =
+      e.asserted_at ?? Math.max(latestAssertion(overlay.versionsOf(e.source_id)), latestAssertion(overlay.versionsOf(e.target_id)));
     const row: EdgeRecord = {
-      seq: seqs.nextSeq(), tenant, source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type,
-      confidence: e.confidence ?? null, lag, mechanism: e.mechanism ?? null, space: input.space, asserted_at: asserted,
-      valid_from: e.valid_from ?? asserted, valid_to: e.valid_to ?? OPEN_END, captured_at: capturedAt, known_at: knownAt,
-      batch_id: batchId, hash,
+      seq: seqs.nextSeq(),
+      tenant,
+      source_id: e.source_id,
+      target_id: e.target_id,
+      edge_type: e.edge_type,
+      confidence: e.confidence ?? null,
+      lag,
+      mechanism: e.mechanism ?? null,
+      space: input.space,
+      asserted_at: asserted,
+      valid_from: e.valid_from ?? asserted,
+      valid_to: e.valid_to ?? OPEN_END,
+      captured_at: capturedAt,
+      known_at: knownAt,
+      batch_id: batchId,
+      hash,
     };
     if (overlay.edgeByIdentity(edgeIdentity(row))) {
       outcome.refused.push({ id: label, kind: 'edge', reason: 'id_conflict' });
@@ -228,8 +269,11 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
   outcome.accepted = nodes.length + edges.length;
   if (input.backfill && batchId && outcome.accepted > 0) {
     outcome.batch = {
-      tenant, id: batchId, declared_captured_at: input.backfill.declared_captured_at,
-      reason: input.backfill.reason, captured_at: capturedAt,
+      tenant,
+      id: batchId,
+      declared_captured_at: input.backfill.declared_captured_at,
+      reason: input.backfill.reason,
+      captured_at: capturedAt,
     };
   }
   return { outcome, nodes, edges, newIdents };

@@ -25,7 +25,12 @@ async function call(name: string, args: Json): Promise<Json> {
 
 /** Tells the agent what it learned on `day` (a backfilled write declared at the end of that day). */
 async function learn(day: string, nodes: Json[], edges: Json[] = []): Promise<Json> {
-  return call('remember', { space: SPACE, nodes, edges, backfill: { declared_captured_at: `${day}T23:00:00Z`, reason: `notes of ${day}` } });
+  return call('remember', {
+    space: SPACE,
+    nodes,
+    edges,
+    backfill: { declared_captured_at: `${day}T23:00:00Z`, reason: `notes of ${day}` },
+  });
 }
 
 const ids = (rows: Json[]): string[] => rows.map((r) => r.id as string);
@@ -52,16 +57,16 @@ describe('an agent session over MCP stdio', () => {
       { id: 'home-berlin', kind: 'claim', statement: 'Ada lives in Berlin', asserted_at: '2024-03-01T09:00:00Z' },
       { id: 'job', kind: 'claim', statement: 'Ada works as a compiler engineer', asserted_at: '2024-03-01T09:05:00Z' },
     ]);
-    await learn('2024-03-05', [
-      { id: 'cat', kind: 'claim', statement: 'Ada has a cat named Pixel', asserted_at: '2024-03-05T10:00:00Z' },
-    ]);
+    await learn('2024-03-05', [{ id: 'cat', kind: 'claim', statement: 'Ada has a cat named Pixel', asserted_at: '2024-03-05T10:00:00Z' }]);
     // A changed belief: a new block and a SUPERSEDES edge, never an overwrite.
-    await learn('2024-04-10', [
-      { id: 'home-lisbon', kind: 'claim', statement: 'Ada lives in Lisbon now', asserted_at: '2024-04-10T08:00:00Z' },
-    ], [{ source_id: 'home-lisbon', target_id: 'home-berlin', edge_type: 'supersedes' }]);
+    await learn(
+      '2024-04-10',
+      [{ id: 'home-lisbon', kind: 'claim', statement: 'Ada lives in Lisbon now', asserted_at: '2024-04-10T08:00:00Z' }],
+      [{ source_id: 'home-lisbon', target_id: 'home-berlin', edge_type: 'supersedes' }],
+    );
 
     // A wrong block, retracted with a reason.
-    const inv = await call('invalidate_memory', { id: 'cat', reason: 'Pixel is her neighbour\'s cat', by: 'agent' });
+    const inv = await call('invalidate_memory', { id: 'cat', reason: "Pixel is her neighbour's cat", by: 'agent' });
     expect(inv.invalidation).toMatchObject({ target_id: 'cat', by: 'agent' });
     expect(inv.warnings).toEqual([]);
 
@@ -103,7 +108,10 @@ describe('an agent session over MCP stdio', () => {
 
     // The evidence chain of the current belief names its predecessor.
     const why = await call('why', { id: 'home-lisbon', as_of: 'now' });
-    expect((why.chain as Json[]).map((l) => [l.node.id, l.role])).toEqual([['home-berlin', 'predecessor'], ['home-lisbon', 'subject']]);
+    expect((why.chain as Json[]).map((l) => [l.node.id, l.role])).toEqual([
+      ['home-berlin', 'predecessor'],
+      ['home-lisbon', 'subject'],
+    ]);
 
     // The spaces this agent can see, with counts as of now.
     const spaces = await call('list_spaces', { as_of: 'now' });

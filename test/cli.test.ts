@@ -14,10 +14,13 @@ const BIN = join(ROOT, 'bin', 'memory-ledger.mjs');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const scratch = mkdtempSync(join(tmpdir(), 'ledger-cli-'));
 const NO_ENGINE = join(scratch, 'no-engine.mjs');
-writeFileSync(NO_ENGINE, `import { register } from 'node:module';
+writeFileSync(
+  NO_ENGINE,
+  `import { register } from 'node:module';
 register('data:text/javascript,' + encodeURIComponent(
   'export async function resolve(s, c, next) { if (/^(kuzu|@lancedb\\\\/)/.test(s)) throw new Error("engine loaded: " + s); return next(s, c); }'));
-`);
+`,
+);
 
 interface Run {
   code: number | null;
@@ -27,13 +30,27 @@ interface Run {
 
 function run(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { cwd: scratch, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+      cwd: scratch,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`memory-ledger ${args.join(' ')} did not exit: ${stdout}${stderr}`)); }, 90_000);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`memory-ledger ${args.join(' ')} did not exit: ${stdout}${stderr}`));
+    }, 90_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -78,7 +95,9 @@ describe('help and --version', () => {
     writeFileSync(probe, "await import('kuzu');\n");
     const child = spawn(process.execPath, ['--import', NO_ENGINE, probe], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).not.toBe(0);
     expect(stderr).toContain('engine loaded: kuzu');

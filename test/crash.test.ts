@@ -32,7 +32,13 @@ interface Sent {
   acked: boolean;
 }
 
-interface Row { id: string; statement: string; payload: { pad?: string; tag?: string }; captured_at: string; known_at: string }
+interface Row {
+  id: string;
+  statement: string;
+  payload: { pad?: string; tag?: string };
+  captured_at: string;
+  known_at: string;
+}
 
 let seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const rand = (): number => {
@@ -50,14 +56,25 @@ function request(tag: string, key: string): { body: unknown; sent: Sent } {
     const pad = big && j === 0 ? 'x'.repeat(64 * 1024) : '';
     return { id: `${tag}-n${j}`, kind: 'claim', statement: `${tag} statement ${j} ${'é'.repeat(j)}`, payload: { tag, pad } };
   });
-  const edges = nodes.slice(1).map((node, j) => ({ source_id: node.id, target_id: nodes[j]?.id ?? node.id, edge_type: 'CAUSES', lag: `${j + 1} hours` }));
+  const edges = nodes
+    .slice(1)
+    .map((node, j) => ({ source_id: node.id, target_id: nodes[j]?.id ?? node.id, edge_type: 'CAUSES', lag: `${j + 1} hours` }));
   const body = {
-    space: SPACE, nodes, edges,
+    space: SPACE,
+    nodes,
+    edges,
     ...(backfill ? { backfill: { declared_captured_at: '2024-01-01T00:00:00Z', reason: `replay ${tag}` } } : {}),
   };
   return {
     body,
-    sent: { tag, key, nodes: nodes.map((x) => ({ id: x.id, statement: x.statement, payloadBytes: x.payload.pad.length })), edges: edges.length, backfill, acked: false },
+    sent: {
+      tag,
+      key,
+      nodes: nodes.map((x) => ({ id: x.id, statement: x.statement, payloadBytes: x.payload.pad.length })),
+      edges: edges.length,
+      backfill,
+      acked: false,
+    },
   };
 }
 
@@ -66,7 +83,9 @@ async function listAll(base: string, key: string): Promise<Row[]> {
   let cursor: string | null = null;
   const asOf = encodeURIComponent(new Date(Date.now() + 60_000).toISOString());
   do {
-    const r: Response = await fetch(`${base}/v1/memories?as_of=${asOf}&space=${SPACE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth(key) });
+    const r: Response = await fetch(`${base}/v1/memories?as_of=${asOf}&space=${SPACE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
+      headers: auth(key),
+    });
     expect(r.status).toBe(200);
     const page = (await r.json()) as { items: Row[]; next_cursor: string | null };
     rows.push(...page.items);
@@ -76,7 +95,10 @@ async function listAll(base: string, key: string): Promise<Row[]> {
 }
 
 async function edgesOut(base: string, key: string, id: string): Promise<number> {
-  const r = await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?as_of=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { headers: auth(key) });
+  const r = await fetch(
+    `${base}/v1/memories/${encodeURIComponent(id)}?as_of=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    { headers: auth(key) },
+  );
   const json = (await r.json()) as { edges: { out: unknown[] } };
   return json.edges.out.length;
 }
@@ -85,124 +107,141 @@ const dataDir = mkdtempSync(join(tmpdir(), 'ledger-crash-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('crash safety', () => {
-  it(`keeps every acknowledged write through ${ROUNDS} SIGKILLs`, async () => {
-    const sent: Sent[] = [];
-    const lastCaptured = new Map<string, string>();
-    let server: ServerProcess | null = null;
-    try {
-      for (let round = 0; round <= ROUNDS; round++) {
-        // The store opens every time, after every kill.
-        server = await spawnServer({ dataDir, env: ENV, timeoutMs: 120_000 });
-        const byId = new Map<string, Row>();
-        let rowCount = 0;
-        for (const key of KEYS) {
-          const rows = await listAll(server.base, key);
-          rowCount += rows.length;
-          for (const r of rows) byId.set(`${key}/${r.id}`, r);
-          // captured_at never goes back: list order is commit order, and each request has its own instant.
-          for (let i = 1; i < rows.length; i++) expect(rows[i]!.captured_at >= rows[i - 1]!.captured_at).toBe(true);
-          const instants = new Map<string, string>();
-          for (const r of rows) {
-            const tag = r.payload.tag ?? '';
-            const seen = instants.get(r.captured_at);
-            if (seen !== undefined) expect(seen).toBe(tag);
-            instants.set(r.captured_at, tag);
-          }
-          if (rows.length > 0) {
-            const newest = rows[rows.length - 1]!.captured_at;
-            expect(newest >= (lastCaptured.get(key) ?? '')).toBe(true);
-            lastCaptured.set(key, newest);
-          }
-        }
-        expect(byId.size).toBe(rowCount);
-
-        for (const s of sent) {
-          const present = s.nodes.filter((n) => byId.has(`${s.key}/${n.id}`));
-          // Wholly present or wholly absent; acknowledged means present, with its content.
-          expect([0, s.nodes.length], `${s.tag}: ${present.length} of ${s.nodes.length} rows`).toContain(present.length);
-          if (s.acked) expect(present.length, `${s.tag} was acknowledged`).toBe(s.nodes.length);
-          for (const n of present) {
-            const row = byId.get(`${s.key}/${n.id}`)!;
-            expect(row.statement).toBe(n.statement);
-            expect(row.payload.pad?.length).toBe(n.payloadBytes);
-            expect(row.known_at === '2024-01-01T00:00:00.000000Z').toBe(s.backfill);
-          }
-          if (present.length > 0 && s.edges > 0 && (round === ROUNDS || s.tag.startsWith(`r${round - 1}-`))) {
-            expect(await edgesOut(server.base, s.key, s.nodes[s.nodes.length - 1]!.id), `${s.tag} edges`).toBe(1);
-          }
-        }
-        if (round === ROUNDS) {
-          const unacked = sent.filter((x) => !x.acked);
-          const committed = unacked.filter((x) => byId.has(`${x.key}/${x.nodes[0]!.id}`)).length;
-          console.log(`crash: ${ROUNDS} kills, ${sent.length - unacked.length} acknowledged requests present, ` +
-            `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows in ${KEYS.length} tenants`);
-          break;
-        }
-
-        // Writes after a restart are captured later than everything before it.
-        const probeKey = KEYS[round % KEYS.length]!;
-        const probe = request(`r${round}-probe`, probeKey);
-        const pr = await fetch(`${server.base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(probeKey) }, body: JSON.stringify(probe.body) });
-        expect(pr.status, `${await pr.text()}\n${server.log().slice(-3000)}`).toBe(200);
-        probe.sent.acked = true;
-        sent.push(probe.sent);
-        const after = await listAll(server.base, probeKey);
-        const probeRow = after.find((r) => r.id === probe.sent.nodes[0]!.id)!;
-        expect(probeRow.captured_at > [...lastCaptured.values()].reduce((a, b) => (a > b ? a : b), '')).toBe(true);
-        lastCaptured.set(probeKey, probeRow.captured_at);
-
-        // Continuous load from several writers, then SIGKILL at a random moment.
-        let stop = false;
-        const failures: string[] = [];
-        const base = server.base;
-        const writers = Array.from({ length: WRITERS }, async (_, w) => {
-          for (let k = 0; !stop; k++) {
-            const key = KEYS[w]!;
-            const { body, sent: s } = request(`r${round}-w${w}-${k}`, key);
-            sent.push(s);
-            let r: Response;
-            try {
-              r = await fetch(`${base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(key) }, body: JSON.stringify(body) });
-            } catch {
-              return; // the server died under this request: its fate is checked after the restart
+  it(
+    `keeps every acknowledged write through ${ROUNDS} SIGKILLs`,
+    async () => {
+      const sent: Sent[] = [];
+      const lastCaptured = new Map<string, string>();
+      let server: ServerProcess | null = null;
+      try {
+        for (let round = 0; round <= ROUNDS; round++) {
+          // The store opens every time, after every kill.
+          server = await spawnServer({ dataDir, env: ENV, timeoutMs: 120_000 });
+          const byId = new Map<string, Row>();
+          let rowCount = 0;
+          for (const key of KEYS) {
+            const rows = await listAll(server.base, key);
+            rowCount += rows.length;
+            for (const r of rows) byId.set(`${key}/${r.id}`, r);
+            // captured_at never goes back: list order is commit order, and each request has its own instant.
+            for (let i = 1; i < rows.length; i++) expect(rows[i]!.captured_at >= rows[i - 1]!.captured_at).toBe(true);
+            const instants = new Map<string, string>();
+            for (const r of rows) {
+              const tag = r.payload.tag ?? '';
+              const seen = instants.get(r.captured_at);
+              if (seen !== undefined) expect(seen).toBe(tag);
+              instants.set(r.captured_at, tag);
             }
-            let text = '';
-            try {
-              text = await r.text();
-            } catch {
-              return;
+            if (rows.length > 0) {
+              const newest = rows[rows.length - 1]!.captured_at;
+              expect(newest >= (lastCaptured.get(key) ?? '')).toBe(true);
+              lastCaptured.set(key, newest);
             }
-            if (r.status !== 200) {
-              failures.push(`${s.tag}: ${r.status} ${text.slice(0, 300)}`);
-              continue;
-            }
-            const accepted = (JSON.parse(text) as { accepted?: number }).accepted;
-            if (accepted !== s.nodes.length + s.edges) failures.push(`${s.tag}: accepted ${accepted}`);
-            s.acked = true;
           }
-        });
-        await new Promise((r) => setTimeout(r, 300 + Math.floor(rand() * 1500)));
-        await server.kill();
-        stop = true;
-        await Promise.all(writers);
-        expect(failures, server.log().slice(-3000)).toEqual([]);
-        server = null;
+          expect(byId.size).toBe(rowCount);
+
+          for (const s of sent) {
+            const present = s.nodes.filter((n) => byId.has(`${s.key}/${n.id}`));
+            // Wholly present or wholly absent; acknowledged means present, with its content.
+            expect([0, s.nodes.length], `${s.tag}: ${present.length} of ${s.nodes.length} rows`).toContain(present.length);
+            if (s.acked) expect(present.length, `${s.tag} was acknowledged`).toBe(s.nodes.length);
+            for (const n of present) {
+              const row = byId.get(`${s.key}/${n.id}`)!;
+              expect(row.statement).toBe(n.statement);
+              expect(row.payload.pad?.length).toBe(n.payloadBytes);
+              expect(row.known_at === '2024-01-01T00:00:00.000000Z').toBe(s.backfill);
+            }
+            if (present.length > 0 && s.edges > 0 && (round === ROUNDS || s.tag.startsWith(`r${round - 1}-`))) {
+              expect(await edgesOut(server.base, s.key, s.nodes[s.nodes.length - 1]!.id), `${s.tag} edges`).toBe(1);
+            }
+          }
+          if (round === ROUNDS) {
+            const unacked = sent.filter((x) => !x.acked);
+            const committed = unacked.filter((x) => byId.has(`${x.key}/${x.nodes[0]!.id}`)).length;
+            console.log(
+              `crash: ${ROUNDS} kills, ${sent.length - unacked.length} acknowledged requests present, ` +
+                `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows in ${KEYS.length} tenants`,
+            );
+            break;
+          }
+
+          // Writes after a restart are captured later than everything before it.
+          const probeKey = KEYS[round % KEYS.length]!;
+          const probe = request(`r${round}-probe`, probeKey);
+          const pr = await fetch(`${server.base}/v1/memories`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...auth(probeKey) },
+            body: JSON.stringify(probe.body),
+          });
+          expect(pr.status, `${await pr.text()}\n${server.log().slice(-3000)}`).toBe(200);
+          probe.sent.acked = true;
+          sent.push(probe.sent);
+          const after = await listAll(server.base, probeKey);
+          const probeRow = after.find((r) => r.id === probe.sent.nodes[0]!.id)!;
+          expect(probeRow.captured_at > [...lastCaptured.values()].reduce((a, b) => (a > b ? a : b), '')).toBe(true);
+          lastCaptured.set(probeKey, probeRow.captured_at);
+
+          // Continuous load from several writers, then SIGKILL at a random moment.
+          let stop = false;
+          const failures: string[] = [];
+          const base = server.base;
+          const writers = Array.from({ length: WRITERS }, async (_, w) => {
+            for (let k = 0; !stop; k++) {
+              const key = KEYS[w]!;
+              const { body, sent: s } = request(`r${round}-w${w}-${k}`, key);
+              sent.push(s);
+              let r: Response;
+              try {
+                r = await fetch(`${base}/v1/memories`, {
+                  method: 'POST',
+                  headers: { 'content-type': 'application/json', ...auth(key) },
+                  body: JSON.stringify(body),
+                });
+              } catch {
+                return; // the server died under this request: its fate is checked after the restart
+              }
+              let text = '';
+              try {
+                text = await r.text();
+              } catch {
+                return;
+              }
+              if (r.status !== 200) {
+                failures.push(`${s.tag}: ${r.status} ${text.slice(0, 300)}`);
+                continue;
+              }
+              const accepted = (JSON.parse(text) as { accepted?: number }).accepted;
+              if (accepted !== s.nodes.length + s.edges) failures.push(`${s.tag}: accepted ${accepted}`);
+              s.acked = true;
+            }
+          });
+          await new Promise((r) => setTimeout(r, 300 + Math.floor(rand() * 1500)));
+          await server.kill();
+          stop = true;
+          await Promise.all(writers);
+          expect(failures, server.log().slice(-3000)).toEqual([]);
+          server = null;
+        }
+      } catch (error) {
+        // A server that dies after it opened (a native crash, a failed replay) shows up here as a failed
+        // fetch: keep what it printed.
+        if (server) {
+          const { exitCode, signalCode } = server.child;
+          throw new Error(
+            `${(error as Error).message}\nserver exit code ${exitCode}, signal ${signalCode}; log (tail):\n${server.log().slice(-4000)}`,
+            { cause: error },
+          );
+        }
+        throw error;
+      } finally {
+        await server?.stop();
       }
-    } catch (error) {
-      // A server that dies after it opened (a native crash, a failed replay) shows up here as a failed
-      // fetch: keep what it printed.
-      if (server) {
-        const { exitCode, signalCode } = server.child;
-        throw new Error(`${(error as Error).message}\nserver exit code ${exitCode}, signal ${signalCode}; log (tail):\n${server.log().slice(-4000)}`, { cause: error });
-      }
-      throw error;
-    } finally {
-      await server?.stop();
-    }
-    expect(sent.filter((s) => s.acked).length).toBeGreaterThan(ROUNDS);
-    // Requests on both sides of the prepared path's threshold were acknowledged (a request's rows are its nodes and edges).
-    const rowsOf = (s: Sent): number => s.nodes.length + s.edges;
-    expect(sent.filter((s) => s.acked && rowsOf(s) > PREPARED_MAX_ROWS).length, 'bulk requests (COPY)').toBeGreaterThan(0);
-    expect(sent.filter((s) => s.acked && rowsOf(s) <= PREPARED_MAX_ROWS).length, 'small requests (prepared)').toBeGreaterThan(0);
-  }, 60_000 + ROUNDS * 90_000);
+      expect(sent.filter((s) => s.acked).length).toBeGreaterThan(ROUNDS);
+      // Requests on both sides of the prepared path's threshold were acknowledged (a request's rows are its nodes and edges).
+      const rowsOf = (s: Sent): number => s.nodes.length + s.edges;
+      expect(sent.filter((s) => s.acked && rowsOf(s) > PREPARED_MAX_ROWS).length, 'bulk requests (COPY)').toBeGreaterThan(0);
+      expect(sent.filter((s) => s.acked && rowsOf(s) <= PREPARED_MAX_ROWS).length, 'small requests (prepared)').toBeGreaterThan(0);
+    },
+    60_000 + ROUNDS * 90_000,
+  );
 });

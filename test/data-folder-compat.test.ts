@@ -23,9 +23,16 @@ describe('a data folder of the previous release', () => {
   it('opens, reads back every row, and takes invalidations', async () => {
     server = await spawnServer();
     dataDir = server.dataDir;
-    const w = await json(await post(server.base, '/v1/memories', { space: 's', nodes: [
-      { id: 'old1', kind: 'claim', statement: 'Written by the old release', asserted_at: '2024-01-01T00:00:00Z' },
-      { id: 'old2', kind: 'claim', statement: 'Also old' }], edges: [{ source_id: 'old1', target_id: 'old2', edge_type: 'CAUSES' }] }));
+    const w = await json(
+      await post(server.base, '/v1/memories', {
+        space: 's',
+        nodes: [
+          { id: 'old1', kind: 'claim', statement: 'Written by the old release', asserted_at: '2024-01-01T00:00:00Z' },
+          { id: 'old2', kind: 'claim', statement: 'Also old' },
+        ],
+        edges: [{ source_id: 'old1', target_id: 'old2', edge_type: 'CAUSES' }],
+      }),
+    );
     expect(w.accepted).toBe(3);
     await server.stop();
 

@@ -45,24 +45,43 @@ describe('/docs', () => {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     try {
       const page = await browser.newPage();
       const problems: string[] = [];
       const foreign: string[] = [];
-      page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
       page.on('pageerror', (e) => problems.push(e.message));
-      page.on('request', (r) => { if (!r.url().startsWith(http.base) && !r.url().startsWith('data:')) foreign.push(r.url()); });
+      page.on('request', (r) => {
+        if (!r.url().startsWith(http.base) && !r.url().startsWith('data:')) foreign.push(r.url());
+      });
       await page.goto(`${http.base}/docs`, { waitUntil: 'load' });
       await page.waitForSelector('.opblock', { timeout: 30_000 });
       const shown = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent ?? ''));
       const documented = Object.keys(openApiDocument(SERVICE_VERSION).paths as object);
-      for (const path of documented) expect(shown.map((s) => s.replace(/\u200b/g, '')), path).toContain(path);
+      for (const path of documented)
+        expect(
+          shown.map((s) => s.replace(/\u200b/g, '')),
+          path,
+        ).toContain(path);
       expect(await page.textContent('.info .title')).toContain('memory-ledger');
       // Swagger UI's own complaints about the document (unsupported fields, broken $refs) show as errors.
       expect(await page.$$eval('.errors-wrapper, .version-pragma', (els) => els.map((e) => e.textContent))).toEqual([]);
-      expect(problems.filter((p) => /Content Security Policy|Refused to/i.test(p)), problems.join('\n')).toEqual([]);
+      expect(
+        problems.filter((p) => /Content Security Policy|Refused to/i.test(p)),
+        problems.join('\n'),
+      ).toEqual([]);
       expect(foreign).toEqual([]);
     } finally {
       await browser.close();

@@ -21,9 +21,13 @@ const AS_OF = '2024-06-01T00:00:00Z';
 describe('errorAnswer (door-neutral)', () => {
   it('maps every code to its status with {error, why}', () => {
     const cases: [SvcError, number][] = [
-      [new SvcError('SVC_AS_OF_REQUIRED', 'pass as_of'), 400], [new SvcError('SVC_UNAUTHORIZED', 'key'), 401],
-      [new SvcError('not_found', 'no such block'), 404], [new SvcError('payload_too_large', 'big'), 413],
-      [new SvcError('append_only', 'never'), 501], [new SvcError('unavailable', 'down'), 503], [new SvcError('invalid_json', 'bad'), 400],
+      [new SvcError('SVC_AS_OF_REQUIRED', 'pass as_of'), 400],
+      [new SvcError('SVC_UNAUTHORIZED', 'key'), 401],
+      [new SvcError('not_found', 'no such block'), 404],
+      [new SvcError('payload_too_large', 'big'), 413],
+      [new SvcError('append_only', 'never'), 501],
+      [new SvcError('unavailable', 'down'), 503],
+      [new SvcError('invalid_json', 'bad'), 400],
     ];
     for (const [error, status] of cases) {
       expect(errorAnswer(error, locatorOf('remember'))).toEqual({ status, body: { detail: { error: error.code, why: error.message } } });
@@ -37,17 +41,27 @@ describe('errorAnswer (door-neutral)', () => {
   it('gives every 422 item an input: the value sent, cut when long, null when missing', () => {
     const long = 'x'.repeat(MAX_INPUT_CHARS + 50);
     const raw = { space: 's', nodes: [{ kind: 'claim', statement: long, payload: { deep: 'y'.repeat(500) } }], edges: 'no' };
-    const answer = errorAnswer(invalidInput([
-      { type: 'invalid_type', loc: ['edges'], msg: 'expected array' },
-      { type: 'too_big', loc: ['nodes', 0, 'statement'], msg: 'too long' },
-      { type: 'invalid_type', loc: ['nodes', 0, 'payload'], msg: 'bad' },
-      { type: 'invalid_type', loc: ['nodes', 0, 'id'], msg: 'required' },
-      { type: 'custom', loc: ['space'], msg: 'given by the handler', input: 'kept' },
-    ]), locatorOf('remember'), raw);
+    const answer = errorAnswer(
+      invalidInput([
+        { type: 'invalid_type', loc: ['edges'], msg: 'expected array' },
+        { type: 'too_big', loc: ['nodes', 0, 'statement'], msg: 'too long' },
+        { type: 'invalid_type', loc: ['nodes', 0, 'payload'], msg: 'bad' },
+        { type: 'invalid_type', loc: ['nodes', 0, 'id'], msg: 'required' },
+        { type: 'custom', loc: ['space'], msg: 'given by the handler', input: 'kept' },
+      ]),
+      locatorOf('remember'),
+      raw,
+    );
     expect(answer.status).toBe(422);
     const items = answer.body.detail as { loc: unknown[]; input: unknown }[];
     expect(items.map((i) => i.loc[0])).toEqual(['body', 'body', 'body', 'body', 'body']);
-    expect(items.map((i) => i.input)).toEqual(['no', `${'x'.repeat(MAX_INPUT_CHARS)}…`, expect.stringMatching(/^\{"deep":"y+…$/), null, 'kept']);
+    expect(items.map((i) => i.input)).toEqual([
+      'no',
+      `${'x'.repeat(MAX_INPUT_CHARS)}…`,
+      expect.stringMatching(/^\{"deep":"y+…$/),
+      null,
+      'kept',
+    ]);
     for (const i of items) expect(Object.keys(i).sort()).toEqual(['input', 'loc', 'msg', 'type']);
     expect(shownInput({ a: 1 })).toEqual({ a: 1 });
     expect(shownInput([1, 2])).toEqual([1, 2]);
@@ -56,10 +70,13 @@ describe('errorAnswer (door-neutral)', () => {
   it('turns a bad query instant into 400 SVC_BAD_TIMESTAMP with why and loc; a bad body instant stays 422', () => {
     const issue = { type: 'timestamp', loc: ['as_of'], msg: 'must have an offset' };
     expect(errorAnswer(invalidInput([issue]), locatorOf('list_memories'), { as_of: 'x' })).toEqual({
-      status: 400, body: { detail: { error: 'SVC_BAD_TIMESTAMP', why: 'as_of: must have an offset', loc: ['query', 'as_of'] } },
+      status: 400,
+      body: { detail: { error: 'SVC_BAD_TIMESTAMP', why: 'as_of: must have an offset', loc: ['query', 'as_of'] } },
     });
     expect(errorAnswer(invalidInput([issue]), locatorOf('search_memory'), { as_of: 'x' }).status).toBe(422);
-    expect(errorAnswer(invalidInput([{ type: 't', loc: ['id'], msg: 'm' }]), locatorOf('get_memory')).body.detail).toMatchObject([{ loc: ['path', 'id'] }]);
+    expect(errorAnswer(invalidInput([{ type: 't', loc: ['id'], msg: 'm' }]), locatorOf('get_memory')).body.detail).toMatchObject([
+      { loc: ['path', 'id'] },
+    ]);
   });
 });
 

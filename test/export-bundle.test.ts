@@ -16,10 +16,22 @@ let file = '';
 const cleanup: string[] = [];
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
-  let out = '', err = '';
-  const code = await runBundleCli(args, { out: (s) => { out += s; }, err: (s) => { err += s; } });
+  let out = '',
+    err = '';
+  const code = await runBundleCli(args, {
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+  });
   let json: unknown = null;
-  try { json = JSON.parse(out); } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(out);
+  } catch {
+    /* not JSON */
+  }
   return { code, out, err, json };
 }
 
@@ -29,7 +41,8 @@ const noTx = (body: any): any => {
   return copy;
 };
 
-const serverNow = async (): Promise<string> => (await t.call('GET', '/v1/memories', { query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of;
+const serverNow = async (): Promise<string> =>
+  (await t.call('GET', '/v1/memories', { query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of;
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -37,16 +50,41 @@ beforeAll(async () => {
     const r = await t.call('POST', '/v1/memories', { body });
     expect(r.json.refused).toEqual([]);
   };
-  await w({ space: 'w', backfill: { declared_captured_at: '2023-05-01T12:00:00Z', reason: 'crm import' },
-    nodes: [{ id: 'old', kind: 'claim', statement: 'old cause', asserted_at: '2023-04-01T00:00:00Z' }] });
-  await w({ space: 'w', nodes: [
-    { id: 'a', kind: 'claim', statement: 'drought', category: 'weather', asserted_at: '2024-01-01T00:00:00Z' },
-    { id: 'b', kind: 'claim', statement: 'wheat up', category: 'prices', fact_key: 'wheat', fact_value: 300, asserted_at: '2024-02-01T00:00:00Z' }],
-  edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CAUSES', lag: 'P30D' }, { source_id: 'old', target_id: 'a', edge_type: 'SUPPORTS' }] });
+  await w({
+    space: 'w',
+    backfill: { declared_captured_at: '2023-05-01T12:00:00Z', reason: 'crm import' },
+    nodes: [{ id: 'old', kind: 'claim', statement: 'old cause', asserted_at: '2023-04-01T00:00:00Z' }],
+  });
+  await w({
+    space: 'w',
+    nodes: [
+      { id: 'a', kind: 'claim', statement: 'drought', category: 'weather', asserted_at: '2024-01-01T00:00:00Z' },
+      {
+        id: 'b',
+        kind: 'claim',
+        statement: 'wheat up',
+        category: 'prices',
+        fact_key: 'wheat',
+        fact_value: 300,
+        asserted_at: '2024-02-01T00:00:00Z',
+      },
+    ],
+    edges: [
+      { source_id: 'a', target_id: 'b', edge_type: 'CAUSES', lag: 'P30D' },
+      { source_id: 'old', target_id: 'a', edge_type: 'SUPPORTS' },
+    ],
+  });
   mid = await serverNow();
-  await w({ space: 'w', nodes: [{ id: 'c', kind: 'prediction', statement: 'bread up', asserted_at: '2024-03-01T00:00:00Z', valid_to: '2024-09-01T00:00:00Z' }],
-    edges: [{ source_id: 'b', target_id: 'c', edge_type: 'TRIGGERS' }] });
-  await w({ space: 'z', nodes: [{ id: 'z1', kind: 'entity', statement: 'Other' }], edges: [{ source_id: 'z1', target_id: 'b', edge_type: 'CONTRADICTS' }] });
+  await w({
+    space: 'w',
+    nodes: [{ id: 'c', kind: 'prediction', statement: 'bread up', asserted_at: '2024-03-01T00:00:00Z', valid_to: '2024-09-01T00:00:00Z' }],
+    edges: [{ source_id: 'b', target_id: 'c', edge_type: 'TRIGGERS' }],
+  });
+  await w({
+    space: 'z',
+    nodes: [{ id: 'z1', kind: 'entity', statement: 'Other' }],
+    edges: [{ source_id: 'z1', target_id: 'b', edge_type: 'CONTRADICTS' }],
+  });
   await t.call('POST', '/v1/facts', { body: { fact_key: 'wheat' } });
   now = await serverNow();
   await t.call('POST', '/v1/resolve', { body: { fact: 'wheat', as_of: now } });
@@ -67,13 +105,24 @@ describe('memory-ledger bundle FILE list|get|why', () => {
   it('list answers as GET /v1/memories at the same as_of, valid_at, space, kind and category', async () => {
     const cases: Record<string, string>[] = [];
     for (const as_of of instants()) {
-      cases.push({ as_of }, { as_of, space: 'w' }, { as_of, valid_at: '2024-06-01T00:00:00Z' }, { as_of, valid_at: '2024-10-01T00:00:00Z' },
-        { as_of, kind: 'claim' }, { as_of, category: 'prices' });
+      cases.push(
+        { as_of },
+        { as_of, space: 'w' },
+        { as_of, valid_at: '2024-06-01T00:00:00Z' },
+        { as_of, valid_at: '2024-10-01T00:00:00Z' },
+        { as_of, kind: 'claim' },
+        { as_of, category: 'prices' },
+      );
     }
     for (const q of cases) {
       const server = await t.call('GET', '/v1/memories', { query: { ...q, limit: 1000 } });
       const args = [file, 'list', '--as-of', q.as_of ?? '', '--limit', '1000'];
-      for (const [k, flag] of [['space', '--space'], ['valid_at', '--valid-at'], ['kind', '--kind'], ['category', '--category']] as const) {
+      for (const [k, flag] of [
+        ['space', '--space'],
+        ['valid_at', '--valid-at'],
+        ['kind', '--kind'],
+        ['category', '--category'],
+      ] as const) {
         if (q[k] !== undefined) args.push(flag, q[k] ?? '');
       }
       const offline = await cli(args);
@@ -103,7 +152,7 @@ describe('memory-ledger bundle FILE list|get|why', () => {
     }
   });
 
-  it('defaults as_of to the bundle\'s exported_as_of and refuses a later one', async () => {
+  it("defaults as_of to the bundle's exported_as_of and refuses a later one", async () => {
     const dflt = await cli([file, 'list']);
     expect(dflt.json.certificate.as_of).toBe(now);
     expect(dflt.json.items.length).toBe(5);
@@ -125,8 +174,10 @@ describe('memory-ledger bundle FILE list|get|why', () => {
 
 describe('memory-ledger bundle FILE verify', () => {
   let dir = '';
-  const files = (): Record<string, string> => Object.fromEntries(['manifest.json', 'nodes.jsonl', 'edges.jsonl', 'resolutions.jsonl']
-    .map((f) => [f, readFileSync(join(dir, f), 'utf8')]));
+  const files = (): Record<string, string> =>
+    Object.fromEntries(
+      ['manifest.json', 'nodes.jsonl', 'edges.jsonl', 'resolutions.jsonl'].map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+    );
   let original: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -136,8 +187,14 @@ describe('memory-ledger bundle FILE verify', () => {
     original = files();
   });
 
-  const restore = (): void => { for (const [f, text] of Object.entries(original)) writeFileSync(join(dir, f), text); };
-  const lines = (f: string): any[] => original[f]?.split('\n').filter(Boolean).map((l) => JSON.parse(l)) ?? [];
+  const restore = (): void => {
+    for (const [f, text] of Object.entries(original)) writeFileSync(join(dir, f), text);
+  };
+  const lines = (f: string): any[] =>
+    original[f]
+      ?.split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)) ?? [];
   const put = (f: string, rows: unknown[]): void => writeFileSync(join(dir, f), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
 
   it('a bundle exported by the server satisfies the five invariants (archive and folder)', async () => {
@@ -157,7 +214,12 @@ describe('memory-ledger bundle FILE verify', () => {
     const r = await cli([dir, 'verify']);
     expect(r.code).toBe(1);
     expect(r.json.violations).toHaveLength(1);
-    expect(r.json.violations[0]).toMatchObject({ invariant: 'attested_knowledge_time', file: 'nodes.jsonl', problem: expect.stringContaining('precedes its batch'), row: { id: 'old' } });
+    expect(r.json.violations[0]).toMatchObject({
+      invariant: 'attested_knowledge_time',
+      file: 'nodes.jsonl',
+      problem: expect.stringContaining('precedes its batch'),
+      row: { id: 'old' },
+    });
   });
 
   it('reports an edge of unknown type and an edge to a node the bundle lacks', async () => {
@@ -168,7 +230,10 @@ describe('memory-ledger bundle FILE verify', () => {
     put('edges.jsonl', edges);
     const r = await cli([dir, 'verify']);
     expect(r.code).toBe(1);
-    expect(r.json.violations.map((v: any) => [v.invariant, v.line])).toEqual([['typed_edges', 1], ['typed_edges', 2]]);
+    expect(r.json.violations.map((v: any) => [v.invariant, v.line])).toEqual([
+      ['typed_edges', 1],
+      ['typed_edges', 2],
+    ]);
     expect(r.json.violations[0].row.edge_type).toBe('BLAMES');
     expect(r.json.violations[1].problem).toContain('ghost');
   });
@@ -180,7 +245,15 @@ describe('memory-ledger bundle FILE verify', () => {
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
     const r = await cli([dir, 'verify']);
     expect(r.json.violations.length).toBeGreaterThan(0);
-    expect(r.json.violations).toEqual(r.json.violations.map(() => expect.objectContaining({ invariant: 'declared_facts', file: 'resolutions.jsonl', row: expect.objectContaining({ fact_key: 'wheat' }) })));
+    expect(r.json.violations).toEqual(
+      r.json.violations.map(() =>
+        expect.objectContaining({
+          invariant: 'declared_facts',
+          file: 'resolutions.jsonl',
+          row: expect.objectContaining({ fact_key: 'wheat' }),
+        }),
+      ),
+    );
   });
 
   it('accepts a node carrying a fact_key that was never declared (the service accepts it too)', async () => {
@@ -199,7 +272,13 @@ describe('memory-ledger bundle FILE verify', () => {
     const nodes = lines('nodes.jsonl');
     const c = nodes.find((n) => n.id === 'c');
     nodes.push({ ...c, statement: 'bread down', valid_from: '2024-08-01T00:00:00.000000Z', valid_to: null });
-    nodes.push({ ...c, statement: 'bread flat', valid_from: '2024-09-01T00:00:00.000000Z', valid_to: null, asserted_at: '2024-09-01T00:00:00.000000Z' });
+    nodes.push({
+      ...c,
+      statement: 'bread flat',
+      valid_from: '2024-09-01T00:00:00.000000Z',
+      valid_to: null,
+      asserted_at: '2024-09-01T00:00:00.000000Z',
+    });
     put('nodes.jsonl', nodes);
     const edges = lines('edges.jsonl');
     put('edges.jsonl', [...edges, edges[0]]);
@@ -212,7 +291,7 @@ describe('memory-ledger bundle FILE verify', () => {
     ]);
   });
 
-  it('reports broken clocks and rows learned after the export\'s as_of', async () => {
+  it("reports broken clocks and rows learned after the export's as_of", async () => {
     restore();
     const nodes = lines('nodes.jsonl');
     nodes[1].valid_to = nodes[1].valid_from;
@@ -221,6 +300,10 @@ describe('memory-ledger bundle FILE verify', () => {
     nodes[3].attestation.captured_at = nodes[3].known_at;
     put('nodes.jsonl', nodes);
     const r = await cli([dir, 'verify']);
-    expect(r.json.violations.map((v: any) => [v.invariant, v.line])).toEqual([['three_clocks', 2], ['three_clocks', 3], ['three_clocks', 4]]);
+    expect(r.json.violations.map((v: any) => [v.invariant, v.line])).toEqual([
+      ['three_clocks', 2],
+      ['three_clocks', 3],
+      ['three_clocks', 4],
+    ]);
   });
 });

@@ -48,16 +48,20 @@ const nodeArb = fc.record({
 });
 
 const edgeArb = fc.record({
-  s: fc.constantFrom(...IDS), t: fc.constantFrom(...IDS), type: fc.constantFrom(...TYPES),
+  s: fc.constantFrom(...IDS),
+  t: fc.constantFrom(...IDS),
+  type: fc.constantFrom(...TYPES),
   asserted: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
 });
 
-const writeArb = fc.record({
-  space: fc.constantFrom('s1', 's2'),
-  backfill: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
-  nodes: fc.array(nodeArb, { maxLength: 4 }),
-  edges: fc.array(edgeArb, { maxLength: 3 }),
-}).filter((w) => w.nodes.length + w.edges.length > 0); // an empty write is a 422 (strict input, v1.x)
+const writeArb = fc
+  .record({
+    space: fc.constantFrom('s1', 's2'),
+    backfill: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
+    nodes: fc.array(nodeArb, { maxLength: 4 }),
+    edges: fc.array(edgeArb, { maxLength: 3 }),
+  })
+  .filter((w) => w.nodes.length + w.edges.length > 0); // an empty write is a 422 (strict input, v1.x)
 
 const queryArb = fc.record({
   asOfPick: fc.nat(),
@@ -77,16 +81,28 @@ function freshKey(): string {
 function body(w: GenWrite): unknown {
   return {
     space: w.space,
-    backfill: w.backfill === undefined ? undefined : { declared_captured_at: formatInstant(T0 - w.backfill * DAY / 4), reason: `import ${w.backfill}` },
+    backfill:
+      w.backfill === undefined
+        ? undefined
+        : { declared_captured_at: formatInstant(T0 - (w.backfill * DAY) / 4), reason: `import ${w.backfill}` },
     nodes: w.nodes.map((n) => {
       const asserted = n.asserted === undefined ? undefined : day(n.asserted);
       return {
-        id: n.id, kind: n.kind, statement: n.statement, category: n.category, asserted_at: asserted,
+        id: n.id,
+        kind: n.kind,
+        statement: n.statement,
+        category: n.category,
+        asserted_at: asserted,
         valid_to: asserted !== undefined && n.span !== undefined ? day((n.asserted ?? 0) + n.span) : undefined,
         ...(n.fact ? { fact_key: 'f', fact_value: n.value } : {}),
       };
     }),
-    edges: w.edges.map((e) => ({ source_id: e.s, target_id: e.t, edge_type: e.type, asserted_at: e.asserted === undefined ? undefined : day(e.asserted) })),
+    edges: w.edges.map((e) => ({
+      source_id: e.s,
+      target_id: e.t,
+      edge_type: e.type,
+      asserted_at: e.asserted === undefined ? undefined : day(e.asserted),
+    })),
   };
 }
 
@@ -113,42 +129,54 @@ function candidates(b: LoadedBundle): string[] {
 }
 
 describe('a bundle answers as the server', () => {
-  it('list, get and why over a bundle exported now equal the server\'s answers at any as_of', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(writeArb, { minLength: 1, maxLength: 5 }), fc.boolean(), fc.array(queryArb, { minLength: 1, maxLength: 3 }),
-      async (writes, resolve, queries) => {
-        const key = freshKey();
-        for (const w of writes) expect((await t.call('POST', '/v1/memories', { key, body: body(w) })).status).toBe(200);
-        const now0 = (await t.call('GET', '/v1/memories', { key, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of as string;
-        if (resolve) {
-          await t.call('POST', '/v1/facts', { key, body: { fact_key: 'f' } });
-          await t.call('POST', '/v1/resolve', { key, body: { fact: 'f', as_of: now0 } });
-        }
-        const now = (await t.call('GET', '/v1/memories', { key, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of as string;
-        const b = await loadExport(key, now);
-        const picks = candidates(b);
-        for (const q of queries) {
-          const asOf = picks[q.asOfPick % picks.length] ?? now;
-          const validAt = q.validAt === undefined ? undefined : day(q.validAt);
-          const base = { as_of: asOf, ...(validAt ? { valid_at: validAt } : {}) };
-          const server = await t.call('GET', '/v1/memories', { key, query: { ...base, ...q.filter, limit: 1000 } });
-          const offline = bundleList(b, { asOf: parseInstant(asOf), validAt: validAt === undefined ? undefined : parseInstant(validAt), ...q.filter, limit: 1000 });
-          expect(noTx(offline)).toEqual(noTx(server.json));
-          const space = q.filter.space;
-          for (const id of IDS) {
-            const query = { ...base, ...(space ? { space } : {}) };
-            const rq = { asOf: parseInstant(asOf), validAt: validAt === undefined ? undefined : parseInstant(validAt), space };
-            const sg = await t.call('GET', `/v1/memories/${id}`, { key, query });
-            expect(noTx(bundleGet(b, id, rq))).toEqual(noTx(sg.json));
-            const sw = await t.call('GET', `/v1/memories/${id}/why`, { key, query: { ...query, depth: q.depth } });
-            expect(noTx(bundleWhy(b, id, { ...rq, depth: q.depth }))).toEqual(noTx(sw.json));
+  it("list, get and why over a bundle exported now equal the server's answers at any as_of", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(writeArb, { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        fc.array(queryArb, { minLength: 1, maxLength: 3 }),
+        async (writes, resolve, queries) => {
+          const key = freshKey();
+          for (const w of writes) expect((await t.call('POST', '/v1/memories', { key, body: body(w) })).status).toBe(200);
+          const now0 = (await t.call('GET', '/v1/memories', { key, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of as string;
+          if (resolve) {
+            await t.call('POST', '/v1/facts', { key, body: { fact_key: 'f' } });
+            await t.call('POST', '/v1/resolve', { key, body: { fact: 'f', as_of: now0 } });
           }
-        }
-      }), { numRuns: RUNS });
+          const now = (await t.call('GET', '/v1/memories', { key, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of as string;
+          const b = await loadExport(key, now);
+          const picks = candidates(b);
+          for (const q of queries) {
+            const asOf = picks[q.asOfPick % picks.length] ?? now;
+            const validAt = q.validAt === undefined ? undefined : day(q.validAt);
+            const base = { as_of: asOf, ...(validAt ? { valid_at: validAt } : {}) };
+            const server = await t.call('GET', '/v1/memories', { key, query: { ...base, ...q.filter, limit: 1000 } });
+            const offline = bundleList(b, {
+              asOf: parseInstant(asOf),
+              validAt: validAt === undefined ? undefined : parseInstant(validAt),
+              ...q.filter,
+              limit: 1000,
+            });
+            expect(noTx(offline)).toEqual(noTx(server.json));
+            const space = q.filter.space;
+            for (const id of IDS) {
+              const query = { ...base, ...(space ? { space } : {}) };
+              const rq = { asOf: parseInstant(asOf), validAt: validAt === undefined ? undefined : parseInstant(validAt), space };
+              const sg = await t.call('GET', `/v1/memories/${id}`, { key, query });
+              expect(noTx(bundleGet(b, id, rq))).toEqual(noTx(sg.json));
+              const sw = await t.call('GET', `/v1/memories/${id}/why`, { key, query: { ...query, depth: q.depth } });
+              expect(noTx(bundleWhy(b, id, { ...rq, depth: q.depth }))).toEqual(noTx(sw.json));
+            }
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   it('a bundle exported at an earlier as_of lists and gets the same blocks as the server at or before it', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(writeArb, { minLength: 1, maxLength: 4 }), fc.nat(), fc.nat(),
-      async (writes, cutPick, readPick) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(writeArb, { minLength: 1, maxLength: 4 }), fc.nat(), fc.nat(), async (writes, cutPick, readPick) => {
         const key = freshKey();
         for (const w of writes) await t.call('POST', '/v1/memories', { key, body: body(w) });
         const now = (await t.call('GET', '/v1/memories', { key, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of as string;
@@ -166,6 +194,8 @@ describe('a bundle answers as the server', () => {
           // Not the reason: a bundle cut at an instant cannot know a block learned later (absent, not not_yet).
           expect([og.item, og.versions]).toEqual([sg.item, sg.versions]);
         }
-      }), { numRuns: Math.max(4, Math.floor(RUNS / 2)) });
+      }),
+      { numRuns: Math.max(4, Math.floor(RUNS / 2)) },
+    );
   });
 });

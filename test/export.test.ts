@@ -13,7 +13,8 @@ import { runOperation } from '../tools/operation.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { exportArchive, readBack, tarEntries } from './helpers/bundle.ts';
 
-const KA = 'key-alpha', KB = 'key-beta';
+const KA = 'key-alpha',
+  KB = 'key-beta';
 let t: TestApp;
 let now = '';
 let beforeAll_ = '';
@@ -28,20 +29,47 @@ const write = async (body: unknown, key = KA): Promise<any> => {
 beforeAll(async () => {
   t = await startTestApp({ SVC_API_KEYS: `${KA}=alpha,${KB}=beta` });
   beforeAll_ = (await t.call('GET', '/v1/memories', { key: KA, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of;
-  await write({ space: 'w', backfill: { declared_captured_at: '2023-05-01T12:00:00Z', reason: 'crm import' },
-    nodes: [{ id: 'bf1', kind: 'entity', statement: 'Acme', category: 'org', asserted_at: '2023-04-01T00:00:00Z' }] });
-  await write({ space: 'w', nodes: [
-    { id: 'n1', kind: 'claim', statement: 'rain', category: 'econ', payload: { source: 'wire' } },
-    { id: 'n2', kind: 'claim', statement: 'rate 4.5', category: 'econ', fact_key: 'rate', fact_value: 4.5, asserted_at: '2024-01-01T00:00:00Z' },
-    { id: 'n3', kind: 'claim', statement: 'rate 4.75', category: 'rates', fact_key: 'rate', fact_value: 4.75, asserted_at: '2024-06-01T00:00:00Z' },
-    { id: 'v', kind: 'factor', statement: 'v1', asserted_at: '2024-01-01T00:00:00Z', valid_to: '2024-02-01T00:00:00Z' },
-    { id: 'v', kind: 'factor', statement: 'v2', asserted_at: '2024-02-01T00:00:00Z' }],
-  edges: [
-    { source_id: 'n1', target_id: 'n2', edge_type: 'CAUSES', lag: '36 hours', confidence: 0.7, mechanism: 'supply' },
-    { source_id: 'n3', target_id: 'n2', edge_type: 'SUPERSEDES' },
-    { source_id: 'bf1', target_id: 'n1', edge_type: 'MENTIONS' }] });
-  await write({ space: 'x', nodes: [{ id: 'x1', kind: 'claim', statement: 'elsewhere', category: 'econ' }],
-    edges: [{ source_id: 'x1', target_id: 'n1', edge_type: 'SUPPORTS' }] });
+  await write({
+    space: 'w',
+    backfill: { declared_captured_at: '2023-05-01T12:00:00Z', reason: 'crm import' },
+    nodes: [{ id: 'bf1', kind: 'entity', statement: 'Acme', category: 'org', asserted_at: '2023-04-01T00:00:00Z' }],
+  });
+  await write({
+    space: 'w',
+    nodes: [
+      { id: 'n1', kind: 'claim', statement: 'rain', category: 'econ', payload: { source: 'wire' } },
+      {
+        id: 'n2',
+        kind: 'claim',
+        statement: 'rate 4.5',
+        category: 'econ',
+        fact_key: 'rate',
+        fact_value: 4.5,
+        asserted_at: '2024-01-01T00:00:00Z',
+      },
+      {
+        id: 'n3',
+        kind: 'claim',
+        statement: 'rate 4.75',
+        category: 'rates',
+        fact_key: 'rate',
+        fact_value: 4.75,
+        asserted_at: '2024-06-01T00:00:00Z',
+      },
+      { id: 'v', kind: 'factor', statement: 'v1', asserted_at: '2024-01-01T00:00:00Z', valid_to: '2024-02-01T00:00:00Z' },
+      { id: 'v', kind: 'factor', statement: 'v2', asserted_at: '2024-02-01T00:00:00Z' },
+    ],
+    edges: [
+      { source_id: 'n1', target_id: 'n2', edge_type: 'CAUSES', lag: '36 hours', confidence: 0.7, mechanism: 'supply' },
+      { source_id: 'n3', target_id: 'n2', edge_type: 'SUPERSEDES' },
+      { source_id: 'bf1', target_id: 'n1', edge_type: 'MENTIONS' },
+    ],
+  });
+  await write({
+    space: 'x',
+    nodes: [{ id: 'x1', kind: 'claim', statement: 'elsewhere', category: 'econ' }],
+    edges: [{ source_id: 'x1', target_id: 'n1', edge_type: 'SUPPORTS' }],
+  });
   expect((await t.call('POST', '/v1/facts', { key: KA, body: { fact_key: 'rate' } })).status).toBe(200);
   now = (await t.call('GET', '/v1/memories', { key: KA, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of;
   const resolved = await t.call('POST', '/v1/resolve', { key: KA, body: { fact: 'rate', as_of: now } });
@@ -52,8 +80,35 @@ beforeAll(async () => {
 
 afterAll(async () => t?.close());
 
-const NODE_FIELDS = ['id', 'kind', 'space', 'statement', 'category', 'payload', 'asserted_at', 'valid_from', 'valid_to', 'known_at', 'attestation', 'fact_key', 'fact_value'];
-const EDGE_FIELDS = ['source_id', 'target_id', 'edge_type', 'confidence', 'lag', 'mechanism', 'space', 'asserted_at', 'valid_from', 'valid_to', 'known_at', 'attestation'];
+const NODE_FIELDS = [
+  'id',
+  'kind',
+  'space',
+  'statement',
+  'category',
+  'payload',
+  'asserted_at',
+  'valid_from',
+  'valid_to',
+  'known_at',
+  'attestation',
+  'fact_key',
+  'fact_value',
+];
+const EDGE_FIELDS = [
+  'source_id',
+  'target_id',
+  'edge_type',
+  'confidence',
+  'lag',
+  'mechanism',
+  'space',
+  'asserted_at',
+  'valid_from',
+  'valid_to',
+  'known_at',
+  'attestation',
+];
 const VERDICT_FIELDS = ['target_id', 'value', 'outcome', 'method', 'ruleset', 'resolver', 'decided_at', 'known_at', 'attestation'];
 const ids = (rows: { id?: unknown }[]): string[] => rows.map((r) => String(r.id)).sort();
 
@@ -66,7 +121,9 @@ describe('GET /v1/export', () => {
     expect(r.headers.get('content-disposition')).toBe(`attachment; filename="${stem}.tar.gz"`);
     const entries = await tarEntries(r.buf);
     const files = [...entries.keys()].filter((k) => entries.get(k) !== null).sort();
-    expect(files).toEqual(['edges.jsonl', 'invalidations.jsonl', 'manifest.json', 'nodes.jsonl', 'resolutions.jsonl'].map((f) => `${stem}/${f}`));
+    expect(files).toEqual(
+      ['edges.jsonl', 'invalidations.jsonl', 'manifest.json', 'nodes.jsonl', 'resolutions.jsonl'].map((f) => `${stem}/${f}`),
+    );
     expect([...entries.keys()].every((k) => k.startsWith(`${stem}/`))).toBe(true);
   });
 
@@ -119,7 +176,12 @@ describe('GET /v1/export', () => {
     expect(ids(mid.nodes)).toEqual(['bf1']);
     expect(mid.manifest.declarations.batches).toHaveLength(1);
     const all = await readBack((await exportArchive(t, { as_of: now }, KA)).buf);
-    expect(all.nodes.filter((n) => n.id === 'v').map((n) => n.statement).sort()).toEqual(['v1', 'v2']);
+    expect(
+      all.nodes
+        .filter((n) => n.id === 'v')
+        .map((n) => n.statement)
+        .sort(),
+    ).toEqual(['v1', 'v2']);
   });
 
   it('space scoping keeps its nodes, the edges between them and the resolutions on them', async () => {
@@ -150,7 +212,7 @@ describe('GET /v1/export', () => {
     expect(rates.resolutions.map((v) => v.target_id)).toEqual(['n3']);
   });
 
-  it('cuts an as_of in the future at the server\'s present instant', async () => {
+  it("cuts an as_of in the future at the server's present instant", async () => {
     const r = await exportArchive(t, { as_of: '2100-01-01' }, KA);
     const b = await readBack(r.buf);
     const exportedAt = parseInstant(b.manifest.exported_as_of);
@@ -161,7 +223,11 @@ describe('GET /v1/export', () => {
   });
 
   it('at an app-scoped address the export holds the confined space only', async () => {
-    const archive = await runOperation(exportLedger, { as_of: now, space: 'x' }, { ledger: t.ledger, tenant: 'alpha', confinedSpace: 'w', services: { version: SERVICE_VERSION } });
+    const archive = await runOperation(
+      exportLedger,
+      { as_of: now, space: 'x' },
+      { ledger: t.ledger, tenant: 'alpha', confinedSpace: 'w', services: { version: SERVICE_VERSION } },
+    );
     if (!isArchive(archive)) throw new Error('not an archive');
     const chunks: Buffer[] = [];
     for await (const c of archive.open()) chunks.push(c as Buffer);
@@ -202,7 +268,11 @@ describe('export_ledger and the staged files', () => {
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = privateTmp;
     try {
-      const archive = await runOperation(exportLedger, { as_of: now, space: 'w' }, { ledger: t.ledger, tenant: 'alpha', services: { version: SERVICE_VERSION } });
+      const archive = await runOperation(
+        exportLedger,
+        { as_of: now, space: 'w' },
+        { ledger: t.ledger, tenant: 'alpha', services: { version: SERVICE_VERSION } },
+      );
       expect(isArchive(archive)).toBe(true);
       if (!isArchive(archive)) return;
       expect(archive.mediaType).toBe('application/gzip');

@@ -22,9 +22,19 @@ afterAll(async () => {
   for (const s of [hosted, open]) if (s) rmSync(s.dataDir, { recursive: true, force: true });
 });
 
-interface Answer { status: number; json: any; text: string; headers: Headers }
+interface Answer {
+  status: number;
+  json: any;
+  text: string;
+  headers: Headers;
+}
 
-async function call(server: ServerProcess, method: string, path: string, opts: { key?: string | null; body?: unknown; raw?: string } = {}): Promise<Answer> {
+async function call(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  opts: { key?: string | null; body?: unknown; raw?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const key = opts.key === undefined ? KEY_A : opts.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -32,7 +42,11 @@ async function call(server: ServerProcess, method: string, path: string, opts: {
   const r = await fetch(`${server.base}${path}`, { method, headers, body });
   const text = await r.text();
   let json: unknown = null;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: r.status, json, text, headers: r.headers };
 }
 
@@ -49,7 +63,13 @@ describe('keys and tenants', () => {
   });
   it('answers 401 SVC_UNAUTHORIZED without a key or with a wrong one, on every route', async () => {
     for (const key of [null, 'wrong', `${KEY_A}x`, '']) {
-      for (const [method, path] of [['GET', `/v1/memories?as_of=${NOW()}`], ['POST', '/v1/memories'], ['GET', '/v1/check_install'], ['GET', '/v1/memories/x?as_of=2024-01-01'], ['DELETE', '/v1/memories/x']] as const) {
+      for (const [method, path] of [
+        ['GET', `/v1/memories?as_of=${NOW()}`],
+        ['POST', '/v1/memories'],
+        ['GET', '/v1/check_install'],
+        ['GET', '/v1/memories/x?as_of=2024-01-01'],
+        ['DELETE', '/v1/memories/x'],
+      ] as const) {
         const r = await call(hosted, method, path, { key, body: method === 'POST' ? { space: 's', nodes: [] } : undefined });
         expect(r.status, `${method} ${path} key=${key}`).toBe(401);
         expect(r.json).toEqual({ detail: { error: 'SVC_UNAUTHORIZED', why: expect.stringContaining('Bearer') } });
@@ -63,8 +83,12 @@ describe('keys and tenants', () => {
     const r = await call(open, 'GET', `/v1/memories/o1?as_of=${NOW()}`, { key: null });
     expect(r.json.item.tenant).toBe('solo');
   });
-  it('never reads a tenant from input, and another tenant\'s ids answer absent', async () => {
-    const w = await post({ space: 'iso', tenant: 'beta', nodes: [{ id: 'secret', kind: 'claim', statement: 'alpha only', tenant: 'beta' }] });
+  it("never reads a tenant from input, and another tenant's ids answer absent", async () => {
+    const w = await post({
+      space: 'iso',
+      tenant: 'beta',
+      nodes: [{ id: 'secret', kind: 'claim', statement: 'alpha only', tenant: 'beta' }],
+    });
     expect(w.json.accepted).toBe(1);
     const mine = await get(`/v1/memories/secret?as_of=${NOW()}`);
     expect(mine.json.item.tenant).toBe('alpha');
@@ -123,7 +147,11 @@ describe('writes', () => {
     expect(again.json.warnings).toEqual([{ id: first.json.ids[0], kind: 'node', warning: 'already_remembered' }]);
   });
   it('records a backfill batch and shows it in certificates', async () => {
-    const w = await post({ space: 'bf', backfill: { declared_captured_at: '2023-06-01T00:00:00Z', reason: 'crm import' }, nodes: [{ id: 'bf1', kind: 'entity' }] });
+    const w = await post({
+      space: 'bf',
+      backfill: { declared_captured_at: '2023-06-01T00:00:00Z', reason: 'crm import' },
+      nodes: [{ id: 'bf1', kind: 'entity' }],
+    });
     expect(w.json.batch).toMatchObject({ declared_captured_at: '2023-06-01T00:00:00.000000Z', reason: 'crm import' });
     const seen = await get('/v1/memories?as_of=2023-06-01&space=bf');
     expect(seen.json.items.map((n: { id: string }) => n.id)).toEqual(['bf1']);
@@ -131,7 +159,11 @@ describe('writes', () => {
     const before = await get('/v1/memories?as_of=2023-05-31T23:59:59.999999Z&space=bf');
     expect(before.json.items).toEqual([]);
     expect(before.json.masked).toEqual({ node: 1, edge: 0, verdict: 0 });
-    const future = await post({ space: 'bf', backfill: { declared_captured_at: '2199-01-01T00:00:00Z', reason: 'x' }, nodes: [{ id: 'bf2', kind: 'entity' }] });
+    const future = await post({
+      space: 'bf',
+      backfill: { declared_captured_at: '2199-01-01T00:00:00Z', reason: 'x' },
+      nodes: [{ id: 'bf2', kind: 'entity' }],
+    });
     expect(future.status).toBe(422);
     expect(future.json.detail[0].loc).toEqual(['body', 'backfill', 'declared_captured_at']);
   });
@@ -145,10 +177,16 @@ describe('errors', () => {
       [{ space: 's', nodes: 'x' }, ['body', 'nodes']],
       [{ space: 's', nodes: [{ id: 'x' }] }, ['body', 'nodes', 0, 'kind']],
       [{ space: 's', nodes: [{ kind: 'claim', asserted_at: '2024-01-01T00:00:00' }] }, ['body', 'nodes', 0, 'asserted_at']],
-      [{ space: 's', nodes: [{ kind: 'claim', valid_from: '2024-02-01T00:00:00Z', valid_to: '2024-01-01T00:00:00Z' }] }, ['body', 'nodes', 0, 'valid_to']],
+      [
+        { space: 's', nodes: [{ kind: 'claim', valid_from: '2024-02-01T00:00:00Z', valid_to: '2024-01-01T00:00:00Z' }] },
+        ['body', 'nodes', 0, 'valid_to'],
+      ],
       [{ space: 's', nodes: [{ kind: 'claim', payload: 'text' }] }, ['body', 'nodes', 0, 'payload']],
       [{ space: 's', nodes: [{ kind: 'claim', payload: [1, 2] }] }, ['body', 'nodes', 0, 'payload']],
-      [{ space: 's', edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CAUSES', confidence: 'high' }] }, ['body', 'edges', 0, 'confidence']],
+      [
+        { space: 's', edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CAUSES', confidence: 'high' }] },
+        ['body', 'edges', 0, 'confidence'],
+      ],
       [{ space: 's', nodes: [[]] }, ['body', 'nodes', 0]],
       [{ space: 's', backfill: [] }, ['body', 'backfill']],
       [{ space: 's', backfill: { declared_captured_at: '2024-01-01', reason: 'x' } }, ['body', 'backfill', 'declared_captured_at']],
@@ -157,19 +195,34 @@ describe('errors', () => {
     for (const [body, loc] of cases) {
       const r = await post(body);
       expect(r.status, JSON.stringify(body).slice(0, 100)).toBe(422);
-      expect(r.json.detail.map((d: { loc: unknown }) => d.loc), JSON.stringify(body).slice(0, 100)).toContainEqual(loc);
+      expect(
+        r.json.detail.map((d: { loc: unknown }) => d.loc),
+        JSON.stringify(body).slice(0, 100),
+      ).toContainEqual(loc);
       for (const d of r.json.detail) expect(d).toMatchObject({ type: expect.any(String), msg: expect.any(String) });
     }
   });
   it('answers 400 SVC_AS_OF_REQUIRED before any other validation', async () => {
-    for (const path of ['/v1/memories', '/v1/memories?limit=abc&valid_at=nonsense', '/v1/memories?as_of=', '/v1/memories/x', '/v1/memories/x?valid_at=bad']) {
+    for (const path of [
+      '/v1/memories',
+      '/v1/memories?limit=abc&valid_at=nonsense',
+      '/v1/memories?as_of=',
+      '/v1/memories/x',
+      '/v1/memories/x?valid_at=bad',
+    ]) {
       const r = await get(path);
       expect(r.status, path).toBe(400);
       expect(r.json.detail.error, path).toBe('SVC_AS_OF_REQUIRED');
     }
   });
   it('answers 400 SVC_BAD_TIMESTAMP for a query instant without offset or out of range', async () => {
-    for (const q of ['as_of=2024-01-01T00:00:00', 'as_of=yesterday', 'as_of=2024-02-30', `as_of=${NOW()}&valid_at=2024-01-01T00:00:00`, 'as_of=9999-01-01T00:00:00Z']) {
+    for (const q of [
+      'as_of=2024-01-01T00:00:00',
+      'as_of=yesterday',
+      'as_of=2024-02-30',
+      `as_of=${NOW()}&valid_at=2024-01-01T00:00:00`,
+      'as_of=9999-01-01T00:00:00Z',
+    ]) {
       const r = await get(`/v1/memories?${q}`);
       expect(r.status, q).toBe(400);
       expect(r.json.detail.error, q).toBe('SVC_BAD_TIMESTAMP');
@@ -178,7 +231,13 @@ describe('errors', () => {
     expect(one.json.detail.error).toBe('SVC_BAD_TIMESTAMP');
   });
   it('answers 404 for unknown routes and 501 for DELETE', async () => {
-    for (const [method, path] of [['GET', '/v1/nothing'], ['POST', '/v1/nothing'], ['GET', '/nothing'], ['GET', '/v1/memories/a/b/c'], ['PUT', '/v1/memories']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v1/nothing'],
+      ['POST', '/v1/nothing'],
+      ['GET', '/nothing'],
+      ['GET', '/v1/memories/a/b/c'],
+      ['PUT', '/v1/memories'],
+    ] as const) {
       const r = await call(hosted, method, path);
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.json.detail.error).toBe('not_found');
@@ -198,7 +257,10 @@ describe('no 500 for any input', () => {
     ['string body', '"hello"'],
     ['number body', '12'],
     ['null body', 'null'],
-    ['huge number', '{"space":"s","nodes":[{"kind":"claim","payload":{"n":1e400},"fact_value":-1e400}],"edges":[{"source_id":"a","target_id":"b","edge_type":"CAUSES","confidence":1e400}]}'],
+    [
+      'huge number',
+      '{"space":"s","nodes":[{"kind":"claim","payload":{"n":1e400},"fact_value":-1e400}],"edges":[{"source_id":"a","target_id":"b","edge_type":"CAUSES","confidence":1e400}]}',
+    ],
     ['100k-deep array', `{"space":"s","nodes":${deep(100_000, '[', ']')}}`],
     ['100k-deep payload', `{"space":"s","nodes":[{"kind":"claim","payload":{"a":${deep(100_000, '[', ']')}}}]}`],
     ['100k-deep objects', `{"space":"s","nodes":[{"kind":"claim","payload":${deep(100_000, '{"a":', '}', '1')}}]}`],
@@ -222,7 +284,11 @@ describe('no 500 for any input', () => {
     expect(ok.json.accepted).toBe(1);
     const g = await get(`/v1/memories/big1?as_of=${NOW()}`);
     expect(g.json.item.statement).toBe(mb);
-    for (const body of [{ space: mb }, { space: 's', nodes: [{ kind: mb }] }, { space: 's', nodes: [{ kind: 'claim', asserted_at: mb }] }]) {
+    for (const body of [
+      { space: mb },
+      { space: 's', nodes: [{ kind: mb }] },
+      { space: 's', nodes: [{ kind: 'claim', asserted_at: mb }] },
+    ]) {
       const r = await post(body);
       expect(r.status).toBe(422);
     }
@@ -243,7 +309,17 @@ describe('no 500 for any input', () => {
     expect(bad.status).toBeLessThan(500);
   });
   it('refuses wrong query types without a 500', async () => {
-    for (const q of ['limit=0', 'limit=-1', 'limit=abc', 'limit=1e400', 'limit=100000', 'cursor=%%%', 'cursor=bm90IGEgY3Vyc29y', 'kind=', 'as_of=2024-01-01&as_of=x']) {
+    for (const q of [
+      'limit=0',
+      'limit=-1',
+      'limit=abc',
+      'limit=1e400',
+      'limit=100000',
+      'cursor=%%%',
+      'cursor=bm90IGEgY3Vyc29y',
+      'kind=',
+      'as_of=2024-01-01&as_of=x',
+    ]) {
       const r = await get(`/v1/memories?as_of=${NOW()}&${q}`);
       expect(r.status, q).toBeLessThan(500);
     }
@@ -274,7 +350,13 @@ describe('paging', () => {
       seen.push(...page.json.items.map((n: { id: string }) => n.id));
       cursor = page.json.next_cursor;
       // Writes between pages, including a new version of an id already seen.
-      await post({ space: 'page', nodes: [{ id: `late${round}`, kind: 'claim' }, { id: `p${round}`, kind: 'claim', statement: 'new', valid_from: '2199-01-01T00:00:00Z' }] });
+      await post({
+        space: 'page',
+        nodes: [
+          { id: `late${round}`, kind: 'claim' },
+          { id: `p${round}`, kind: 'claim', statement: 'new', valid_from: '2199-01-01T00:00:00Z' },
+        ],
+      });
       round++;
     } while (cursor);
     expect(seen).toEqual(whole.json.items.map((n: { id: string }) => n.id));

@@ -33,12 +33,34 @@ beforeAll(async () => {
     const url = new URL(input);
     return (url.host === 'a.test' ? a : b).app.request(url.toString(), init);
   };
-  const w = await post('/v1/memories', { space: 's', backfill: { declared_captured_at: '2024-04-01T00:00:00Z', reason: 'notes' }, nodes: [
-    { id: 'frost', kind: 'factor', statement: 'Frost hit the orchards', asserted_at: '2024-03-30T00:00:00Z' },
-    { id: 'crop', kind: 'claim', statement: 'The apple crop failed', fact_key: 'crop', fact_value: 'failed', asserted_at: '2024-03-31T00:00:00Z' },
-    { id: 'cider', kind: 'prediction', statement: 'Cider prices will climb', asserted_at: '2024-03-31T00:00:00Z' },
-    { id: 'crop2', kind: 'claim', statement: 'The apple crop was normal', fact_key: 'crop', fact_value: 'normal', asserted_at: '2024-03-29T00:00:00Z' },
-  ], edges: [{ source_id: 'frost', target_id: 'crop', edge_type: 'CAUSES' }, { source_id: 'crop', target_id: 'cider', edge_type: 'CAUSES' }] });
+  const w = await post('/v1/memories', {
+    space: 's',
+    backfill: { declared_captured_at: '2024-04-01T00:00:00Z', reason: 'notes' },
+    nodes: [
+      { id: 'frost', kind: 'factor', statement: 'Frost hit the orchards', asserted_at: '2024-03-30T00:00:00Z' },
+      {
+        id: 'crop',
+        kind: 'claim',
+        statement: 'The apple crop failed',
+        fact_key: 'crop',
+        fact_value: 'failed',
+        asserted_at: '2024-03-31T00:00:00Z',
+      },
+      { id: 'cider', kind: 'prediction', statement: 'Cider prices will climb', asserted_at: '2024-03-31T00:00:00Z' },
+      {
+        id: 'crop2',
+        kind: 'claim',
+        statement: 'The apple crop was normal',
+        fact_key: 'crop',
+        fact_value: 'normal',
+        asserted_at: '2024-03-29T00:00:00Z',
+      },
+    ],
+    edges: [
+      { source_id: 'frost', target_id: 'crop', edge_type: 'CAUSES' },
+      { source_id: 'crop', target_id: 'cider', edge_type: 'CAUSES' },
+    ],
+  });
   expect(w.json.refused).toEqual([]);
   await post('/v1/memories', { space: 'other', nodes: [{ id: 'elsewhere', kind: 'claim', statement: 'Another space' }] });
   await post('/v1/facts', { fact_key: 'crop' });
@@ -52,14 +74,21 @@ afterAll(async () => {
 
 describe('POST /v1/memories/{id}/invalidate', () => {
   it('refuses bad bodies with 422 naming the field, and unknown ids with 404', async () => {
-    for (const [body, field] of [[{}, 'reason'], [{ reason: '   ' }, 'reason'], [{ reason: 'x', colour: 'red' }, 'colour'],
-      [{ reason: 'x', backfill: { declared_captured_at: '2999-01-01T00:00:00Z', reason: 'r' } }, 'declared_captured_at']] as const) {
+    for (const [body, field] of [
+      [{}, 'reason'],
+      [{ reason: '   ' }, 'reason'],
+      [{ reason: 'x', colour: 'red' }, 'colour'],
+      [{ reason: 'x', backfill: { declared_captured_at: '2999-01-01T00:00:00Z', reason: 'r' } }, 'declared_captured_at'],
+    ] as const) {
       const r = await post('/v1/memories/crop/invalidate', body);
       expect(r.status).toBe(422);
       expect(JSON.stringify(r.json.detail)).toContain(field);
     }
     // A backfill before the node was known would hide a node an earlier as_of did see.
-    const early = await post('/v1/memories/crop/invalidate', { reason: 'x', backfill: { declared_captured_at: '2024-03-01T00:00:00Z', reason: 'r' } });
+    const early = await post('/v1/memories/crop/invalidate', {
+      reason: 'x',
+      backfill: { declared_captured_at: '2024-03-01T00:00:00Z', reason: 'r' },
+    });
     expect(early.status).toBe(422);
     expect(early.json.detail[0].loc).toEqual(['body', 'backfill', 'declared_captured_at']);
     expect((await post('/v1/memories/nope/invalidate', { reason: 'x' })).status).toBe(404);
@@ -69,9 +98,18 @@ describe('POST /v1/memories/{id}/invalidate', () => {
   });
 
   it('records a backfilled invalidation with the declared known_at, then answers it again with a warning', async () => {
-    const r = await post('/v1/memories/crop/invalidate', { reason: 'the grower corrected it', by: 'editor', backfill: { declared_captured_at: '2024-04-02T00:00:00Z', reason: 'late correction' } });
+    const r = await post('/v1/memories/crop/invalidate', {
+      reason: 'the grower corrected it',
+      by: 'editor',
+      backfill: { declared_captured_at: '2024-04-02T00:00:00Z', reason: 'late correction' },
+    });
     expect(r.status).toBe(200);
-    expect(r.json.invalidation).toMatchObject({ target_id: 'crop', reason: 'the grower corrected it', by: 'editor', known_at: '2024-04-02T00:00:00.000000Z' });
+    expect(r.json.invalidation).toMatchObject({
+      target_id: 'crop',
+      reason: 'the grower corrected it',
+      by: 'editor',
+      known_at: '2024-04-02T00:00:00.000000Z',
+    });
     expect(r.json.batch).toMatchObject({ declared_captured_at: '2024-04-02T00:00:00.000000Z', reason: 'late correction' });
     const again = await post('/v1/memories/crop/invalidate', { reason: 'twice' });
     expect(again.json.warnings).toEqual([{ id: 'crop', warning: 'already_invalidated' }]);
@@ -86,7 +124,10 @@ describe('POST /v1/memories/{id}/invalidate', () => {
     expect(afterIt.json.items.map((n: { id: string }) => n.id)).not.toContain('crop');
     expect(afterIt.json.certificate.invalidated).toBe(1);
     const kept = await get('/v1/memories', { as_of: after, space: 's', include_invalidated: 'true' });
-    expect(kept.json.items.find((n: { id: string }) => n.id === 'crop').invalidated).toMatchObject({ reason: 'the grower corrected it', by: 'editor' });
+    expect(kept.json.items.find((n: { id: string }) => n.id === 'crop').invalidated).toMatchObject({
+      reason: 'the grower corrected it',
+      by: 'editor',
+    });
     expect(kept.json.certificate.invalidated).toBeUndefined();
   });
 
@@ -119,8 +160,17 @@ describe('invalidations in the bundle', () => {
   it('are exported, applied by the bundle reader, checked by verify, and carried by pull/push with their known_at', async () => {
     const dir = tmp();
     await pull('http://a.test', dir, { asOf: after, space: 's', apiKey: 'ka', fetch: fetchBoth, progress: () => undefined });
-    const lines = readFileSync(join(dir, 'invalidations.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines).toEqual([expect.objectContaining({ target_id: 'crop', known_at: '2024-04-02T00:00:00.000000Z', attestation: expect.objectContaining({ batch: expect.anything() }) })]);
+    const lines = readFileSync(join(dir, 'invalidations.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      expect.objectContaining({
+        target_id: 'crop',
+        known_at: '2024-04-02T00:00:00.000000Z',
+        attestation: expect.objectContaining({ batch: expect.anything() }),
+      }),
+    ]);
     expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).counts.invalidations).toBe(1);
 
     const bundle = await loadBundleFolder(dir);

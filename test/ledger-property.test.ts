@@ -25,20 +25,46 @@ const T = Date.UTC(2024, 0, 1) * 1000;
 const at = (k: number): number => T + k * 1000;
 const IDS = ['a', 'b', 'c', 'd', 'e'];
 const SPACES = ['s1', 's2'];
-const LAGS: Record<string, string | null> = { P1D: 'P1D', '24 hours': 'P1D', '3 days': 'P3D', 'PT72H': 'P3D', soon: null };
+const LAGS: Record<string, string | null> = { P1D: 'P1D', '24 hours': 'P1D', '3 days': 'P3D', PT72H: 'P3D', soon: null };
 
 // ---- generated writes -------------------------------------------------------------------------------
 
-interface GenNode { id: string; kind: string; statement: string; category: string | null; asserted?: number; from?: number; to?: number; setsCaptured: boolean }
-interface GenEdge { s: string; t: string; type: string; lag?: string; confidence: number | null; asserted?: number; setsCaptured: boolean }
-interface GenRequest { space: string; backfill: null | { ref: 'content'; k: number } | { ref: 'capture'; back: number; delta: -1 | 0 | 1 }; nodes: GenNode[]; edges: GenEdge[] }
+interface GenNode {
+  id: string;
+  kind: string;
+  statement: string;
+  category: string | null;
+  asserted?: number;
+  from?: number;
+  to?: number;
+  setsCaptured: boolean;
+}
+interface GenEdge {
+  s: string;
+  t: string;
+  type: string;
+  lag?: string;
+  confidence: number | null;
+  asserted?: number;
+  setsCaptured: boolean;
+}
+interface GenRequest {
+  space: string;
+  backfill: null | { ref: 'content'; k: number } | { ref: 'capture'; back: number; delta: -1 | 0 | 1 };
+  nodes: GenNode[];
+  edges: GenEdge[];
+}
 
 const slot = fc.integer({ min: 0, max: 12 });
 const genNode: fc.Arbitrary<GenNode> = fc
   .record({
-    id: fc.constantFrom(...IDS), kind: fc.constantFrom('claim', 'entity'), statement: fc.constantFrom('x', 'y'),
-    category: fc.constantFrom(null, 'c1', 'c2'), asserted: fc.option(slot, { nil: undefined }),
-    from: fc.option(slot, { nil: undefined }), len: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+    id: fc.constantFrom(...IDS),
+    kind: fc.constantFrom('claim', 'entity'),
+    statement: fc.constantFrom('x', 'y'),
+    category: fc.constantFrom(null, 'c1', 'c2'),
+    asserted: fc.option(slot, { nil: undefined }),
+    from: fc.option(slot, { nil: undefined }),
+    len: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
     setsCaptured: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
   })
   .map(({ asserted, from, len, ...rest }) => {
@@ -51,30 +77,49 @@ const genNode: fc.Arbitrary<GenNode> = fc
     return n;
   });
 
-const genEdge: fc.Arbitrary<GenEdge> = fc
-  .record({
-    s: fc.constantFrom(...IDS, 'zz'), t: fc.constantFrom(...IDS), type: fc.constantFrom('SUPERSEDES', 'CAUSES', 'SUPPORTS', 'BECAUSE'),
-    lag: fc.option(fc.constantFrom(...Object.keys(LAGS)), { nil: undefined }), confidence: fc.constantFrom(null, 0.5, 0.9),
-    asserted: fc.option(slot.map(at), { nil: undefined }), setsCaptured: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
-  });
+const genEdge: fc.Arbitrary<GenEdge> = fc.record({
+  s: fc.constantFrom(...IDS, 'zz'),
+  t: fc.constantFrom(...IDS),
+  type: fc.constantFrom('SUPERSEDES', 'CAUSES', 'SUPPORTS', 'BECAUSE'),
+  lag: fc.option(fc.constantFrom(...Object.keys(LAGS)), { nil: undefined }),
+  confidence: fc.constantFrom(null, 0.5, 0.9),
+  asserted: fc.option(slot.map(at), { nil: undefined }),
+  setsCaptured: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
+});
 
 const genRequest: fc.Arbitrary<GenRequest> = fc.record({
   space: fc.constantFrom(...SPACES),
   backfill: fc.oneof(
     { weight: 3, arbitrary: fc.constant(null) },
     { weight: 1, arbitrary: fc.record({ ref: fc.constant('content' as const), k: slot }) },
-    { weight: 1, arbitrary: fc.record({ ref: fc.constant('capture' as const), back: fc.nat(4), delta: fc.constantFrom(-1 as const, 0 as const, 1 as const) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        ref: fc.constant('capture' as const),
+        back: fc.nat(4),
+        delta: fc.constantFrom(-1 as const, 0 as const, 1 as const),
+      }),
+    },
   ),
   nodes: fc.array(genNode, { maxLength: 5 }),
   edges: fc.array(genEdge, { maxLength: 4 }),
 });
 
 /** An invalidation after a round: of an id, optionally backfilled to a content instant. */
-interface GenInvalidation { id: string; backfill: number | null }
-const genInvalidation: fc.Arbitrary<GenInvalidation> = fc.record({ id: fc.constantFrom(...IDS, 'zz'), backfill: fc.option(slot, { nil: null }) });
+interface GenInvalidation {
+  id: string;
+  backfill: number | null;
+}
+const genInvalidation: fc.Arbitrary<GenInvalidation> = fc.record({
+  id: fc.constantFrom(...IDS, 'zz'),
+  backfill: fc.option(slot, { nil: null }),
+});
 
 /** Rounds of 1-3 requests sent together (they usually share one commit group), each maybe followed by invalidations. */
-interface GenRound { requests: GenRequest[]; invalidations: GenInvalidation[] }
+interface GenRound {
+  requests: GenRequest[];
+  invalidations: GenInvalidation[];
+}
 const genRounds: fc.Arbitrary<GenRound[]> = fc.array(
   fc.record({ requests: fc.array(genRequest, { minLength: 1, maxLength: 3 }), invalidations: fc.array(genInvalidation, { maxLength: 2 }) }),
   { minLength: 8, maxLength: 16 },
@@ -82,10 +127,40 @@ const genRounds: fc.Arbitrary<GenRound[]> = fc.array(
 
 // ---- the reference model ----------------------------------------------------------------------------
 
-interface MNode { seq: number; id: string; space: string; kind: string; statement: string; category: string | null; asserted: number; from: number; to: number; captured: number; known: number; batch: string | null; content: string }
-interface MEdge { seq: number; s: string; t: string; type: string; space: string; asserted: number; from: number; to: number; known: number; batch: string | null; content: string; identity: string }
+interface MNode {
+  seq: number;
+  id: string;
+  space: string;
+  kind: string;
+  statement: string;
+  category: string | null;
+  asserted: number;
+  from: number;
+  to: number;
+  captured: number;
+  known: number;
+  batch: string | null;
+  content: string;
+}
+interface MEdge {
+  seq: number;
+  s: string;
+  t: string;
+  type: string;
+  space: string;
+  asserted: number;
+  from: number;
+  to: number;
+  known: number;
+  batch: string | null;
+  content: string;
+  identity: string;
+}
 
-interface MInvalidation { id: string; known: number }
+interface MInvalidation {
+  id: string;
+  known: number;
+}
 type InvalidationResult = 'written' | 'already' | 'not_found' | 'bad_backfill';
 
 class Model {
@@ -108,46 +183,121 @@ class Model {
   }
 
   supersededBy(id: string, asOf: number, validAt: number | undefined, space: string | undefined): string[] {
-    const ids = this.edges.filter((e) => e.type === 'SUPERSEDES' && e.t === id && e.known <= asOf && Model.inForce(e, validAt)
-      && (space === undefined || e.space === space) && !this.invalidated(e.s, asOf)).map((e) => e.s);
+    const ids = this.edges
+      .filter(
+        (e) =>
+          e.type === 'SUPERSEDES' &&
+          e.t === id &&
+          e.known <= asOf &&
+          Model.inForce(e, validAt) &&
+          (space === undefined || e.space === space) &&
+          !this.invalidated(e.s, asOf),
+      )
+      .map((e) => e.s);
     return [...new Set(ids)].sort();
   }
 
   write(req: WriteInput, captured: number): Pick<WriteOutcome, 'accepted' | 'refused' | 'warnings' | 'ids'> & { batch: boolean } {
-    const out = { accepted: 0, refused: [] as WriteOutcome['refused'], warnings: [] as WriteOutcome['warnings'], ids: [] as string[], batch: false };
+    const out = {
+      accepted: 0,
+      refused: [] as WriteOutcome['refused'],
+      warnings: [] as WriteOutcome['warnings'],
+      ids: [] as string[],
+      batch: false,
+    };
     const known = req.backfill ? req.backfill.declared_captured_at : captured;
     const batch = req.backfill ? `b${captured}` : null;
     for (const n of req.nodes) {
       const id = n.id ?? '';
-      if (n.sets_captured_at) { out.refused.push({ id, kind: 'node', reason: 'captured_at_not_allowed' }); continue; }
-      const content = JSON.stringify([req.space, n.kind, n.statement, n.category, n.asserted_at ?? null, n.valid_from ?? null, n.valid_to ?? null]);
+      if (n.sets_captured_at) {
+        out.refused.push({ id, kind: 'node', reason: 'captured_at_not_allowed' });
+        continue;
+      }
+      const content = JSON.stringify([
+        req.space,
+        n.kind,
+        n.statement,
+        n.category,
+        n.asserted_at ?? null,
+        n.valid_from ?? null,
+        n.valid_to ?? null,
+      ]);
       const mine = this.nodes.filter((v) => v.id === id);
-      if (mine.some((v) => v.content === content)) { out.warnings.push({ id, kind: 'node', warning: 'already_remembered' }); continue; }
+      if (mine.some((v) => v.content === content)) {
+        out.warnings.push({ id, kind: 'node', warning: 'already_remembered' });
+        continue;
+      }
       const asserted = n.asserted_at ?? captured;
       const from = n.valid_from ?? asserted;
       const to = n.valid_to ?? OPEN;
-      if (mine.some((v) => v.from < to && from < v.to)) { out.refused.push({ id, kind: 'node', reason: 'id_conflict' }); continue; }
-      this.nodes.push({ seq: ++this.seq, id, space: req.space, kind: n.kind, statement: n.statement ?? '', category: n.category ?? null, asserted, from, to, captured, known, batch, content });
+      if (mine.some((v) => v.from < to && from < v.to)) {
+        out.refused.push({ id, kind: 'node', reason: 'id_conflict' });
+        continue;
+      }
+      this.nodes.push({
+        seq: ++this.seq,
+        id,
+        space: req.space,
+        kind: n.kind,
+        statement: n.statement ?? '',
+        category: n.category ?? null,
+        asserted,
+        from,
+        to,
+        captured,
+        known,
+        batch,
+        content,
+      });
       out.ids.push(id);
       out.accepted++;
     }
     for (const e of req.edges) {
       const label = `${e.source_id}->${e.target_id}`;
-      if (e.sets_captured_at) { out.refused.push({ id: label, kind: 'edge', reason: 'captured_at_not_allowed' }); continue; }
-      if (!['SUPERSEDES', 'CAUSES', 'SUPPORTS'].includes(e.edge_type)) { out.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type', allowed: [...EDGE_TYPES] }); continue; }
-      const lag = e.lag === undefined || e.lag === null ? null : LAGS[e.lag] ?? null;
-      if (e.lag && lag === null) { out.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag', expected: LAG_FORMS }); continue; }
+      if (e.sets_captured_at) {
+        out.refused.push({ id: label, kind: 'edge', reason: 'captured_at_not_allowed' });
+        continue;
+      }
+      if (!['SUPERSEDES', 'CAUSES', 'SUPPORTS'].includes(e.edge_type)) {
+        out.refused.push({ id: label, kind: 'edge', reason: 'unknown_edge_type', allowed: [...EDGE_TYPES] });
+        continue;
+      }
+      const lag = e.lag === undefined || e.lag === null ? null : (LAGS[e.lag] ?? null);
+      if (e.lag && lag === null) {
+        out.refused.push({ id: label, kind: 'edge', reason: 'invalid_lag', expected: LAG_FORMS });
+        continue;
+      }
       if (!this.nodes.some((v) => v.id === e.source_id) || !this.nodes.some((v) => v.id === e.target_id)) {
         out.refused.push({ id: label, kind: 'edge', reason: 'missing_endpoint' });
         continue;
       }
       const content = JSON.stringify([req.space, e.source_id, e.target_id, e.edge_type, e.confidence ?? null, lag, e.asserted_at ?? null]);
-      if (this.edges.some((x) => x.content === content)) { out.warnings.push({ id: label, kind: 'edge', warning: 'already_remembered' }); continue; }
+      if (this.edges.some((x) => x.content === content)) {
+        out.warnings.push({ id: label, kind: 'edge', warning: 'already_remembered' });
+        continue;
+      }
       // Without its own time an edge is asserted at the later of its endpoints' assertions.
-      const asserted = e.asserted_at ?? Math.max(...this.nodes.filter((v) => v.id === e.source_id || v.id === e.target_id).map((v) => v.asserted));
+      const asserted =
+        e.asserted_at ?? Math.max(...this.nodes.filter((v) => v.id === e.source_id || v.id === e.target_id).map((v) => v.asserted));
       const identity = JSON.stringify([e.source_id, e.target_id, e.edge_type, asserted]);
-      if (this.edges.some((x) => x.identity === identity)) { out.refused.push({ id: label, kind: 'edge', reason: 'id_conflict' }); continue; }
-      this.edges.push({ seq: ++this.seq, s: e.source_id, t: e.target_id, type: e.edge_type, space: req.space, asserted, from: asserted, to: OPEN, known, batch, content, identity });
+      if (this.edges.some((x) => x.identity === identity)) {
+        out.refused.push({ id: label, kind: 'edge', reason: 'id_conflict' });
+        continue;
+      }
+      this.edges.push({
+        seq: ++this.seq,
+        s: e.source_id,
+        t: e.target_id,
+        type: e.edge_type,
+        space: req.space,
+        asserted,
+        from: asserted,
+        to: OPEN,
+        known,
+        batch,
+        content,
+        identity,
+      });
       out.accepted++;
     }
     out.batch = req.backfill !== undefined && out.accepted > 0;
@@ -159,13 +309,23 @@ class Model {
   }
 
   list(asOf: number, validAt: number | undefined, f: { space?: string; kind?: string; category?: string }, flags: Flags = {}) {
-    const match = this.nodes.filter((n) => (f.space === undefined || n.space === f.space) && (f.kind === undefined || n.kind === f.kind)
-      && (f.category === undefined || n.category === f.category) && Model.inForce(n, validAt));
+    const match = this.nodes.filter(
+      (n) =>
+        (f.space === undefined || n.space === f.space) &&
+        (f.kind === undefined || n.kind === f.kind) &&
+        (f.category === undefined || n.category === f.category) &&
+        Model.inForce(n, validAt),
+    );
     const known = match.filter((n) => n.known <= asOf);
     const retracted = (n: MNode): boolean => this.invalidated(n.id, asOf) !== undefined;
-    const items = known.filter((n) => (!retracted(n) || (flags.include_invalidated && !flags.current_only))
-      && (!flags.current_only || this.supersededBy(n.id, asOf, validAt, f.space).length === 0));
-    const maskedEdges = this.edges.filter((e) => (f.space === undefined || e.space === f.space) && Model.inForce(e, validAt) && e.known > asOf).length;
+    const items = known.filter(
+      (n) =>
+        (!retracted(n) || (flags.include_invalidated && !flags.current_only)) &&
+        (!flags.current_only || this.supersededBy(n.id, asOf, validAt, f.space).length === 0),
+    );
+    const maskedEdges = this.edges.filter(
+      (e) => (f.space === undefined || e.space === f.space) && Model.inForce(e, validAt) && e.known > asOf,
+    ).length;
     const invalidated = known.filter((n) => retracted(n) && (!flags.include_invalidated || flags.current_only)).length;
     return { items, masked: { node: match.length - known.length, edge: maskedEdges, verdict: 0 }, invalidated };
   }
@@ -173,20 +333,43 @@ class Model {
   get(id: string, asOf: number, validAt: number | undefined, space: string | undefined) {
     const all = this.nodes.filter((n) => n.id === id && (space === undefined || n.space === space));
     const versions = all.filter((n) => n.known <= asOf);
-    if (versions.length === 0) return { item: null, versions, out: [], in: [], maskedNode: all.length, maskedEdge: 0, reason: all.length ? 'not_yet' : 'absent' };
+    if (versions.length === 0)
+      return { item: null, versions, out: [], in: [], maskedNode: all.length, maskedEdge: 0, reason: all.length ? 'not_yet' : 'absent' };
     let item: MNode | null = null;
     for (const v of versions) if (Model.inForce(v, validAt) && (item === null || v.from > item.from)) item = v;
     const side = (mine: (e: MEdge) => boolean, other: (e: MEdge) => string) => {
-      const cand = this.edges.filter((e) => mine(e) && (space === undefined || (e.space === space && this.nodes.some((n) => n.id === other(e) && n.space === space))) && Model.inForce(e, validAt));
+      const cand = this.edges.filter(
+        (e) =>
+          mine(e) &&
+          (space === undefined || (e.space === space && this.nodes.some((n) => n.id === other(e) && n.space === space))) &&
+          Model.inForce(e, validAt),
+      );
       return { shown: cand.filter((e) => e.known <= asOf), masked: cand.filter((e) => e.known > asOf).length };
     };
-    const out = side((e) => e.s === id, (e) => e.t);
-    const inn = side((e) => e.t === id, (e) => e.s);
-    return { item, versions, out: out.shown, in: inn.shown, maskedNode: all.length - versions.length, maskedEdge: out.masked + inn.masked, reason: undefined };
+    const out = side(
+      (e) => e.s === id,
+      (e) => e.t,
+    );
+    const inn = side(
+      (e) => e.t === id,
+      (e) => e.s,
+    );
+    return {
+      item,
+      versions,
+      out: out.shown,
+      in: inn.shown,
+      maskedNode: all.length - versions.length,
+      maskedEdge: out.masked + inn.masked,
+      reason: undefined,
+    };
   }
 }
 
-interface Flags { current_only?: boolean; include_invalidated?: boolean }
+interface Flags {
+  current_only?: boolean;
+  include_invalidated?: boolean;
+}
 const FLAGS: Flags[] = [{}, { current_only: true }, { include_invalidated: true }, { current_only: true, include_invalidated: true }];
 
 function expectedBackfill(rows: { batch: string | null }[]): { batches: number; rows: number } | undefined {
@@ -227,11 +410,23 @@ function toInput(req: GenRequest, captures: number[]): WriteInput {
     backfill = { declared_captured_at: Math.min(base + req.backfill.delta, ledger.now()), reason: 'late' };
   }
   const nodes: NodeInput[] = req.nodes.map((n) => ({
-    id: n.id, kind: n.kind, statement: n.statement, category: n.category, asserted_at: n.asserted, valid_from: n.from, valid_to: n.to,
+    id: n.id,
+    kind: n.kind,
+    statement: n.statement,
+    category: n.category,
+    asserted_at: n.asserted,
+    valid_from: n.from,
+    valid_to: n.to,
     sets_captured_at: n.setsCaptured,
   }));
   const edges: EdgeInput[] = req.edges.map((e) => ({
-    source_id: e.s, target_id: e.t, edge_type: e.type, lag: e.lag, confidence: e.confidence, asserted_at: e.asserted, sets_captured_at: e.setsCaptured,
+    source_id: e.s,
+    target_id: e.t,
+    edge_type: e.type,
+    lag: e.lag,
+    confidence: e.confidence,
+    asserted_at: e.asserted,
+    sets_captured_at: e.setsCaptured,
   }));
   return { space: req.space, backfill, nodes, edges };
 }
@@ -270,13 +465,22 @@ describe('ledger against a reference model', () => {
             expect(outcome.captured_at).toBeGreaterThan(last);
             captures.push(outcome.captured_at);
             const want = model.write(input, outcome.captured_at);
-            expect({ accepted: outcome.accepted, refused: outcome.refused, warnings: outcome.warnings, ids: outcome.ids, batch: outcome.batch !== null })
-              .toEqual(want);
+            expect({
+              accepted: outcome.accepted,
+              refused: outcome.refused,
+              warnings: outcome.warnings,
+              ids: outcome.ids,
+              batch: outcome.batch !== null,
+            }).toEqual(want);
             operations += input.nodes.length + input.edges.length;
           }
           for (const inv of invalidations) {
             const declared = inv.backfill === null ? undefined : at(inv.backfill);
-            const got = await ledger.invalidate(tenant, { id: inv.id, reason: 'wrong', backfill: declared === undefined ? undefined : { declared_captured_at: declared, reason: 'late' } });
+            const got = await ledger.invalidate(tenant, {
+              id: inv.id,
+              reason: 'wrong',
+              backfill: declared === undefined ? undefined : { declared_captured_at: declared, reason: 'late' },
+            });
             const captured = got.kind === 'written' ? got.invalidation.invalidated_at : ledger.now();
             if (got.kind === 'written') captures.push(captured);
             expect(got.kind).toBe(model.invalidate(inv.id, captured, declared));
@@ -292,7 +496,10 @@ describe('ledger against a reference model', () => {
           const stride = Math.max(1, Math.ceil(xs.length / n));
           return xs.filter((_, i) => (i + seed) % stride === 0);
         };
-        const validAts: (number | undefined)[] = [undefined, ...pick([...new Set(Array.from({ length: 14 }, (_, k) => [at(k) - 1, at(k)]).flat()), captures[0] ?? 0], 6)];
+        const validAts: (number | undefined)[] = [
+          undefined,
+          ...pick([...new Set(Array.from({ length: 14 }, (_, k) => [at(k) - 1, at(k)]).flat()), captures[0] ?? 0], 6),
+        ];
         const filters = [{}, { space: 's1' }, { kind: 'claim' }, { space: 's2', category: 'c1' }];
         let turn = seed;
         for (const asOf of pick(asOfs, 14)) {
@@ -300,11 +507,26 @@ describe('ledger against a reference model', () => {
             for (const f of filters) {
               // One flag combination per read, rotating, so the grid costs what it did without them.
               const flags = FLAGS[turn++ % FLAGS.length] ?? {};
-              const got = await read<ListMemoriesOutput>(listMemories, ctx, { as_of: formatInstant(asOf), valid_at: fmtOpt(validAt), ...f, ...flags, limit: 1000 });
+              const got = await read<ListMemoriesOutput>(listMemories, ctx, {
+                as_of: formatInstant(asOf),
+                valid_at: fmtOpt(validAt),
+                ...f,
+                ...flags,
+                limit: 1000,
+              });
               const want = model.list(asOf, validAt, f, flags);
-              expect(got.items.map((n) => [n.id, n.statement, n.known_at, n.valid.from, n.superseded_by, n.invalidated?.known_at ?? null])).toEqual(
-                want.items.map((n) => [n.id, n.statement, formatInstant(n.known), formatInstant(n.from), model.supersededBy(n.id, asOf, validAt, f.space),
-                  flags.include_invalidated ? fmtOpt(model.invalidated(n.id, asOf)?.known) ?? null : null]));
+              expect(
+                got.items.map((n) => [n.id, n.statement, n.known_at, n.valid.from, n.superseded_by, n.invalidated?.known_at ?? null]),
+              ).toEqual(
+                want.items.map((n) => [
+                  n.id,
+                  n.statement,
+                  formatInstant(n.known),
+                  formatInstant(n.from),
+                  model.supersededBy(n.id, asOf, validAt, f.space),
+                  flags.include_invalidated ? (fmtOpt(model.invalidated(n.id, asOf)?.known) ?? null) : null,
+                ]),
+              );
               expect(got.certificate.invalidated).toBe(want.invalidated || undefined);
               expect(got.masked).toEqual(nonZero(want.masked) ? want.masked : null);
               expect(got.certificate.masked).toEqual(nonZero(want.masked));
@@ -318,11 +540,16 @@ describe('ledger against a reference model', () => {
               const retracted = want.versions.length > 0 && model.invalidated(id, asOf) !== undefined;
               expect(got.reason).toBe(retracted ? 'invalidated' : want.reason);
               const item = retracted ? null : want.item;
-              expect(got.item ? [got.item.id, got.item.statement, got.item.valid.from, got.item.superseded_by] : null)
-                .toEqual(item ? [item.id, item.statement, formatInstant(item.from), model.supersededBy(id, asOf, validAt, space)] : null);
+              expect(got.item ? [got.item.id, got.item.statement, got.item.valid.from, got.item.superseded_by] : null).toEqual(
+                item ? [item.id, item.statement, formatInstant(item.from), model.supersededBy(id, asOf, validAt, space)] : null,
+              );
               expect(got.versions.map((v) => v.known_at)).toEqual(want.versions.map((v) => formatInstant(v.known)));
-              expect(got.edges.out.map((e) => [e.target_id, e.edge_type, e.asserted_at])).toEqual(want.out.map((e) => [e.t, e.type, formatInstant(e.asserted)]));
-              expect(got.edges.in.map((e) => [e.source_id, e.edge_type, e.asserted_at])).toEqual(want.in.map((e) => [e.s, e.type, formatInstant(e.asserted)]));
+              expect(got.edges.out.map((e) => [e.target_id, e.edge_type, e.asserted_at])).toEqual(
+                want.out.map((e) => [e.t, e.type, formatInstant(e.asserted)]),
+              );
+              expect(got.edges.in.map((e) => [e.source_id, e.edge_type, e.asserted_at])).toEqual(
+                want.in.map((e) => [e.s, e.type, formatInstant(e.asserted)]),
+              );
               expect(got.certificate.masked).toEqual(nonZero({ node: want.maskedNode, edge: want.maskedEdge }));
               expect(got.certificate.backfill).toEqual(expectedBackfill([...want.versions, ...want.in, ...want.out]));
             }
@@ -342,10 +569,14 @@ describe('ledger against a reference model', () => {
       }),
       { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
     );
-    console.log(`property: ${RUNS} runs, ${operations} row writes checked; invalidations ${JSON.stringify(Object.fromEntries(invalidationOutcomes))}`);
+    console.log(
+      `property: ${RUNS} runs, ${operations} row writes checked; invalidations ${JSON.stringify(Object.fromEntries(invalidationOutcomes))}`,
+    );
     expect(operations).toBeGreaterThanOrEqual(RUNS >= 14 ? 1000 : 0);
     // The generator must reach every outcome of an invalidation, or the model's rules go unchecked.
-    if (RUNS >= 14) for (const kind of ['written', 'already', 'not_found', 'bad_backfill']) expect(invalidationOutcomes.get(kind) ?? 0).toBeGreaterThan(0);
+    if (RUNS >= 14)
+      for (const kind of ['written', 'already', 'not_found', 'bad_backfill'])
+        expect(invalidationOutcomes.get(kind) ?? 0).toBeGreaterThan(0);
   }, 600_000);
 
   it('another tenant reads nothing of these rows', async () => {

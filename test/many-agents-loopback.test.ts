@@ -12,7 +12,14 @@ const BIN = join(ROOT, 'bin', 'memory-ledger.mjs');
 const base = mkdtempSync(join(tmpdir(), 'ledger-loop-'));
 const dataDir = join(base, 'a-folder-name-long-enough-that-the-socket-path-in-it-would-not-fit', 'x'.repeat(40));
 mkdirSync(dataDir, { recursive: true });
-const env = { ...getDefaultEnvironment(), SVC_DATA_DIR: dataDir, SVC_TENANT: 'local', SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local', LANCEDB_LOG: 'error' };
+const env = {
+  ...getDefaultEnvironment(),
+  SVC_DATA_DIR: dataDir,
+  SVC_TENANT: 'local',
+  SVC_EMBEDDER: 'local',
+  SVC_EXTRACTOR: 'local',
+  LANCEDB_LOG: 'error',
+};
 const clients: Client[] = [];
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
@@ -22,7 +29,9 @@ afterAll(async () => {
 async function start(): Promise<{ client: Client; log: () => string }> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'stdio'], env, cwd: ROOT, stderr: 'pipe' });
   let log = '';
-  transport.stderr?.on('data', (d: Buffer) => { log += d.toString(); });
+  transport.stderr?.on('data', (d: Buffer) => {
+    log += d.toString();
+  });
   const client = new Client({ name: 'loop', version: '1' });
   await client.connect(transport);
   clients.push(client);
@@ -44,9 +53,15 @@ describe('a folder too deep for a unix socket', () => {
 
     const forwarder = await start();
     expect(forwarder.log()).toMatch(/forwarding to the holder/);
-    const w = await forwarder.client.callTool({ name: 'remember', arguments: { space: 'deep', nodes: [{ id: 'deep-1', kind: 'claim', statement: 'written through loopback' }] } });
+    const w = await forwarder.client.callTool({
+      name: 'remember',
+      arguments: { space: 'deep', nodes: [{ id: 'deep-1', kind: 'claim', statement: 'written through loopback' }] },
+    });
     expect(w.isError).toBeFalsy();
-    const g = await holder.client.callTool({ name: 'get_memory', arguments: { id: 'deep-1', as_of: new Date(Date.now() + 60_000).toISOString() } });
+    const g = await holder.client.callTool({
+      name: 'get_memory',
+      arguments: { id: 'deep-1', as_of: new Date(Date.now() + 60_000).toISOString() },
+    });
     expect((g.structuredContent as { item: { id: string } | null }).item?.id).toBe('deep-1');
   }, 150_000);
 });

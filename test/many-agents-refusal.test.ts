@@ -28,13 +28,26 @@ function folder(): string {
 
 async function run(command: string, dataDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, command], {
-    cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local', LANCEDB_LOG: 'error' },
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SVC_EMBEDDER: 'local',
+      SVC_EXTRACTOR: 'local',
+      LANCEDB_LOG: 'error',
+    },
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const code = await new Promise<number | null>((r) => child.once('exit', r));
   return { code, stdout, stderr };
 }
@@ -47,9 +60,18 @@ describe('a folder that cannot be shared', () => {
     await new Promise<void>((r) => lock.listen(lockName(dataDir), () => r()));
     closers.push(() => new Promise((r) => lock.close(() => r())));
     mkdirSync(join(dataDir, 'local'), { mode: 0o700 });
-    writeFileSync(join(dataDir, 'local', 'holder.json'), JSON.stringify({
-      protocol: 1, pid: process.pid, version: '0.3.9', kind: 'stdio', started_at: new Date().toISOString(), socket: join(dataDir, 'local', 'holder.sock'), port: null,
-    }));
+    writeFileSync(
+      join(dataDir, 'local', 'holder.json'),
+      JSON.stringify({
+        protocol: 1,
+        pid: process.pid,
+        version: '0.3.9',
+        kind: 'stdio',
+        started_at: new Date().toISOString(),
+        socket: join(dataDir, 'local', 'holder.sock'),
+        port: null,
+      }),
+    );
     for (const answer of await Promise.all([run('stdio', dataDir), run('serve', dataDir)])) {
       expect(answer.code).toBe(1);
       expect(answer.stdout).toBe('');

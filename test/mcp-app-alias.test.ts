@@ -22,8 +22,14 @@ async function initializeStatus(path: string, key?: string): Promise<number> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (key) headers.authorization = `Bearer ${key}`;
   const res = await fetch(http.base + path, {
-    method: 'POST', headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }),
   });
   await res.arrayBuffer();
   return res.status;
@@ -60,7 +66,14 @@ describe('scopeOf', () => {
     expect(scopeOf('/apps/notes/user%3A42/mcp')).toEqual({ app: 'notes', space: 'user:42' });
     expect(scopeOf('/apps/notes/team%2Fx/mcp/')).toEqual({ app: 'notes', space: 'team/x' });
     expect(scopeOf('/mcp/notes/user%3A42')).toEqual({ app: 'notes', space: 'user:42' });
-    for (const path of ['/apps/notes/user%3A42', '/apps/notes/mcp', '/apps/notes/user/extra/mcp', '/apps/notes/user/mcpx', '/apps//user/mcp', '/mcp/notes']) {
+    for (const path of [
+      '/apps/notes/user%3A42',
+      '/apps/notes/mcp',
+      '/apps/notes/user/extra/mcp',
+      '/apps/notes/user/mcpx',
+      '/apps//user/mcp',
+      '/mcp/notes',
+    ]) {
       expect(scopeOf(path), path).toBeNull();
     }
   });

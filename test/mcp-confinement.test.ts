@@ -23,8 +23,14 @@ async function rawInitialize(path: string, key?: string): Promise<number> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (key) headers.authorization = `Bearer ${key}`;
   const res = await fetch(http.base + path, {
-    method: 'POST', headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }),
   });
   await res.arrayBuffer();
   return res.status;
@@ -47,7 +53,14 @@ beforeAll(async () => {
   await write(KA, {
     space: 'user:a',
     nodes: [
-      { id: 'a1', kind: 'claim', statement: 'Tea harvest starts in May', asserted_at: '2024-03-01T00:00:00Z', fact_key: 'harvest.month', fact_value: 'May' },
+      {
+        id: 'a1',
+        kind: 'claim',
+        statement: 'Tea harvest starts in May',
+        asserted_at: '2024-03-01T00:00:00Z',
+        fact_key: 'harvest.month',
+        fact_value: 'May',
+      },
       { id: 'a2', kind: 'claim', statement: 'Tea prices rise in June', asserted_at: '2024-03-02T00:00:00Z' },
     ],
     edges: [{ source_id: 'a1', target_id: 'a2', edge_type: 'CAUSES', asserted_at: '2024-03-02T00:00:00Z' }],
@@ -55,7 +68,14 @@ beforeAll(async () => {
   await write(KA, {
     space: 'user:b',
     nodes: [
-      { id: 'b1', kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z', fact_key: 'harvest.month', fact_value: 'never' },
+      {
+        id: 'b1',
+        kind: 'claim',
+        statement: 'Tea harvest fails after the drought',
+        asserted_at: '2024-03-01T00:00:00Z',
+        fact_key: 'harvest.month',
+        fact_value: 'never',
+      },
       { id: 'b2', kind: 'claim', statement: 'Tea harvest secrets of space b', asserted_at: '2024-03-01T00:00:00Z' },
     ],
     // An edge of space b pointing into space a: an unconfined writer may link across spaces.
@@ -87,7 +107,9 @@ describe('/mcp/<app>/<space> confines every tool', () => {
       expect(Object.keys((tool.inputSchema.properties ?? {}) as object), tool.name).not.toContain('space');
       expect(tool.inputSchema.required ?? [], tool.name).not.toContain('space');
       const op = operations.find((o) => o.name === tool.name)!;
-      expect(tool.description, tool.name).toContain(op.confinable ? 'confined to the space "user:a"' : 'Not available at this app-scoped address');
+      expect(tool.description, tool.name).toContain(
+        op.confinable ? 'confined to the space "user:a"' : 'Not available at this app-scoped address',
+      );
     }
   });
 
@@ -111,7 +133,10 @@ describe('/mcp/<app>/<space> confines every tool', () => {
   });
 
   it.skipIf(!has('search_memory'))('searches only the space, direct hits and expansions alike', async () => {
-    for (const args of [{ query: 'tea harvest', as_of: now(), depth: 3 }, { query: 'tea harvest drought secrets', as_of: now(), space: 'user:b' }]) {
+    for (const args of [
+      { query: 'tea harvest', as_of: now(), depth: 3 },
+      { query: 'tea harvest drought secrets', as_of: now(), space: 'user:b' },
+    ]) {
       const sc = await call(client, 'search_memory', args);
       expect(sc.results.length).toBeGreaterThan(0);
       for (const r of sc.results) expect(r.node.space, JSON.stringify(r)).toBe('user:a');
@@ -145,7 +170,10 @@ describe('/mcp/<app>/<space> confines every tool', () => {
     const blob = (r.content as { type: string; resource?: { blob?: string } }[]).find((c) => c.type === 'resource')?.resource?.blob;
     const files = untarGz(Buffer.from(blob ?? '', 'base64'));
     const rows = (suffix: string): { space?: string; id?: string }[] =>
-      ([...files].find(([n]) => n.endsWith(suffix))?.[1] ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { space?: string });
+      ([...files].find(([n]) => n.endsWith(suffix))?.[1] ?? '')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { space?: string });
     const nodes = rows('nodes.jsonl');
     expect(nodes.map((n) => n.id).sort()).toEqual(['a1', 'a2']);
     for (const row of [...nodes, ...rows('edges.jsonl')]) expect(row.space).toBe('user:a');
@@ -168,9 +196,13 @@ describe('/mcp/<app>/<space> confines every tool', () => {
   it('cannot overwrite or read a block of another space by reusing its id, nor confirm its content', async () => {
     // Ids are unique in the tenant, so the id is refused (the one thing a confined writer can learn is
     // that the id is taken); the same content written without an id lands under an id of its own space.
-    const sc = await call(client, 'remember', { nodes: [{ id: 'b1', kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z' }] });
+    const sc = await call(client, 'remember', {
+      nodes: [{ id: 'b1', kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z' }],
+    });
     expect(sc).toMatchObject({ accepted: 0, refused: [{ id: 'b1', kind: 'node', reason: 'id_conflict' }], warnings: [] });
-    const derived = await call(client, 'remember', { nodes: [{ kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z' }] });
+    const derived = await call(client, 'remember', {
+      nodes: [{ kind: 'claim', statement: 'Tea harvest fails after the drought', asserted_at: '2024-03-01T00:00:00Z' }],
+    });
     expect(derived.accepted).toBe(1);
     expect(derived.ids[0]).not.toBe('b1');
     const b1 = await restCall(t, 'get_memory', { id: 'b1', as_of: now() }, KA);
@@ -195,7 +227,13 @@ describe('/mcp/<app>/<space> confines every tool', () => {
 
   it('keeps extracted blocks and their links inside the space when messages are written', async () => {
     const sc = await call(client, 'remember', {
-      messages: [{ content: 'Kenya expects a poor Tea harvest because the drought hurt the bushes.', observed_at: '2024-04-01T09:00:00Z', source_description: 'chat' }],
+      messages: [
+        {
+          content: 'Kenya expects a poor Tea harvest because the drought hurt the bushes.',
+          observed_at: '2024-04-01T09:00:00Z',
+          source_description: 'chat',
+        },
+      ],
     });
     expect(sc.accepted).toBeGreaterThan(0);
     const listed = await restCall(t, 'list_memories', { as_of: now(), limit: 1000 }, KA);
@@ -217,10 +255,27 @@ describe('/mcp/<app>/<space> confines every tool', () => {
 
 describe('the streamable HTTP endpoint', () => {
   const post = (path: string, body: string, headers: Record<string, string> = {}): Promise<Response> =>
-    fetch(http.base + path, { method: 'POST', headers: { authorization: `Bearer ${KA}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers }, body });
+    fetch(http.base + path, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KA}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        ...headers,
+      },
+      body,
+    });
 
   it('is stateless: no session id, and GET or DELETE (session operations) answer 405', async () => {
-    const init = await post('/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }));
+    const init = await post(
+      '/mcp',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
+    );
     expect(init.status).toBe(200);
     expect(init.headers.get('mcp-session-id')).toBeNull();
     expect(init.headers.get('content-type')).toMatch(/application\/json/);
@@ -232,7 +287,16 @@ describe('the streamable HTTP endpoint', () => {
   });
 
   it('answers a tool call without a prior initialize, as one JSON body', async () => {
-    const r = await post('/mcp', JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_memory', arguments: { id: 'a1', as_of: now() } } }), { 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(
+      '/mcp',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'get_memory', arguments: { id: 'a1', as_of: now() } },
+      }),
+      { 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(r.status).toBe(200);
     const body = (await r.json()) as { id: number; result: { structuredContent: { item: { id: string } } } };
     expect(body.id).toBe(7);
@@ -245,7 +309,11 @@ describe('the streamable HTTP endpoint', () => {
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const text = await post('/mcp', '{}', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
-    const unknown = await post('/mcp', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'drop_everything', arguments: {} } }), { 'mcp-protocol-version': '2025-06-18' });
+    const unknown = await post(
+      '/mcp',
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'drop_everything', arguments: {} } }),
+      { 'mcp-protocol-version': '2025-06-18' },
+    );
     const u = (await unknown.json()) as { error?: { message: string }; result?: { isError: boolean } };
     expect(u.error?.message ?? (u.result?.isError ? 'tool error' : '')).toMatch(/drop_everything|tool error/);
   });

@@ -14,21 +14,38 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function rpc(path: string, method: string, params: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+async function rpc(
+  path: string,
+  method: string,
+  params: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const res = await t.app.request(`http://127.0.0.1${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+      ...headers,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   const text = await res.text();
   let body: unknown = null;
-  try { body = JSON.parse(text); } catch { body = text; }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
   return { status: res.status, body };
 }
 
 describe('MCP on an open server', () => {
   it('opens /mcp and any app address without a key, in the SVC_TENANT tenant', async () => {
-    const w = await rpc('/mcp/desk/user%3Ao', 'tools/call', { name: 'remember', arguments: { nodes: [{ id: 'o1', kind: 'claim', statement: 'open door' }] } });
+    const w = await rpc('/mcp/desk/user%3Ao', 'tools/call', {
+      name: 'remember',
+      arguments: { nodes: [{ id: 'o1', kind: 'claim', statement: 'open door' }] },
+    });
     expect(w.status).toBe(200);
     expect(w.body.result.structuredContent.accepted).toBe(1);
     const g = await rpc('/mcp', 'tools/call', { name: 'get_memory', arguments: { id: 'o1', as_of: formatInstant(t.ledger.now()) } });

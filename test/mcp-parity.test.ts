@@ -27,12 +27,22 @@ beforeAll(async () => {
   await seed({
     space: 'user:p',
     nodes: [
-      { id: 'p1', kind: 'claim', statement: 'Tea harvest starts in May', asserted_at: '2024-03-01T00:00:00Z', fact_key: 'harvest.month', fact_value: 'May' },
+      {
+        id: 'p1',
+        kind: 'claim',
+        statement: 'Tea harvest starts in May',
+        asserted_at: '2024-03-01T00:00:00Z',
+        fact_key: 'harvest.month',
+        fact_value: 'May',
+      },
       { id: 'p2', kind: 'claim', statement: 'Tea prices rise in June', asserted_at: '2024-03-02T00:00:00Z' },
     ],
     edges: [{ source_id: 'p1', target_id: 'p2', edge_type: 'CAUSES', asserted_at: '2024-03-02T00:00:00Z' }],
   });
-  await seed({ space: 'user:q', nodes: [{ id: 'q1', kind: 'claim', statement: 'Coffee harvest starts in June', fact_key: 'harvest.month', fact_value: 'June' }] });
+  await seed({
+    space: 'user:q',
+    nodes: [{ id: 'q1', kind: 'claim', statement: 'Coffee harvest starts in June', fact_key: 'harvest.month', fact_value: 'June' }],
+  });
   if (has('declare_fact')) expect((await t.call('POST', '/v1/facts', { body: { fact_key: 'harvest.month' }, key: KEY })).status).toBe(200);
   T = formatInstant(t.ledger.now());
 });
@@ -91,7 +101,8 @@ async function expectSameAnswer(client: Client, operation: string, input: Record
 function asSentOverHttp(detail: unknown): unknown {
   if (!Array.isArray(detail)) return detail;
   return detail.map((i: { loc: unknown[]; input: unknown }) =>
-    i.loc[0] === 'query' && i.input !== null && typeof i.input !== 'object' ? { ...i, input: String(i.input) } : i);
+    i.loc[0] === 'query' && i.input !== null && typeof i.input !== 'object' ? { ...i, input: String(i.input) } : i,
+  );
 }
 
 const transports: [string, () => Promise<Client>][] = [
@@ -114,7 +125,10 @@ describe.each(transports)('MCP over %s', (_name, connect) => {
     for (const op of operations) {
       const tool = tools.find((x) => x.name === op.name)!;
       // The operation's own schema, with instants and edge types declared (tools/json-schema.ts).
-      const own = z.toJSONSchema(op.input, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as { properties?: object; required?: string[] };
+      const own = z.toJSONSchema(op.input, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as {
+        properties?: object;
+        required?: string[];
+      };
       expect(tool.inputSchema, op.name).toEqual(inputJsonSchema(op));
       expect(Object.keys(tool.inputSchema.properties ?? {}), op.name).toEqual(Object.keys(own.properties ?? {}));
       expect(tool.inputSchema.required ?? [], op.name).toEqual(own.required ?? []);
@@ -148,7 +162,10 @@ describe.each(transports)('MCP over %s', (_name, connect) => {
     expect(rest.status).toBe(200);
     expect(again.structuredContent).toEqual(rest.json);
     expect(rest.json.accepted).toBe(0);
-    const read = await t.call('GET', `/v1/memories/w-${encodeURIComponent(_name)}`, { query: { as_of: formatInstant(t.ledger.now()) }, key: KEY });
+    const read = await t.call('GET', `/v1/memories/w-${encodeURIComponent(_name)}`, {
+      query: { as_of: formatInstant(t.ledger.now()) },
+      key: KEY,
+    });
     expect(read.json.item).toMatchObject({ space: 'user:w', statement: `written over ${_name}` });
   });
 
@@ -166,7 +183,9 @@ describe.each(transports)('MCP over %s', (_name, connect) => {
     const input = { as_of: T, space: 'user:p' };
     const r = await client.callTool({ name: 'export_ledger', arguments: input });
     expect(r.isError).toBeFalsy();
-    const resource = (r.content as { type: string; resource?: { uri: string; mimeType?: string; blob?: string } }[]).find((c) => c.type === 'resource')?.resource;
+    const resource = (r.content as { type: string; resource?: { uri: string; mimeType?: string; blob?: string } }[]).find(
+      (c) => c.type === 'resource',
+    )?.resource;
     expect(resource?.mimeType).toBe('application/gzip');
     const mcpFiles = untarGz(Buffer.from(resource!.blob!, 'base64'));
     const rest = await restCall(t, 'export_ledger', input, KEY);
@@ -184,7 +203,9 @@ describe('MCP over streamable HTTP, 2026-07-28 era', () => {
   it('serves a client that negotiates the modern protocol revision with the same answers', async () => {
     const { Client: SdkClient, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const client = new SdkClient({ name: 'ledger-test-modern', version: '1' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${http.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }),
+    );
     try {
       const { tools } = await client.listTools();
       expect(tools.map((x) => x.name)).toEqual(operations.map((o) => o.name));

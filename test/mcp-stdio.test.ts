@@ -17,7 +17,14 @@ const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'memory-ledger.mjs');
 const dataDir = mkdtempSync(join(tmpdir(), 'ledger-stdio-'));
 // A key map in the environment must not matter: stdio is the open, single-tenant door.
-const env = { ...getDefaultEnvironment(), SVC_DATA_DIR: dataDir, SVC_TENANT: 'desk', SVC_API_KEYS: 'unused-key=elsewhere', SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local' };
+const env = {
+  ...getDefaultEnvironment(),
+  SVC_DATA_DIR: dataDir,
+  SVC_TENANT: 'desk',
+  SVC_API_KEYS: 'unused-key=elsewhere',
+  SVC_EMBEDDER: 'local',
+  SVC_EXTRACTOR: 'local',
+};
 
 afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
@@ -26,7 +33,9 @@ afterAll(() => {
 async function connect(): Promise<{ client: Client; stderr: () => string; errors: Error[] }> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'stdio'], env, cwd: ROOT, stderr: 'pipe' });
   let log = '';
-  transport.stderr?.on('data', (d: Buffer) => { log += d.toString(); });
+  transport.stderr?.on('data', (d: Buffer) => {
+    log += d.toString();
+  });
   const errors: Error[] = [];
   const client = new Client({ name: 'ledger-stdio-test', version: '1' });
   client.onerror = (e) => errors.push(e);
@@ -40,16 +49,25 @@ describe('memory-ledger stdio', () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((x) => x.name)).toEqual(operations.map((o) => o.name));
-      const w = await client.callTool({ name: 'remember', arguments: { space: 'user:desk', nodes: [{ id: 'd1', kind: 'claim', statement: 'Standing desk arrives on Friday' }] } });
+      const w = await client.callTool({
+        name: 'remember',
+        arguments: { space: 'user:desk', nodes: [{ id: 'd1', kind: 'claim', statement: 'Standing desk arrives on Friday' }] },
+      });
       expect(w.isError).toBeFalsy();
       expect(w.structuredContent).toMatchObject({ accepted: 1, ids: ['d1'] });
       const g = await client.callTool({ name: 'get_memory', arguments: { id: 'd1', as_of: TODAY } });
-      expect((g.structuredContent as { item: { tenant: string; space: string } }).item).toMatchObject({ id: 'd1', tenant: 'desk', space: 'user:desk' });
+      expect((g.structuredContent as { item: { tenant: string; space: string } }).item).toMatchObject({
+        id: 'd1',
+        tenant: 'desk',
+        space: 'user:desk',
+      });
       const missing = await client.callTool({ name: 'list_memories', arguments: {} });
       expect(missing.isError).toBe(true);
       expect((missing.structuredContent as { error: string }).error).toBe('SVC_AS_OF_REQUIRED');
       const x = await client.callTool({ name: 'export_ledger', arguments: { as_of: TODAY } });
-      const resource = (x.content as { type: string; resource?: { mimeType?: string; blob?: string } }[]).find((c) => c.type === 'resource')?.resource;
+      const resource = (x.content as { type: string; resource?: { mimeType?: string; blob?: string } }[]).find(
+        (c) => c.type === 'resource',
+      )?.resource;
       expect(resource?.mimeType).toBe('application/gzip');
       expect(gunzipSync(Buffer.from(resource?.blob ?? '', 'base64')).toString('latin1')).toContain('Standing desk arrives on Friday');
       expect(stderr()).toMatch(/serving MCP over stdio/);
@@ -75,9 +93,16 @@ describe('memory-ledger stdio', () => {
     const out = new PassThrough();
     child.stdout.pipe(out);
     let stdout = '';
-    out.on('data', (d: Buffer) => { stdout += d.toString(); });
+    out.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
     const lines = [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'search_memory', arguments: { query: 'desk', as_of: TODAY } } },
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_memory', arguments: { id: 'd1', as_of: TODAY } } },

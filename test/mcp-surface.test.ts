@@ -10,7 +10,17 @@ import { operationNamed, operations } from '../tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { inMemoryClient } from './helpers/mcp-client.ts';
 
-type Schema = { type?: unknown; format?: string; const?: unknown; enum?: string[]; anyOf?: Schema[]; description?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[] };
+type Schema = {
+  type?: unknown;
+  format?: string;
+  const?: unknown;
+  enum?: string[];
+  anyOf?: Schema[];
+  description?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+};
 
 let t: TestApp;
 let client: Client;
@@ -65,7 +75,12 @@ describe('MCP tool listing', () => {
     expect(ref).toBe('#/$defs/NodeRow');
     const defs = (list as { $defs?: Record<string, Schema> }).$defs ?? {};
     expect(Object.keys(defs.NodeRow?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'superseded_by', 'invalidated']));
-    expect(Object.keys(tools.find((x) => x.name === 'export_ledger')!.outputSchema?.properties ?? {})).toEqual(['filename', 'media_type', 'bytes', 'uri']);
+    expect(Object.keys(tools.find((x) => x.name === 'export_ledger')!.outputSchema?.properties ?? {})).toEqual([
+      'filename',
+      'media_type',
+      'bytes',
+      'uri',
+    ]);
   });
 
   it('annotates reads as read-only and every writer (resolve_fact records a verdict) as not', async () => {
@@ -115,11 +130,22 @@ describe('MCP tool listing', () => {
 
 describe('MCP tool results', () => {
   it('say in one line what the answer holds, leaving the JSON to structuredContent', async () => {
-    const w = await client.callTool({ name: 'remember', arguments: { space: 'user:s', nodes: [{ id: 's1', kind: 'claim', statement: 'Sun rises', asserted_at: '2024-01-01T00:00:00Z' }], edges: [{ source_id: 's1', target_id: 'gone', edge_type: 'CAUSES' }] } });
+    const w = await client.callTool({
+      name: 'remember',
+      arguments: {
+        space: 'user:s',
+        nodes: [{ id: 's1', kind: 'claim', statement: 'Sun rises', asserted_at: '2024-01-01T00:00:00Z' }],
+        edges: [{ source_id: 's1', target_id: 'gone', edge_type: 'CAUSES' }],
+      },
+    });
     const asOf = formatInstant(t.ledger.now());
     const calls: [string, Record<string, unknown>, RegExp][] = [
       ['list_memories', { as_of: asOf }, /^list_memories: 1 block as of \d{4}-/],
-      ['list_memories', { as_of: '2000-01-01' }, /^list_memories: 0 blocks as of 2000-01-01T23:59:59\.999999Z; 1 hidden \(learned later\)$/],
+      [
+        'list_memories',
+        { as_of: '2000-01-01' },
+        /^list_memories: 0 blocks as of 2000-01-01T23:59:59\.999999Z; 1 hidden \(learned later\)$/,
+      ],
       ['get_memory', { id: 's1', as_of: asOf }, /^get_memory: block s1 \(claim\) "Sun rises", 1 version, 0 edges as of /],
       ['get_memory', { id: 's1', as_of: '2000-01-01' }, /^get_memory: no block \(not_yet\) as of 2000/],
       ['why', { id: 's1', as_of: asOf }, /^why: chain of 1 link as of /],
@@ -137,7 +163,10 @@ describe('MCP tool results', () => {
     for (const [name, args, line] of calls) {
       const r = await client.callTool({ name, arguments: args });
       expect(r.isError, name).toBeFalsy();
-      const text = (r.content as { type: string; text: string }[]).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+      const text = (r.content as { type: string; text: string }[])
+        .filter((c) => c.type === 'text')
+        .map((c) => c.text)
+        .join('\n');
       expect(text, name).toMatch(line);
       texts.push(text);
     }
@@ -153,10 +182,14 @@ describe('MCP tool results', () => {
   it('summarizes the v1.x answers (invalidation, spaces) from their shape', () => {
     const op = operationNamed('list_memories');
     const certificate = { as_of: '2024-01-01T00:00:00.000000Z', tx_as_of: '2024-01-02T00:00:00.000000Z', invalidated: 2 };
-    expect(summarize(op, { spaces: [{ space: 'a' }, { space: 'b' }], certificate })).toBe('list_memories: 2 spaces as of 2024-01-01T00:00:00.000000Z; 2 invalidated left out');
+    expect(summarize(op, { spaces: [{ space: 'a' }, { space: 'b' }], certificate })).toBe(
+      'list_memories: 2 spaces as of 2024-01-01T00:00:00.000000Z; 2 invalidated left out',
+    );
     const invalidation = { target_id: 'n1', reason: 'wrong source', by: null, invalidated_at: 'T', known_at: 'K' };
     expect(summarize(op, { invalidation, warnings: [] })).toBe('list_memories: invalidated n1 from K: "wrong source"');
     expect(summarize(op, { invalidation, warnings: ['already_invalidated'] })).toContain('already invalidated; nothing written');
-    expect(summarize(op, { item: null, versions: [{}], edges: { in: [], out: [] }, reason: 'invalidated', invalidation, certificate })).toMatch(/no block \(invalidated\)/);
+    expect(
+      summarize(op, { item: null, versions: [{}], edges: { in: [], out: [] }, reason: 'invalidated', invalidation, certificate }),
+    ).toMatch(/no block \(invalidated\)/);
   });
 });

@@ -14,7 +14,20 @@ import { inputJsonSchema } from '../tools/json-schema.ts';
 import { CheckInstallOutputSchema, outputSchemas, VersionOutputSchema } from '../tools/output-schemas.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
-type Doc = { paths: Record<string, Record<string, { parameters?: { name: string; in: string; required: boolean }[]; requestBody?: { content: Record<string, { schema: { properties?: object } }> }; responses: Record<string, unknown>; security?: unknown[] }>> };
+type Doc = {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { name: string; in: string; required: boolean }[];
+        requestBody?: { content: Record<string, { schema: { properties?: object } }> };
+        responses: Record<string, unknown>;
+        security?: unknown[];
+      }
+    >
+  >;
+};
 
 const KEY = 'openapi-key';
 let t: TestApp;
@@ -59,9 +72,15 @@ describe('GET /v1/openapi.json', () => {
       for (const field of Object.keys(input.properties as object)) {
         const label = `${route.operation}.${field}`;
         if (pathNames.includes(field)) {
-          expect(op?.parameters?.find((p) => p.name === field), label).toMatchObject({ in: 'path', required: true });
+          expect(
+            op?.parameters?.find((p) => p.name === field),
+            label,
+          ).toMatchObject({ in: 'path', required: true });
         } else if (route.from === 'query') {
-          expect(op?.parameters?.find((p) => p.name === field), label).toMatchObject({ in: 'query', required: required.has(field) });
+          expect(
+            op?.parameters?.find((p) => p.name === field),
+            label,
+          ).toMatchObject({ in: 'query', required: required.has(field) });
         } else {
           expect(Object.keys(op?.requestBody?.content['application/json']?.schema.properties ?? {}), label).toContain(field);
         }
@@ -83,7 +102,8 @@ describe('GET /v1/openapi.json', () => {
       const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
       expect(inputSources[route.operation], route.operation).toEqual({ from: route.from, path: pathNames });
     }
-    for (const op of operations) expect(outputSchemas[op.name] !== undefined || op.name === 'export_ledger', `${op.name} has an output schema`).toBe(true);
+    for (const op of operations)
+      expect(outputSchemas[op.name] !== undefined || op.name === 'export_ledger', `${op.name} has an output schema`).toBe(true);
   });
 
   it('answers every documented path and method on the live app (never the 404 of an unknown route)', async () => {
@@ -97,14 +117,34 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('describes the live answers: each is parsed by its documented schema with nothing left over', async () => {
-    const w = await t.call('POST', '/v1/memories', { key: KEY, body: {
-      space: 'user:o',
-      nodes: [{ id: 'o1', kind: 'claim', statement: 'Rain delays the harvest', asserted_at: '2024-03-01T00:00:00Z', fact_key: 'harvest', fact_value: 'late' }, { id: 'o2', kind: 'claim', statement: 'Prices rise' }],
-      edges: [{ source_id: 'o1', target_id: 'o2', edge_type: 'CAUSES', lag: 'P3D' }, { source_id: 'o1', target_id: 'nowhere', edge_type: 'CAUSES' }],
-    } });
+    const w = await t.call('POST', '/v1/memories', {
+      key: KEY,
+      body: {
+        space: 'user:o',
+        nodes: [
+          {
+            id: 'o1',
+            kind: 'claim',
+            statement: 'Rain delays the harvest',
+            asserted_at: '2024-03-01T00:00:00Z',
+            fact_key: 'harvest',
+            fact_value: 'late',
+          },
+          { id: 'o2', kind: 'claim', statement: 'Prices rise' },
+        ],
+        edges: [
+          { source_id: 'o1', target_id: 'o2', edge_type: 'CAUSES', lag: 'P3D' },
+          { source_id: 'o1', target_id: 'nowhere', edge_type: 'CAUSES' },
+        ],
+      },
+    });
     expectShaped(outputSchemas.remember!, w.json, 'remember');
     const asOf = formatInstant(t.ledger.now());
-    expectShaped(outputSchemas.declare_fact!, (await t.call('POST', '/v1/facts', { key: KEY, body: { fact_key: 'harvest' } })).json, 'declare_fact');
+    expectShaped(
+      outputSchemas.declare_fact!,
+      (await t.call('POST', '/v1/facts', { key: KEY, body: { fact_key: 'harvest' } })).json,
+      'declare_fact',
+    );
     const reads: [string, string, string, { query?: Record<string, string>; body?: unknown }][] = [
       ['list_memories', 'GET', '/v1/memories', { query: { as_of: asOf } }],
       ['get_memory', 'GET', '/v1/memories/o1', { query: { as_of: asOf } }],
@@ -121,7 +161,11 @@ describe('GET /v1/openapi.json', () => {
     const retract = await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'the source withdrew it' } });
     expect(retract.status).toBe(200);
     expectShaped(outputSchemas.invalidate_memory!, retract.json, 'invalidate_memory');
-    expectShaped(outputSchemas.invalidate_memory!, (await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'again' } })).json, 'invalidate_memory again');
+    expectShaped(
+      outputSchemas.invalidate_memory!,
+      (await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'again' } })).json,
+      'invalidate_memory again',
+    );
     const after: [string, string, Record<string, string>][] = [
       ['list_spaces', '/v1/spaces', { as_of: 'now' }],
       ['get_memory', '/v1/memories/o2', { as_of: 'now' }],
@@ -134,7 +178,9 @@ describe('GET /v1/openapi.json', () => {
       expect(r.status, name).toBe(200);
       expectShaped(outputSchemas[name]!, r.json, `${name} ${JSON.stringify(query)}`);
     }
-    expect(JSON.stringify((await t.call('GET', '/v1/memories/o2', { key: KEY, query: { as_of: 'now' } })).json)).toContain('"reason":"invalidated"');
+    expect(JSON.stringify((await t.call('GET', '/v1/memories/o2', { key: KEY, query: { as_of: 'now' } })).json)).toContain(
+      '"reason":"invalidated"',
+    );
     expectShaped(VersionOutputSchema, (await t.call('GET', '/v1/version')).json, 'version');
     expectShaped(CheckInstallOutputSchema, (await t.call('GET', '/v1/check_install', { key: KEY })).json, 'check_install');
   });

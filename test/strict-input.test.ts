@@ -12,7 +12,15 @@ let mcp: Client;
 beforeAll(async () => {
   t = await startTestApp();
   mcp = await inMemoryClient({ ledger: t.ledger, tenant: t.config.tenant, services: t.started.services });
-  await t.call('POST', '/v1/memories', { body: { space: 's', nodes: [{ id: 'a', kind: 'claim', statement: 'a' }, { id: 'b', kind: 'claim', statement: 'b' }] } });
+  await t.call('POST', '/v1/memories', {
+    body: {
+      space: 's',
+      nodes: [
+        { id: 'a', kind: 'claim', statement: 'a' },
+        { id: 'b', kind: 'claim', statement: 'b' },
+      ],
+    },
+  });
 });
 
 afterAll(async () => {
@@ -29,9 +37,24 @@ describe('strict input', () => {
   const cases: [string, string, Record<string, unknown>, (string | number)[]][] = [
     ['a mistyped top-level key', 'remember', { space: 's', nodes: [{ kind: 'claim', statement: 'x' }], memories: [] }, ['memories']],
     ['a key inside a node', 'remember', { space: 's', nodes: [{ kind: 'claim', statement: 'x', colour: 'red' }] }, ['nodes', 0, 'colour']],
-    ['a key inside an edge', 'remember', { space: 's', edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CAUSES', weight: 2 }] }, ['edges', 0, 'weight']],
-    ['a key inside a message', 'remember', { space: 's', messages: [{ content: 'Rain.', observed_at: '2024-01-01T00:00:00Z', source_description: 'chat', author: 'me' }] }, ['messages', 0, 'author']],
-    ['a key inside backfill', 'remember', { space: 's', nodes: [{ kind: 'claim' }], backfill: { declared_captured_at: '2024-01-01T00:00:00Z', reason: 'r', when: 1 } }, ['backfill', 'when']],
+    [
+      'a key inside an edge',
+      'remember',
+      { space: 's', edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CAUSES', weight: 2 }] },
+      ['edges', 0, 'weight'],
+    ],
+    [
+      'a key inside a message',
+      'remember',
+      { space: 's', messages: [{ content: 'Rain.', observed_at: '2024-01-01T00:00:00Z', source_description: 'chat', author: 'me' }] },
+      ['messages', 0, 'author'],
+    ],
+    [
+      'a key inside backfill',
+      'remember',
+      { space: 's', nodes: [{ kind: 'claim' }], backfill: { declared_captured_at: '2024-01-01T00:00:00Z', reason: 'r', when: 1 } },
+      ['backfill', 'when'],
+    ],
     ['a key in a search body', 'search_memory', { query: 'a', as_of: 'now', colour: 'red' }, ['colour']],
     ['a key in a resolve body', 'resolve_fact', { fact: 'f', as_of: 'now', policy: 'strict' }, ['policy']],
   ];
@@ -66,10 +89,16 @@ describe('strict input', () => {
   });
 
   it('edge types match case-insensitively; refusals carry allowed and expected', async () => {
-    const w = await t.call('POST', '/v1/memories', { body: { space: 's', edges: [
-      { source_id: 'a', target_id: 'b', edge_type: 'Causes' },
-      { source_id: 'b', target_id: 'a', edge_type: 'LOVES' },
-      { source_id: 'b', target_id: 'a', edge_type: 'triggers', lag: 'some day' }] } });
+    const w = await t.call('POST', '/v1/memories', {
+      body: {
+        space: 's',
+        edges: [
+          { source_id: 'a', target_id: 'b', edge_type: 'Causes' },
+          { source_id: 'b', target_id: 'a', edge_type: 'LOVES' },
+          { source_id: 'b', target_id: 'a', edge_type: 'triggers', lag: 'some day' },
+        ],
+      },
+    });
     expect(w.json.accepted).toBe(1);
     const loves = w.json.refused.find((r: { reason: string }) => r.reason === 'unknown_edge_type');
     expect(loves.allowed).toEqual(expect.arrayContaining(['CAUSES', 'SUPERSEDES', 'MENTIONS']));
@@ -79,13 +108,17 @@ describe('strict input', () => {
   });
 
   it('a row that could never be in force is refused naming valid_to', async () => {
-    const r = await t.call('POST', '/v1/memories', { body: { space: 's', nodes: [{ kind: 'claim', statement: 'over before it starts', valid_to: '2020-01-01T00:00:00Z' }] } });
+    const r = await t.call('POST', '/v1/memories', {
+      body: { space: 's', nodes: [{ kind: 'claim', statement: 'over before it starts', valid_to: '2020-01-01T00:00:00Z' }] },
+    });
     expect(r.status).toBe(422);
     expect(r.json.detail[0].loc).toEqual(['body', 'nodes', 0, 'valid_to']);
   });
 
   it('instants outside 1700-2200 name the range, in bodies and queries', async () => {
-    const body = await t.call('POST', '/v1/memories', { body: { space: 's', nodes: [{ kind: 'claim', asserted_at: '2300-01-01T00:00:00Z' }] } });
+    const body = await t.call('POST', '/v1/memories', {
+      body: { space: 's', nodes: [{ kind: 'claim', asserted_at: '2300-01-01T00:00:00Z' }] },
+    });
     expect(body.status).toBe(422);
     expect(body.json.detail[0].msg).toMatch(/1700 and 2200/);
     const query = await t.call('GET', '/v1/memories', { query: { as_of: '1600-01-01' } });

@@ -34,19 +34,33 @@ beforeAll(async () => {
     const r = await a.call('POST', '/v1/memories', { key, body });
     expect(r.json.refused).toEqual([]);
   };
-  await w({ space: 'w', nodes: [
-    { id: 'n1', kind: 'claim', statement: 'rain', category: 'weather', payload: { source: 'wire', n: [1, 2] } },
-    { id: 'n2', kind: 'claim', statement: 'rate 4.5', fact_key: 'rate', fact_value: 4.5, asserted_at: '2024-01-01T00:00:00Z' },
-    { id: 'v', kind: 'factor', statement: 'v1', asserted_at: '2024-01-01T00:00:00Z', valid_to: '2024-02-01T00:00:00Z' }],
-  edges: [{ source_id: 'n1', target_id: 'n2', edge_type: 'CAUSES', lag: '36 hours', confidence: 0.5, mechanism: 'm' }] });
+  await w({
+    space: 'w',
+    nodes: [
+      { id: 'n1', kind: 'claim', statement: 'rain', category: 'weather', payload: { source: 'wire', n: [1, 2] } },
+      { id: 'n2', kind: 'claim', statement: 'rate 4.5', fact_key: 'rate', fact_value: 4.5, asserted_at: '2024-01-01T00:00:00Z' },
+      { id: 'v', kind: 'factor', statement: 'v1', asserted_at: '2024-01-01T00:00:00Z', valid_to: '2024-02-01T00:00:00Z' },
+    ],
+    edges: [{ source_id: 'n1', target_id: 'n2', edge_type: 'CAUSES', lag: '36 hours', confidence: 0.5, mechanism: 'm' }],
+  });
   // Backfilled before n1 was known, yet pointing at it: pushed after the nodes it needs.
-  await w({ space: 'w', backfill: { declared_captured_at: '2023-05-01T12:00:00Z', reason: 'crm import' },
+  await w({
+    space: 'w',
+    backfill: { declared_captured_at: '2023-05-01T12:00:00Z', reason: 'crm import' },
     nodes: [{ id: 'bf1', kind: 'entity', statement: 'Acme', asserted_at: '2023-04-01T00:00:00Z' }],
-    edges: [{ source_id: 'bf1', target_id: 'n1', edge_type: 'MENTIONS', asserted_at: '2023-04-01T00:00:00Z' }] });
-  await w({ space: 'w', nodes: [{ id: 'v', kind: 'factor', statement: 'v2', asserted_at: '2024-02-01T00:00:00Z' }],
-    edges: [{ source_id: 'v', target_id: 'n1', edge_type: 'SUPPORTS' }] });
-  await w({ space: 'x', backfill: { declared_captured_at: '2024-03-01T00:00:00Z', reason: 'second import' },
-    nodes: [{ id: 'x1', kind: 'claim', statement: 'elsewhere' }], edges: [{ source_id: 'x1', target_id: 'n2', edge_type: 'CONTRADICTS' }] });
+    edges: [{ source_id: 'bf1', target_id: 'n1', edge_type: 'MENTIONS', asserted_at: '2023-04-01T00:00:00Z' }],
+  });
+  await w({
+    space: 'w',
+    nodes: [{ id: 'v', kind: 'factor', statement: 'v2', asserted_at: '2024-02-01T00:00:00Z' }],
+    edges: [{ source_id: 'v', target_id: 'n1', edge_type: 'SUPPORTS' }],
+  });
+  await w({
+    space: 'x',
+    backfill: { declared_captured_at: '2024-03-01T00:00:00Z', reason: 'second import' },
+    nodes: [{ id: 'x1', kind: 'claim', statement: 'elsewhere' }],
+    edges: [{ source_id: 'x1', target_id: 'n2', edge_type: 'CONTRADICTS' }],
+  });
   await a.call('POST', '/v1/facts', { key: 'ka', body: { fact_key: 'rate' } });
   const now = (await a.call('GET', '/v1/memories', { key: 'ka', query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of;
   await a.call('POST', '/v1/resolve', { key: 'ka', body: { fact: 'rate', as_of: now } });
@@ -65,8 +79,7 @@ async function rows(dir: string, file: string): Promise<Record<string, any>[]> {
 }
 
 /** Rows without their attestation (capture instants and batch ids differ between ledgers), sorted. */
-const comparable = (list: Record<string, any>[]): string[] =>
-  list.map(({ attestation: _a, ...rest }) => JSON.stringify(rest)).sort();
+const comparable = (list: Record<string, any>[]): string[] => list.map(({ attestation: _a, ...rest }) => JSON.stringify(rest)).sort();
 
 describe('pull and push', () => {
   it('A → pull → push into a fresh B → export B: the same nodes and edges with the same known_at; no resolutions', async () => {
@@ -84,11 +97,17 @@ describe('pull and push', () => {
 
     const dirB = tmp();
     await pull('http://b.test', dirB, { apiKey: 'ka', fetch: fetchBoth, ...quiet });
-    const [nodesA, nodesB, edgesA, edgesB] = await Promise.all([rows(dirA, 'nodes.jsonl'), rows(dirB, 'nodes.jsonl'), rows(dirA, 'edges.jsonl'), rows(dirB, 'edges.jsonl')]);
+    const [nodesA, nodesB, edgesA, edgesB] = await Promise.all([
+      rows(dirA, 'nodes.jsonl'),
+      rows(dirB, 'nodes.jsonl'),
+      rows(dirA, 'edges.jsonl'),
+      rows(dirB, 'edges.jsonl'),
+    ]);
     expect(comparable(nodesB)).toEqual(comparable(nodesA));
     expect(comparable(edgesB)).toEqual(comparable(edgesA));
     expect(await rows(dirB, 'resolutions.jsonl')).toEqual([]);
-    const n1A = nodesA.find((n) => n.id === 'n1'), n1B = nodesB.find((n) => n.id === 'n1');
+    const n1A = nodesA.find((n) => n.id === 'n1'),
+      n1B = nodesB.find((n) => n.id === 'n1');
     expect(n1B?.known_at).toBe(n1A?.known_at);
     expect(n1B?.attestation.captured_at).not.toBe(n1A?.attestation.captured_at);
     expect(n1B?.attestation.batch?.declared_captured_at).toBe(n1A?.known_at);
@@ -113,9 +132,14 @@ describe('pull and push', () => {
   });
 
   it('splits a large batch under the 10,000-row limit; --granularity day declares each day at its latest known_at', async () => {
-    const many = (from: number, n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ id: `r${from + i}`, kind: 'claim', statement: `row ${from + i}` }));
-    expect((await a.call('POST', '/v1/memories', { key: 'kbig', body: { space: 'bulk', nodes: many(0, 10_000) } })).json.accepted).toBe(10_000);
-    expect((await a.call('POST', '/v1/memories', { key: 'kbig', body: { space: 'bulk', nodes: many(10_000, 2_500) } })).json.accepted).toBe(2_500);
+    const many = (from: number, n: number): unknown[] =>
+      Array.from({ length: n }, (_, i) => ({ id: `r${from + i}`, kind: 'claim', statement: `row ${from + i}` }));
+    expect((await a.call('POST', '/v1/memories', { key: 'kbig', body: { space: 'bulk', nodes: many(0, 10_000) } })).json.accepted).toBe(
+      10_000,
+    );
+    expect((await a.call('POST', '/v1/memories', { key: 'kbig', body: { space: 'bulk', nodes: many(10_000, 2_500) } })).json.accepted).toBe(
+      2_500,
+    );
     const dir = tmp();
     await pull('http://a.test', dir, { apiKey: 'kbig', fetch: fetchBoth, ...quiet });
     const source = await rows(dir, 'nodes.jsonl');
@@ -125,7 +149,14 @@ describe('pull and push', () => {
       if ((days.get(d) ?? '') < n.known_at) days.set(d, n.known_at);
     }
     const seen: number[] = [];
-    const report = await push(dir, 'http://b.test', { apiKey: 'kbig', fetch: fetchBoth, granularity: 'day', progress: (_l, done) => { seen.push(done); } });
+    const report = await push(dir, 'http://b.test', {
+      apiKey: 'kbig',
+      fetch: fetchBoth,
+      granularity: 'day',
+      progress: (_l, done) => {
+        seen.push(done);
+      },
+    });
     expect(report).toMatchObject({ accepted: 12_500, batches: days.size, refused: [] });
     expect(report.requests).toBe(days.size + 1);
     expect(seen.at(-1)).toBe(12_500);
@@ -155,7 +186,17 @@ describe('pull and push', () => {
   it('the commands check their arguments before any request', async () => {
     const run = async (cmd: 'pull' | 'push', args: string[]): Promise<[number, string]> => {
       let err = '';
-      const code = await runSyncCli(cmd, args, { out: () => undefined, err: (s) => { err += s; } }, {});
+      const code = await runSyncCli(
+        cmd,
+        args,
+        {
+          out: () => undefined,
+          err: (s) => {
+            err += s;
+          },
+        },
+        {},
+      );
       return [code, err];
     };
     expect(await run('pull', ['not a url', tmp()])).toEqual([2, expect.stringContaining('BASE_URL')]);

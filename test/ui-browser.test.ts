@@ -9,7 +9,14 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
 import {
-  CHROMIUM_PATH, hasChromium, launchBrowser, listedIds, settled, type PageDocument, type PageWindow, type TestBrowser,
+  CHROMIUM_PATH,
+  hasChromium,
+  launchBrowser,
+  listedIds,
+  settled,
+  type PageDocument,
+  type PageWindow,
+  type TestBrowser,
 } from './helpers/browser.ts';
 
 // The page's globals, seen only by the functions handed to page.evaluate (they run in the page).
@@ -20,7 +27,8 @@ declare const sessionStorage: { getItem(key: string): string | null };
 const KEY = 'ui-key-0123456789';
 const SHOTS = process.env.UI_SCREENSHOTS === '1';
 const present = hasChromium();
-if (!present) console.warn(`ui-browser: no Chromium at ${CHROMIUM_PATH}; the browser tests are skipped (install Debian's chromium to run them)`);
+if (!present)
+  console.warn(`ui-browser: no Chromium at ${CHROMIUM_PATH}; the browser tests are skipped (install Debian's chromium to run them)`);
 
 let open: ServerProcess;
 let hosted: ServerProcess;
@@ -28,7 +36,13 @@ let browser: TestBrowser;
 let invalidation = false;
 let spacesRoute = false;
 
-async function rest(server: ServerProcess, method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; json: any }> {
+async function rest(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  body?: unknown,
+  key?: string,
+): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
   const r = await fetch(`${server.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -45,21 +59,68 @@ const backfill = (at: string) => ({ declared_captured_at: at, reason: `import of
 
 /** Three backfilled batches (January, February, March 2024), one live block, an invalidated one. */
 async function seed(server: ServerProcess, key?: string): Promise<void> {
-  await write(server, { space: 'team:alpha', backfill: backfill('2024-01-10T00:00:00Z'), nodes: [
-    { id: 'c1', kind: 'claim', category: 'econ', statement: 'Supplier raised prices', asserted_at: '2024-01-05T00:00:00Z' },
-    { id: 'c2', kind: 'claim', category: 'econ', statement: 'Margins fell', asserted_at: '2024-01-06T00:00:00Z' },
-    { id: 'f1', kind: 'claim', statement: 'HQ is in Paris', asserted_at: '2024-01-05T00:00:00Z', fact_key: 'hq_city', fact_value: 'Paris' },
-  ], edges: [{ source_id: 'c1', target_id: 'c2', edge_type: 'CAUSES', asserted_at: '2024-01-06T00:00:00Z' }] }, key);
-  await write(server, { space: 'team:alpha', backfill: backfill('2024-02-10T00:00:00Z'), nodes: [
-    { id: 'c3', kind: 'factor', category: 'logistics', statement: 'Shipping costs doubled', asserted_at: '2024-02-01T00:00:00Z' },
-    { id: 'p1', kind: 'prediction', category: 'econ', statement: 'Prices will rise in Q2', asserted_at: '2024-02-02T00:00:00Z' },
-    { id: 'f2', kind: 'claim', statement: 'HQ moved to Berlin', asserted_at: '2024-02-05T00:00:00Z', fact_key: 'hq_city', fact_value: 'Berlin' },
-  ], edges: [{ source_id: 'c3', target_id: 'c2', edge_type: 'CONTRIBUTING_FACTOR', asserted_at: '2024-02-01T00:00:00Z' }] }, key);
-  await write(server, { space: 'team:alpha', backfill: backfill('2024-03-10T00:00:00Z'), nodes: [
-    { id: 'c2b', kind: 'claim', category: 'econ', statement: 'Margins fell by 4 points', asserted_at: '2024-03-01T00:00:00Z' },
-    { id: 'x1', kind: 'claim', statement: 'A note written by mistake', asserted_at: '2024-03-02T00:00:00Z' },
-    { id: 'xss', kind: 'claim', statement: '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>', asserted_at: '2024-03-02T00:00:00Z', payload: { html: '<b onmouseover=alert(1)>x</b>' } },
-  ], edges: [{ source_id: 'c2b', target_id: 'c2', edge_type: 'SUPERSEDES', asserted_at: '2024-03-01T00:00:00Z' }] }, key);
+  await write(
+    server,
+    {
+      space: 'team:alpha',
+      backfill: backfill('2024-01-10T00:00:00Z'),
+      nodes: [
+        { id: 'c1', kind: 'claim', category: 'econ', statement: 'Supplier raised prices', asserted_at: '2024-01-05T00:00:00Z' },
+        { id: 'c2', kind: 'claim', category: 'econ', statement: 'Margins fell', asserted_at: '2024-01-06T00:00:00Z' },
+        {
+          id: 'f1',
+          kind: 'claim',
+          statement: 'HQ is in Paris',
+          asserted_at: '2024-01-05T00:00:00Z',
+          fact_key: 'hq_city',
+          fact_value: 'Paris',
+        },
+      ],
+      edges: [{ source_id: 'c1', target_id: 'c2', edge_type: 'CAUSES', asserted_at: '2024-01-06T00:00:00Z' }],
+    },
+    key,
+  );
+  await write(
+    server,
+    {
+      space: 'team:alpha',
+      backfill: backfill('2024-02-10T00:00:00Z'),
+      nodes: [
+        { id: 'c3', kind: 'factor', category: 'logistics', statement: 'Shipping costs doubled', asserted_at: '2024-02-01T00:00:00Z' },
+        { id: 'p1', kind: 'prediction', category: 'econ', statement: 'Prices will rise in Q2', asserted_at: '2024-02-02T00:00:00Z' },
+        {
+          id: 'f2',
+          kind: 'claim',
+          statement: 'HQ moved to Berlin',
+          asserted_at: '2024-02-05T00:00:00Z',
+          fact_key: 'hq_city',
+          fact_value: 'Berlin',
+        },
+      ],
+      edges: [{ source_id: 'c3', target_id: 'c2', edge_type: 'CONTRIBUTING_FACTOR', asserted_at: '2024-02-01T00:00:00Z' }],
+    },
+    key,
+  );
+  await write(
+    server,
+    {
+      space: 'team:alpha',
+      backfill: backfill('2024-03-10T00:00:00Z'),
+      nodes: [
+        { id: 'c2b', kind: 'claim', category: 'econ', statement: 'Margins fell by 4 points', asserted_at: '2024-03-01T00:00:00Z' },
+        { id: 'x1', kind: 'claim', statement: 'A note written by mistake', asserted_at: '2024-03-02T00:00:00Z' },
+        {
+          id: 'xss',
+          kind: 'claim',
+          statement: '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>',
+          asserted_at: '2024-03-02T00:00:00Z',
+          payload: { html: '<b onmouseover=alert(1)>x</b>' },
+        },
+      ],
+      edges: [{ source_id: 'c2b', target_id: 'c2', edge_type: 'SUPERSEDES', asserted_at: '2024-03-01T00:00:00Z' }],
+    },
+    key,
+  );
   await write(server, { space: 'team:beta', nodes: [{ id: 's1', kind: 'entity', statement: 'Beta live block' }] }, key);
   const d = await rest(server, 'POST', '/v1/facts', { fact_key: 'hq_city', policy: 'latest_valid' }, key);
   expect(d.status).toBe(200);
@@ -82,10 +143,7 @@ async function setAsOf(page: Page, value: string): Promise<void> {
 
 describe.skipIf(!present)('ledger browser', () => {
   beforeAll(async () => {
-    [open, hosted] = await Promise.all([
-      spawnServer({ env: { SVC_TENANT: 'ui' } }),
-      spawnServer({ env: { SVC_API_KEYS: `${KEY}=acme` } }),
-    ]);
+    [open, hosted] = await Promise.all([spawnServer({ env: { SVC_TENANT: 'ui' } }), spawnServer({ env: { SVC_API_KEYS: `${KEY}=acme` } })]);
     await Promise.all([seed(open), seed(hosted, KEY)]);
     browser = await launchBrowser(open.base);
     if (SHOTS) mkdirSync(join(PROJECT_ROOT, 'docs', 'screenshots'), { recursive: true });
@@ -160,7 +218,11 @@ describe.skipIf(!present)('ledger browser', () => {
   it('marks a superseded block, and leaves it out with current_only', async (ctx) => {
     const page = await browser.newPage();
     await openUi(page, open);
-    const supersededBy = await page.evaluate(() => fetch('/v1/memories?as_of=2100-01-01&limit=1').then((r) => r.json()).then((j: unknown) => (j as { items?: { superseded_by?: unknown }[] }).items?.[0]?.superseded_by));
+    const supersededBy = await page.evaluate(() =>
+      fetch('/v1/memories?as_of=2100-01-01&limit=1')
+        .then((r) => r.json())
+        .then((j: unknown) => (j as { items?: { superseded_by?: unknown }[] }).items?.[0]?.superseded_by),
+    );
     if (!Array.isArray(supersededBy)) return ctx.skip(); // the server does not report supersession yet (v1.x)
     const c2 = page.locator('#blocks li.block[data-id="c2"]');
     await expect.poll(() => c2.getAttribute('data-superseded')).toBe('1');
@@ -206,11 +268,19 @@ describe.skipIf(!present)('ledger browser', () => {
     expect(page.url()).toContain('block=c2b');
     expect(await page.textContent('#block h3')).toBe('c2b');
     expect(await page.textContent('#edges-out')).toContain('SUPERSEDES');
-    const listed = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#why-list li[data-id]')].map((li) => [li.dataset.id, li.dataset.role])));
+    const listed = await page.evaluate(() =>
+      Object.fromEntries([...document.querySelectorAll('#why-list li[data-id]')].map((li) => [li.dataset.id, li.dataset.role])),
+    );
     expect(listed).toMatchObject({ c2b: 'subject', c2: 'predecessor', c1: 'cause', c3: 'contributing_cause' });
     const graph = await page.evaluate(() => ({
-      nodes: window.ledgerUi.graph.nodes().map((n) => n.id()).sort(),
-      edges: window.ledgerUi.graph.edges().map((e) => `${e.source().id()}>${e.target().id()}:${String(e.data('label'))}`).sort(),
+      nodes: window.ledgerUi.graph
+        .nodes()
+        .map((n) => n.id())
+        .sort(),
+      edges: window.ledgerUi.graph
+        .edges()
+        .map((e) => `${e.source().id()}>${e.target().id()}:${String(e.data('label'))}`)
+        .sort(),
     }));
     expect(graph.nodes).toEqual(['c1', 'c2', 'c2b', 'c3']);
     expect(graph.edges).toEqual(['c1>c2:cause', 'c2b>c2:predecessor', 'c3>c2:contributing_cause']);
@@ -233,9 +303,13 @@ describe.skipIf(!present)('ledger browser', () => {
     await page.selectOption('#limit', '2');
     await page.press('#q', 'Enter');
     await settled(page);
-    const hits = await page.evaluate(() => [...document.querySelectorAll('#search-results li.hit')].map((li) => ({
-      id: li.dataset.id, match: li.dataset.match, score: li.querySelector('.score')?.textContent ?? '',
-    })));
+    const hits = await page.evaluate(() =>
+      [...document.querySelectorAll('#search-results li.hit')].map((li) => ({
+        id: li.dataset.id,
+        match: li.dataset.match,
+        score: li.querySelector('.score')?.textContent ?? '',
+      })),
+    );
     expect(hits.find((h) => h.id === 'c2b')?.match).toBe('direct');
     expect(hits.some((h) => h.match === 'expansion')).toBe(true);
     for (const h of hits) expect(h.score).toMatch(/^\d+\.\d{3}$/);
@@ -279,7 +353,9 @@ describe.skipIf(!present)('ledger browser', () => {
     const page = await browser.newPage({ width: 375, height: 800 });
     await openUi(page, open);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select')].filter((e) => e.type !== 'hidden' && !e.labels?.length).map((e) => e.id));
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select')].filter((e) => e.type !== 'hidden' && !e.labels?.length).map((e) => e.id),
+    );
     expect(unlabelled).toEqual([]);
     if (SHOTS) {
       // The phone view goes to the temporary folder, to look at; the two committed views are 1280×800.

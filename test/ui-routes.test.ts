@@ -4,8 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await startTestApp({ SVC_API_KEYS: 'ui-routes-key=acme' }); });
-afterAll(async () => { await t?.close(); });
+beforeAll(async () => {
+  t = await startTestApp({ SVC_API_KEYS: 'ui-routes-key=acme' });
+});
+afterAll(async () => {
+  await t?.close();
+});
 
 describe('GET /ui', () => {
   it('serves the shell and every file it names without a key, each with the CSP', async () => {
@@ -26,7 +30,13 @@ describe('GET /ui', () => {
   });
 
   it('serves nothing outside its list and still guards the API', async () => {
-    for (const path of ['/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/routes.ts', '/ui/vendor/cytoscape.cjs.js', '/ui/assets/app.js']) {
+    for (const path of [
+      '/ui/../package.json',
+      '/ui/%2e%2e/package.json',
+      '/ui/routes.ts',
+      '/ui/vendor/cytoscape.cjs.js',
+      '/ui/assets/app.js',
+    ]) {
       expect((await t.app.request(path)).status, path).toBe(404);
     }
     expect((await t.app.request('/v1/memories?as_of=now')).status).toBe(401);

@@ -10,7 +10,11 @@ let server: ServerProcess;
 async function call(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<any> {
   const url = new URL(server.base + path);
   for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
-  const r = await fetch(url, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   expect(r.status).toBe(200);
   return r.json();
 }
@@ -34,9 +38,13 @@ afterAll(async () => {
 
 describe('after a restart', () => {
   it('keeps declarations in force by instant and verdicts by identity', async () => {
-    await call('POST', '/v1/memories', { space: 's', nodes: [
-      { id: 'a', kind: 'claim', fact_key: 'city', fact_value: 'Oslo', asserted_at: '2024-01-01T00:00:00Z' },
-      { id: 'b', kind: 'claim', fact_key: 'city', fact_value: VALUE, payload: { source: 'crm' }, asserted_at: '2024-02-01T00:00:00Z' }] });
+    await call('POST', '/v1/memories', {
+      space: 's',
+      nodes: [
+        { id: 'a', kind: 'claim', fact_key: 'city', fact_value: 'Oslo', asserted_at: '2024-01-01T00:00:00Z' },
+        { id: 'b', kind: 'claim', fact_key: 'city', fact_value: VALUE, payload: { source: 'crm' }, asserted_at: '2024-02-01T00:00:00Z' },
+      ],
+    });
     const rules = { fact_key: 'city', key_fields: ['country', 'region'], policy: 'source_priority', source_order: ['crm', 's'] };
     await call('POST', '/v1/facts', { fact_key: 'city', policy: 'strict' });
     const between = await clock();

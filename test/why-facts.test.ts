@@ -25,24 +25,46 @@ afterAll(async () => {
 describe('GET /v1/memories/:id/why', () => {
   let before = '';
   beforeAll(async () => {
-    await t.call('POST', '/v1/memories', { body: { space: 'w', nodes: [
-      { id: 'strike', kind: 'factor', statement: 'Port strike', asserted_at: '2024-03-01T00:00:00Z' },
-      { id: 'delays', kind: 'claim', statement: 'Shipping delays', asserted_at: '2024-03-02T00:00:00Z' },
-      { id: 'denial', kind: 'claim', statement: 'No delays at all', asserted_at: '2024-03-05T00:00:00Z', valid_to: '2024-03-06T00:00:00Z' },
-      { id: 'mention', kind: 'entity', statement: 'Rotterdam' }],
-    edges: [
-      { source_id: 'strike', target_id: 'delays', edge_type: 'CAUSES', asserted_at: '2024-03-02T00:00:00Z' },
-      { source_id: 'denial', target_id: 'delays', edge_type: 'CONTRADICTS', asserted_at: '2024-03-05T00:00:00Z' },
-      { source_id: 'delays', target_id: 'mention', edge_type: 'MENTIONS' }] } });
-    await t.call('POST', '/v1/memories', { body: { space: 'w', backfill: { declared_captured_at: '2024-03-10T00:00:00Z', reason: 'import' },
-      nodes: [{ id: 'fix', kind: 'claim', statement: 'Delays revised', asserted_at: '2024-03-09T00:00:00Z' }],
-      edges: [{ source_id: 'fix', target_id: 'delays', edge_type: 'SUPERSEDES', asserted_at: '2024-03-09T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'w',
+        nodes: [
+          { id: 'strike', kind: 'factor', statement: 'Port strike', asserted_at: '2024-03-01T00:00:00Z' },
+          { id: 'delays', kind: 'claim', statement: 'Shipping delays', asserted_at: '2024-03-02T00:00:00Z' },
+          {
+            id: 'denial',
+            kind: 'claim',
+            statement: 'No delays at all',
+            asserted_at: '2024-03-05T00:00:00Z',
+            valid_to: '2024-03-06T00:00:00Z',
+          },
+          { id: 'mention', kind: 'entity', statement: 'Rotterdam' },
+        ],
+        edges: [
+          { source_id: 'strike', target_id: 'delays', edge_type: 'CAUSES', asserted_at: '2024-03-02T00:00:00Z' },
+          { source_id: 'denial', target_id: 'delays', edge_type: 'CONTRADICTS', asserted_at: '2024-03-05T00:00:00Z' },
+          { source_id: 'delays', target_id: 'mention', edge_type: 'MENTIONS' },
+        ],
+      },
+    });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'w',
+        backfill: { declared_captured_at: '2024-03-10T00:00:00Z', reason: 'import' },
+        nodes: [{ id: 'fix', kind: 'claim', statement: 'Delays revised', asserted_at: '2024-03-09T00:00:00Z' }],
+        edges: [{ source_id: 'fix', target_id: 'delays', edge_type: 'SUPERSEDES', asserted_at: '2024-03-09T00:00:00Z' }],
+      },
+    });
     await tick();
     before = now();
     await tick();
-    await t.call('POST', '/v1/memories', { body: { space: 'w',
-      nodes: [{ id: 'analyst', kind: 'claim', statement: 'Analysts confirm', asserted_at: '2024-03-11T00:00:00Z' }],
-      edges: [{ source_id: 'analyst', target_id: 'delays', edge_type: 'SUPPORTS', asserted_at: '2024-03-11T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'w',
+        nodes: [{ id: 'analyst', kind: 'claim', statement: 'Analysts confirm', asserted_at: '2024-03-11T00:00:00Z' }],
+        edges: [{ source_id: 'analyst', target_id: 'delays', edge_type: 'SUPPORTS', asserted_at: '2024-03-11T00:00:00Z' }],
+      },
+    });
   });
 
   it('walks causal, argumentative and temporal edges with roles; never general ones', async () => {
@@ -91,8 +113,13 @@ describe('GET /v1/memories/:id/why', () => {
 
   it('walks a long cycle up to depth 10 and stops; ids holding a slash travel as %2F', async () => {
     const ids = Array.from({ length: 14 }, (_, i) => `ring/${i}`);
-    await t.call('POST', '/v1/memories', { body: { space: 'ring', nodes: ids.map((id, i) => ({ id, kind: 'claim', asserted_at: `2024-04-${String(i + 1).padStart(2, '0')}T00:00:00Z` })),
-      edges: ids.map((id, i) => ({ source_id: id, target_id: ids[(i + 1) % ids.length], edge_type: 'TRIGGERS' })) } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'ring',
+        nodes: ids.map((id, i) => ({ id, kind: 'claim', asserted_at: `2024-04-${String(i + 1).padStart(2, '0')}T00:00:00Z` })),
+        edges: ids.map((id, i) => ({ source_id: id, target_id: ids[(i + 1) % ids.length], edge_type: 'TRIGGERS' })),
+      },
+    });
     const r = await t.call('GET', `/v1/memories/${encodeURIComponent('ring/0')}/why`, { query: { as_of: now(), depth: 10 } });
     expect(r.status).toBe(200);
     // 14 nodes in a ring: from ring/0 each side reaches 7 hops, so depth 10 reaches all, each once.
@@ -102,11 +129,19 @@ describe('GET /v1/memories/:id/why', () => {
     expect(byId['ring/1']).toMatchObject({ depth: 1, role: 'triggered', path: ['ring/0', 'ring/1'] });
     expect(byId['ring/13']).toMatchObject({ depth: 1, role: 'trigger' });
     const short = await t.call('GET', `/v1/memories/${encodeURIComponent('ring/0')}/why`, { query: { as_of: now(), depth: 2 } });
-    expect(short.json.chain.map((l: { node: { id: string } }) => l.node.id).sort()).toEqual(['ring/0', 'ring/1', 'ring/12', 'ring/13', 'ring/2']);
+    expect(short.json.chain.map((l: { node: { id: string } }) => l.node.id).sort()).toEqual([
+      'ring/0',
+      'ring/1',
+      'ring/12',
+      'ring/13',
+      'ring/2',
+    ]);
   });
 
   it('a bad valid_at is 400 SVC_BAD_TIMESTAMP; no as_of is 400 SVC_AS_OF_REQUIRED', async () => {
-    expect((await t.call('GET', '/v1/memories/delays/why', { query: { as_of: now(), valid_at: '2024-03-07' } })).json.detail.error).toBe('SVC_BAD_TIMESTAMP');
+    expect((await t.call('GET', '/v1/memories/delays/why', { query: { as_of: now(), valid_at: '2024-03-07' } })).json.detail.error).toBe(
+      'SVC_BAD_TIMESTAMP',
+    );
     expect((await t.call('GET', '/v1/memories/delays/why', { query: { depth: 99 } })).json.detail.error).toBe('SVC_AS_OF_REQUIRED');
   });
 });
@@ -144,18 +179,51 @@ describe('POST /v1/facts', () => {
 });
 
 describe('POST /v1/resolve', () => {
-  let t0 = '', t1 = '', t2 = '';
+  let t0 = '',
+    t1 = '',
+    t2 = '';
   const resolve = (body: Record<string, unknown>) => t.call('POST', '/v1/resolve', { body: { as_of: now(), ...body } });
 
   beforeAll(async () => {
-    await t.call('POST', '/v1/memories', { body: { space: 'svc:f', nodes: [
-      { id: 'r1', kind: 'factor', fact_key: 'rate', fact_value: 5.25, asserted_at: '2023-07-26T18:00:00Z' },
-      { id: 'r2', kind: 'factor', fact_key: 'rate', fact_value: 4.75, asserted_at: '2024-11-07T19:00:00Z' },
-      { id: 'ceo', kind: 'claim', fact_key: 'ceo', fact_value: 'Ada', asserted_at: '2024-01-01T00:00:00Z', valid_to: '2024-06-01T00:00:00Z' },
-      { id: 'ceo', kind: 'claim', fact_key: 'ceo', fact_value: 'Bob', asserted_at: '2024-05-01T00:00:00Z', valid_from: '2024-06-01T00:00:00Z' },
-      { id: 'p-crm', kind: 'claim', fact_key: 'plan', fact_value: 'pro', payload: { source: 'crm' }, asserted_at: '2024-01-09T00:00:00Z' }] } });
-    await t.call('POST', '/v1/memories', { body: { space: 'svc:billing', nodes: [
-      { id: 'p-bill', kind: 'claim', fact_key: 'plan', fact_value: 'team', asserted_at: '2024-01-05T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'svc:f',
+        nodes: [
+          { id: 'r1', kind: 'factor', fact_key: 'rate', fact_value: 5.25, asserted_at: '2023-07-26T18:00:00Z' },
+          { id: 'r2', kind: 'factor', fact_key: 'rate', fact_value: 4.75, asserted_at: '2024-11-07T19:00:00Z' },
+          {
+            id: 'ceo',
+            kind: 'claim',
+            fact_key: 'ceo',
+            fact_value: 'Ada',
+            asserted_at: '2024-01-01T00:00:00Z',
+            valid_to: '2024-06-01T00:00:00Z',
+          },
+          {
+            id: 'ceo',
+            kind: 'claim',
+            fact_key: 'ceo',
+            fact_value: 'Bob',
+            asserted_at: '2024-05-01T00:00:00Z',
+            valid_from: '2024-06-01T00:00:00Z',
+          },
+          {
+            id: 'p-crm',
+            kind: 'claim',
+            fact_key: 'plan',
+            fact_value: 'pro',
+            payload: { source: 'crm' },
+            asserted_at: '2024-01-09T00:00:00Z',
+          },
+        ],
+      },
+    });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'svc:billing',
+        nodes: [{ id: 'p-bill', kind: 'claim', fact_key: 'plan', fact_value: 'team', asserted_at: '2024-01-05T00:00:00Z' }],
+      },
+    });
     await tick();
     t0 = now();
     await tick();
@@ -175,17 +243,36 @@ describe('POST /v1/resolve', () => {
     const r = await resolve({ fact: 'rate', as_of: t1 });
     expect(r.json).toMatchObject({ status: 'answered', value: 4.75, policy: 'latest_valid' });
     expect(r.json.candidates).toEqual([
-      expect.objectContaining({ id: 'r1', value: 5.25, space: 'svc:f', asserted_at: '2023-07-26T18:00:00.000000Z', source: 'svc:f',
-        valid: { from: '2023-07-26T18:00:00.000000Z', to: null } }),
+      expect.objectContaining({
+        id: 'r1',
+        value: 5.25,
+        space: 'svc:f',
+        asserted_at: '2023-07-26T18:00:00.000000Z',
+        source: 'svc:f',
+        valid: { from: '2023-07-26T18:00:00.000000Z', to: null },
+      }),
       expect.objectContaining({ id: 'r2', value: 4.75 }),
     ]);
-    expect(Object.keys(r.json.candidates[0]).sort()).toEqual(['asserted_at', 'id', 'known_at', 'source', 'space', 'superseded_by', 'valid', 'value']);
+    expect(Object.keys(r.json.candidates[0]).sort()).toEqual([
+      'asserted_at',
+      'id',
+      'known_at',
+      'source',
+      'space',
+      'superseded_by',
+      'valid',
+      'value',
+    ]);
     expect(r.json.certificate).toMatchObject({ as_of: t1, fact: 'rate' });
     expect(r.json.certificate.rules_as_of).toBeUndefined();
   });
 
   it('a declaration applies from its own instant: earlier as_of keeps the earlier one', async () => {
-    expect((await resolve({ fact: 'rate', as_of: t0 })).json).toMatchObject({ status: 'no_answer', reason: 'undeclared_fact', policy: null });
+    expect((await resolve({ fact: 'rate', as_of: t0 })).json).toMatchObject({
+      status: 'no_answer',
+      reason: 'undeclared_fact',
+      policy: null,
+    });
     expect((await resolve({ fact: 'rate', as_of: t1 })).json.policy).toBe('latest_valid');
     expect((await resolve({ fact: 'rate', as_of: t2 })).json).toMatchObject({ policy: 'strict', reason: 'unresolved_conflict' });
   });
@@ -240,9 +327,15 @@ describe('POST /v1/resolve', () => {
 describe('verdicts', () => {
   const resolve = (body: Record<string, unknown>) => t.call('POST', '/v1/resolve', { body: { as_of: now(), ...body } });
   beforeAll(async () => {
-    await t.call('POST', '/v1/memories', { body: { space: 'v', nodes: [
-      { id: 'v1', kind: 'claim', fact_key: 'city', fact_value: { name: 'Oslo' }, asserted_at: '2024-01-01T00:00:00Z' },
-      { id: 'v2', kind: 'claim', fact_key: 'city', fact_value: { name: 'Bergen' }, asserted_at: '2024-02-01T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'v',
+        nodes: [
+          { id: 'v1', kind: 'claim', fact_key: 'city', fact_value: { name: 'Oslo' }, asserted_at: '2024-01-01T00:00:00Z' },
+          { id: 'v2', kind: 'claim', fact_key: 'city', fact_value: { name: 'Bergen' }, asserted_at: '2024-02-01T00:00:00Z' },
+        ],
+      },
+    });
     await t.call('POST', '/v1/facts', { body: { fact_key: 'city' } });
   });
 
@@ -255,9 +348,20 @@ describe('verdicts', () => {
     expect(verdicts().length).toBe(n + 1);
     expect(mine).toHaveLength(1);
     const v = mine[0];
-    expect(v).toMatchObject({ target_id: 'v2', value: '{"name":"Bergen"}', outcome: 'answered', method: 'latest_valid', resolver: 'svc/' + t.started.services.version });
+    expect(v).toMatchObject({
+      target_id: 'v2',
+      value: '{"name":"Bergen"}',
+      outcome: 'answered',
+      method: 'latest_valid',
+      resolver: 'svc/' + t.started.services.version,
+    });
     expect(v?.known_at).toBe(v?.decided_at);
-    expect(JSON.parse(v?.ruleset ?? '{}')).toMatchObject({ fact_key: 'city', declaration: { policy: 'latest_valid' }, valid_at: null, space: null });
+    expect(JSON.parse(v?.ruleset ?? '{}')).toMatchObject({
+      fact_key: 'city',
+      declaration: { policy: 'latest_valid' },
+      valid_at: null,
+      space: null,
+    });
   });
 
   it('a different ruleset or outcome is a new verdict; refusals are recorded too', async () => {
@@ -268,7 +372,11 @@ describe('verdicts', () => {
     await resolve({ fact: 'undeclared-here' });
     const added = verdicts().slice(n);
     expect(added.map((v) => [v.outcome, v.target_id])).toEqual([
-      ['answered', 'v1'], ['no_value_at', null], ['answered', 'v2'], ['undeclared_fact', null]]);
+      ['answered', 'v1'],
+      ['no_value_at', null],
+      ['answered', 'v2'],
+      ['undeclared_fact', null],
+    ]);
     expect(added[3]?.method).toBe('none');
     expect(added[2]?.space).toBe('v');
   });
@@ -276,7 +384,12 @@ describe('verdicts', () => {
   it('list responses count verdicts decided after as_of as masked', async () => {
     const before = now();
     await tick();
-    await t.call('POST', '/v1/memories', { body: { space: 'v', nodes: [{ id: 'v3', kind: 'claim', fact_key: 'city', fact_value: 'Tromsø', asserted_at: '2024-03-01T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'v',
+        nodes: [{ id: 'v3', kind: 'claim', fact_key: 'city', fact_value: 'Tromsø', asserted_at: '2024-03-01T00:00:00Z' }],
+      },
+    });
     await resolve({ fact: 'city' });
     const later = verdicts().filter((v) => v.decided_at > t.ledger.now() - 60_000_000 && formatInstant(v.decided_at) > before).length;
     expect(later).toBeGreaterThan(0);
@@ -289,7 +402,12 @@ describe('verdicts', () => {
   it('a space-narrowed list counts only verdicts on that space, as the export scopes them', async () => {
     const before = now();
     await tick();
-    await t.call('POST', '/v1/memories', { body: { space: 'elsewhere', nodes: [{ id: 'e-only', kind: 'claim', fact_key: 'elsewhere_fact', fact_value: 1, asserted_at: '2024-03-01T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'elsewhere',
+        nodes: [{ id: 'e-only', kind: 'claim', fact_key: 'elsewhere_fact', fact_value: 1, asserted_at: '2024-03-01T00:00:00Z' }],
+      },
+    });
     await t.call('POST', '/v1/facts', { body: { fact_key: 'elsewhere_fact' } });
     await resolve({ fact: 'elsewhere_fact' });
     const chosen = verdicts().filter((v) => v.fact_key === 'elsewhere_fact' && v.target_id === 'e-only');
@@ -306,17 +424,27 @@ describe('verdicts', () => {
 describe('confinement to one space (the app-scoped MCP address)', () => {
   const confined = (space: string): Context => ({ ledger: t.ledger, tenant: 'local', confinedSpace: space, services: t.started.services });
   beforeAll(async () => {
-    await t.call('POST', '/v1/memories', { body: { space: 'c1', nodes: [
-      { id: 'c1-a', kind: 'claim', fact_key: 'conf', fact_value: 1, asserted_at: '2024-01-01T00:00:00Z' },
-      { id: 'c1-b', kind: 'claim', asserted_at: '2024-01-02T00:00:00Z' }],
-    edges: [{ source_id: 'c1-a', target_id: 'c1-b', edge_type: 'CAUSES' }] } });
-    await t.call('POST', '/v1/memories', { body: { space: 'c2', nodes: [
-      { id: 'c2-a', kind: 'claim', fact_key: 'conf', fact_value: 2, asserted_at: '2024-02-01T00:00:00Z' }] } });
+    await t.call('POST', '/v1/memories', {
+      body: {
+        space: 'c1',
+        nodes: [
+          { id: 'c1-a', kind: 'claim', fact_key: 'conf', fact_value: 1, asserted_at: '2024-01-01T00:00:00Z' },
+          { id: 'c1-b', kind: 'claim', asserted_at: '2024-01-02T00:00:00Z' },
+        ],
+        edges: [{ source_id: 'c1-a', target_id: 'c1-b', edge_type: 'CAUSES' }],
+      },
+    });
+    await t.call('POST', '/v1/memories', {
+      body: { space: 'c2', nodes: [{ id: 'c2-a', kind: 'claim', fact_key: 'conf', fact_value: 2, asserted_at: '2024-02-01T00:00:00Z' }] },
+    });
     await t.call('POST', '/v1/facts', { body: { fact_key: 'conf', policy: 'strict' } });
   });
 
   it('resolve and why see only the confined space, whatever space the input names', async () => {
-    const r = (await runOperation(resolveFact, { fact: 'conf', as_of: now(), space: 'c2' }, confined('c1'))) as { value: unknown; candidates: unknown[] };
+    const r = (await runOperation(resolveFact, { fact: 'conf', as_of: now(), space: 'c2' }, confined('c1'))) as {
+      value: unknown;
+      candidates: unknown[];
+    };
     expect(r).toMatchObject({ value: 1, candidates: [expect.objectContaining({ id: 'c1-a' })] });
     const w = (await runOperation(why, { id: 'c1-a', as_of: now() }, confined('c2'))) as { chain: unknown[]; reason: string };
     expect(w).toMatchObject({ chain: [], reason: 'absent' });
@@ -324,7 +452,9 @@ describe('confinement to one space (the app-scoped MCP address)', () => {
 
   it('a confined caller cannot change the tenant-wide rules', async () => {
     const count = t.ledger.view('local').declarations.length;
-    await expect(runOperation(declareFact, { fact_key: 'conf', policy: 'latest_valid' }, confined('c1'))).rejects.toMatchObject({ code: 'SVC_UNAUTHORIZED' });
+    await expect(runOperation(declareFact, { fact_key: 'conf', policy: 'latest_valid' }, confined('c1'))).rejects.toMatchObject({
+      code: 'SVC_UNAUTHORIZED',
+    });
     expect(t.ledger.view('local').declarations.length).toBe(count);
     expect((await t.call('POST', '/v1/resolve', { body: { fact: 'conf', as_of: now() } })).json.reason).toBe('unresolved_conflict');
   });

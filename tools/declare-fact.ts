@@ -10,14 +10,27 @@ const FactKey = z.string().min(1).max(512);
 export const DeclareFactInput = z
   .strictObject({
     fact_key: FactKey.describe('The fact being declared; nodes carrying this fact_key are its candidate values.'),
-    key_fields: z.array(z.string().min(1).max(256)).max(64).default([])
+    key_fields: z
+      .array(z.string().min(1).max(256))
+      .max(64)
+      .default([])
       .describe('Names of the fields that identify one instance of the fact (recorded with the declaration).'),
-    policy: z.enum(POLICIES as [Policy, ...Policy[]]).default('latest_valid').describe(
-      'How to choose among candidate values: latest_valid (default; latest validity start), latest_observed (latest ' +
-      'asserted_at), source_priority (by source_order), strict (refuse when there are two candidates).'),
-    source_order: z.array(z.string().min(1).max(512)).min(1).max(256).optional().describe(
-      'Sources from most to least trusted; required for source_priority. A candidate\'s source is its payload.source ' +
-      'when present, else its space.'),
+    policy: z
+      .enum(POLICIES as [Policy, ...Policy[]])
+      .default('latest_valid')
+      .describe(
+        'How to choose among candidate values: latest_valid (default; latest validity start), latest_observed (latest ' +
+          'asserted_at), source_priority (by source_order), strict (refuse when there are two candidates).',
+      ),
+    source_order: z
+      .array(z.string().min(1).max(512))
+      .min(1)
+      .max(256)
+      .optional()
+      .describe(
+        "Sources from most to least trusted; required for source_priority. A candidate's source is its payload.source " +
+          'when present, else its space.',
+      ),
   })
   .superRefine((v, c) => {
     if (v.policy === 'source_priority' && v.source_order === undefined) {
@@ -34,7 +47,11 @@ export interface DeclaredFact {
 }
 
 const shown = (d: Declaration): DeclaredFact => ({
-  fact_key: d.fact_key, key_fields: d.key_fields, policy: d.policy, source_order: d.source_order, declared_at: formatInstant(d.declared_at),
+  fact_key: d.fact_key,
+  key_fields: d.key_fields,
+  policy: d.policy,
+  source_order: d.source_order,
+  declared_at: formatInstant(d.declared_at),
 });
 
 export const declareFact = defineOperation({
@@ -54,7 +71,10 @@ export const declareFact = defineOperation({
     // (possibly one opened by its address alone) must not make one.
     if (ctx.confinedSpace !== undefined) {
       // Same refusal as the MCP door's own check for operations that are not confinable.
-      throw new SvcError('SVC_UNAUTHORIZED', `declare_fact sets rules for the whole tenant and is not available at an address confined to the space "${ctx.confinedSpace}"; use /mcp or POST /v1/facts with the key`);
+      throw new SvcError(
+        'SVC_UNAUTHORIZED',
+        `declare_fact sets rules for the whole tenant and is not available at an address confined to the space "${ctx.confinedSpace}"; use /mcp or POST /v1/facts with the key`,
+      );
     }
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
     const view = ctx.ledger.view(ctx.tenant);
@@ -63,7 +83,13 @@ export const declareFact = defineOperation({
     const declared = await ctx.ledger.enqueue((stage): Declaration => {
       const current = latestDeclaration(view, input.fact_key);
       if (current && sameRules(current, content)) return current;
-      const row: Declaration = { seq: stage.nextSeq(), tenant: ctx.tenant, fact_key: input.fact_key, ...content, declared_at: stage.capturedAt };
+      const row: Declaration = {
+        seq: stage.nextSeq(),
+        tenant: ctx.tenant,
+        fact_key: input.fact_key,
+        ...content,
+        declared_at: stage.capturedAt,
+      };
       stage.addDeclaration(row);
       return row;
     });

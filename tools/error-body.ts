@@ -26,17 +26,30 @@ export const MAX_INPUT_CHARS = 200;
 
 export const ErrorDetailSchema = z
   .object({
-    error: z.string().describe('A stable code: SVC_AS_OF_REQUIRED, SVC_BAD_TIMESTAMP, SVC_UNAUTHORIZED, invalid_json, payload_too_large, not_found, append_only, unavailable, internal.'),
+    error: z
+      .string()
+      .describe(
+        'A stable code: SVC_AS_OF_REQUIRED, SVC_BAD_TIMESTAMP, SVC_UNAUTHORIZED, invalid_json, payload_too_large, not_found, append_only, unavailable, internal.',
+      ),
     why: z.string().describe('What went wrong and what to do, in plain words.'),
-    loc: z.array(z.union([z.string(), z.number()])).optional().describe('SVC_BAD_TIMESTAMP only: the query parameter, e.g. ["query", "as_of"].'),
+    loc: z
+      .array(z.union([z.string(), z.number()]))
+      .optional()
+      .describe('SVC_BAD_TIMESTAMP only: the query parameter, e.g. ["query", "as_of"].'),
   })
   .describe('Every error but a validation failure.');
 
 export const FieldIssueSchema = z.object({
   type: z.string().describe('What failed: a zod issue code (invalid_type, too_small, ...), extra_forbidden, timestamp, ...'),
-  loc: z.array(z.union([z.string(), z.number()])).describe('The field, from its source on: ["body", "nodes", 0, "asserted_at"], ["query", "limit"], ["path", "id"].'),
+  loc: z
+    .array(z.union([z.string(), z.number()]))
+    .describe('The field, from its source on: ["body", "nodes", 0, "asserted_at"], ["query", "limit"], ["path", "id"].'),
   msg: z.string(),
-  input: z.unknown().describe(`The offending value as sent (a string or JSON text over ${MAX_INPUT_CHARS} characters is cut and ends with "…"); null when the field is missing.`),
+  input: z
+    .unknown()
+    .describe(
+      `The offending value as sent (a string or JSON text over ${MAX_INPUT_CHARS} characters is cut and ends with "…"); null when the field is missing.`,
+    ),
 });
 
 export const ErrorBodySchema = z.object({ detail: ErrorDetailSchema });
@@ -90,7 +103,10 @@ export function errorAnswer(error: unknown, locate: Locator, raw?: unknown): Err
   if (!(error instanceof SvcError)) {
     // A failure of ours is never reported with a client-fault code.
     console.error('internal error:', error);
-    return { status: 500, body: errorDetail('internal', 'the server failed to answer; nothing was written by this request unless it was acknowledged') };
+    return {
+      status: 500,
+      body: errorDetail('internal', 'the server failed to answer; nothing was written by this request unless it was acknowledged'),
+    };
   }
   if (error.code === 'invalid_input') {
     const located = error.issues.map((i: FieldIssue): ShownIssue => ({

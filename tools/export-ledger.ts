@@ -11,9 +11,20 @@ import { defineOperation } from './operation.ts';
 import { AsOf, SpaceName, atInstant } from './schemas.ts';
 
 export const ExportLedgerInput = z.strictObject({
-  as_of: AsOf.describe('Knowledge instant of the export: only rows learned at or before it are in the bundle (inclusive; a date means the end of that day in UTC). Validity is not filtered: the bundle is the ledger.'),
-  space: SpaceName.optional().describe('Export only this space: its nodes, the edges between them and the resolutions on them. Omitted: the whole tenant.'),
-  category: z.string().min(1).max(512).optional().describe('Export only nodes of this category (exact match), with the edges between them and resolutions on them; combines with space.'),
+  as_of: AsOf.describe(
+    'Knowledge instant of the export: only rows learned at or before it are in the bundle (inclusive; a date means the end of that day in UTC). Validity is not filtered: the bundle is the ledger.',
+  ),
+  space: SpaceName.optional().describe(
+    'Export only this space: its nodes, the edges between them and the resolutions on them. Omitted: the whole tenant.',
+  ),
+  category: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe(
+      'Export only nodes of this category (exact match), with the edges between them and resolutions on them; combines with space.',
+    ),
 });
 
 export const exportLedger = defineOperation({
@@ -39,10 +50,17 @@ export const exportLedger = defineOperation({
       await rm(root, { recursive: true, force: true });
     };
     try {
-      const staged = await stageBundle(ctx.ledger.view(ctx.tenant), { asOf, space: input.space, category: input.category },
-        `svc/${ctx.services.version}`, BUNDLE_FORMAT_VERSION, root);
+      const staged = await stageBundle(
+        ctx.ledger.view(ctx.tenant),
+        { asOf, space: input.space, category: input.category },
+        `svc/${ctx.services.version}`,
+        BUNDLE_FORMAT_VERSION,
+        root,
+      );
       return {
-        kind: 'archive', filename: `${staged.stem}.tar.gz`, mediaType: 'application/gzip',
+        kind: 'archive',
+        filename: `${staged.stem}.tar.gz`,
+        mediaType: 'application/gzip',
         open: () => packDirectory(root, staged.stem),
         dispose,
       };

@@ -10,7 +10,9 @@ export const GetMemoryInput = z.strictObject({
   as_of: AsOf,
   valid_at: ValidAt.optional().describe('Pick the version in force at this instant. Omitted: the version with the latest validity start.'),
   space: SpaceName.optional().describe('Look only in this space.'),
-  include_invalidated: Flag.optional().describe('true: show an invalidated block as item, carrying `invalidated`, instead of item null with reason "invalidated".'),
+  include_invalidated: Flag.optional().describe(
+    'true: show an invalidated block as item, carrying `invalidated`, instead of item null with reason "invalidated".',
+  ),
 });
 
 export interface GetMemoryOutput {
@@ -40,7 +42,8 @@ export const getMemory = defineOperation({
       versions: r.versions.map((v) => snap.row(v)),
       edges: { in: r.edgesIn.map(edgeRow), out: r.edgesOut.map(edgeRow) },
       certificate: snap.certificate({
-        masked: r.masked, shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id),
+        masked: r.masked,
+        shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id),
       }),
     };
     if (r.reason) out.reason = r.reason;

@@ -8,9 +8,16 @@ import { SpaceName, instant } from './schemas.ts';
 
 export const InvalidateMemoryInput = z.strictObject({
   id: z.string().min(1).max(1024).describe('Id of the block to retract (every version of it).'),
-  reason: z.string().trim().min(1, 'must say why the block is retracted').max(2000).describe('Why the block is retracted (required), e.g. "the source withdrew it".'),
+  reason: z
+    .string()
+    .trim()
+    .min(1, 'must say why the block is retracted')
+    .max(2000)
+    .describe('Why the block is retracted (required), e.g. "the source withdrew it".'),
   by: z.string().min(1).max(512).nullable().optional().describe('Who retracts it (an agent, a user, a process).'),
-  backfill: BackfillSchema.optional().describe('Records the retraction as known from an earlier instant (not later than now, not before the block was known).'),
+  backfill: BackfillSchema.optional().describe(
+    'Records the retraction as known from an earlier instant (not later than now, not before the block was known).',
+  ),
   space: SpaceName.optional().describe('Only a block of this space can be retracted; an app-scoped address fixes it.'),
 });
 
@@ -36,19 +43,44 @@ export const invalidateMemory = defineOperation({
     const backfill = input.backfill
       ? { declared_captured_at: instant(input.backfill.declared_captured_at), reason: input.backfill.reason }
       : undefined;
-    const outcome = await ctx.ledger.invalidate(ctx.tenant, { id: input.id, reason: input.reason, by: input.by, backfill, space: input.space });
+    const outcome = await ctx.ledger.invalidate(ctx.tenant, {
+      id: input.id,
+      reason: input.reason,
+      by: input.by,
+      backfill,
+      space: input.space,
+    });
     switch (outcome.kind) {
       case 'not_found':
-        throw new SvcError('not_found', `no block ${JSON.stringify(input.id)} is visible now${input.space === undefined ? '' : ` in space ${JSON.stringify(input.space)}`}`);
+        throw new SvcError(
+          'not_found',
+          `no block ${JSON.stringify(input.id)} is visible now${input.space === undefined ? '' : ` in space ${JSON.stringify(input.space)}`}`,
+        );
       case 'bad_backfill':
-        throw invalidInput([{ type: 'backfill', loc: ['backfill', 'declared_captured_at'], msg: outcome.why, input: input.backfill?.declared_captured_at ?? null }]);
+        throw invalidInput([
+          {
+            type: 'backfill',
+            loc: ['backfill', 'declared_captured_at'],
+            msg: outcome.why,
+            input: input.backfill?.declared_captured_at ?? null,
+          },
+        ]);
       case 'already':
-        return { invalidation: invalidationRow(outcome.invalidation), warnings: [{ id: input.id, warning: 'already_invalidated' }], batch: null };
+        return {
+          invalidation: invalidationRow(outcome.invalidation),
+          warnings: [{ id: input.id, warning: 'already_invalidated' }],
+          batch: null,
+        };
       case 'written':
         return {
-          invalidation: invalidationRow(outcome.invalidation), warnings: [],
+          invalidation: invalidationRow(outcome.invalidation),
+          warnings: [],
           batch: outcome.batch
-            ? { id: outcome.batch.id, declared_captured_at: formatInstant(outcome.batch.declared_captured_at), reason: outcome.batch.reason }
+            ? {
+                id: outcome.batch.id,
+                declared_captured_at: formatInstant(outcome.batch.declared_captured_at),
+                reason: outcome.batch.reason,
+              }
             : null,
         };
     }

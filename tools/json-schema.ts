@@ -28,8 +28,9 @@ const EDGE_TYPE_NOTE = ' Matched case-insensitively and stored upper-case.';
 
 function branchesOf(kind: InstantKind): JsonSchema[] {
   const out: JsonSchema[] = [{ type: 'string', format: 'date-time' }];
-  if (kind === 'read-date' || kind === 'knowledge') out.push({ type: 'string', format: 'date', description: 'A date: the end of that day in UTC.' });
-  if (kind === 'read' || kind === 'read-date') out.push({ type: 'string', const: 'now', description: 'The server\'s present instant.' });
+  if (kind === 'read-date' || kind === 'knowledge')
+    out.push({ type: 'string', format: 'date', description: 'A date: the end of that day in UTC.' });
+  if (kind === 'read' || kind === 'read-date') out.push({ type: 'string', const: 'now', description: "The server's present instant." });
   return out;
 }
 
@@ -49,7 +50,11 @@ function instantSchema(schema: JsonSchema, kind: InstantKind): JsonSchema {
 
 function edgeTypeSchema(schema: JsonSchema): JsonSchema {
   const description = typeof schema.description === 'string' ? schema.description : 'The edge type.';
-  return { type: 'string', enum: [...EDGE_TYPES], description: description.includes('case-insensitively') ? description : description + EDGE_TYPE_NOTE };
+  return {
+    type: 'string',
+    enum: [...EDGE_TYPES],
+    description: description.includes('case-insensitively') ? description : description + EDGE_TYPE_NOTE,
+  };
 }
 
 /** Declares instants and edge types wherever they appear in an input schema (nested rows included). */

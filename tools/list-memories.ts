@@ -15,15 +15,20 @@ export const ListMemoriesInput = z.strictObject({
   category: z.string().optional().describe('Only nodes of this category (exact match).'),
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Page size, 1 to 1000 (default 100).'),
   cursor: z.string().optional().describe('next_cursor of the previous page.'),
-  current_only: Flag.optional().describe('true: leave out blocks that are superseded (a SUPERSEDES edge points at them) or invalidated as of as_of, before the page is cut.'),
-  include_invalidated: Flag.optional().describe('true: keep invalidated blocks, each carrying `invalidated` {reason, by, invalidated_at, known_at}.'),
+  current_only: Flag.optional().describe(
+    'true: leave out blocks that are superseded (a SUPERSEDES edge points at them) or invalidated as of as_of, before the page is cut.',
+  ),
+  include_invalidated: Flag.optional().describe(
+    'true: keep invalidated blocks, each carrying `invalidated` {reason, by, invalidated_at, known_at}.',
+  ),
 });
 
 export type ListMemoriesOutput = NodePage;
 
 function afterSeqOf(cursor: string): number {
   const seq = decodeCursor(cursor);
-  if (seq === null) throw invalidInput([{ type: 'cursor', loc: ['cursor'], msg: 'not a cursor this server issued', input: cursor.slice(0, 100) }]);
+  if (seq === null)
+    throw invalidInput([{ type: 'cursor', loc: ['cursor'], msg: 'not a cursor this server issued', input: cursor.slice(0, 100) }]);
   return seq;
 }
 
@@ -42,7 +47,9 @@ export const listMemories = defineOperation({
     const snap = await openRead(ctx, input);
     const result = snap.list({ kind: input.kind, category: input.category, limit: input.limit, afterSeq });
     const certificate = snap.certificate({
-      masked: result.masked, shownBatches: result.items.map((n) => n.batch_id), invalidated: result.invalidated,
+      masked: result.masked,
+      shownBatches: result.items.map((n) => n.batch_id),
+      invalidated: result.invalidated,
     });
     return {
       items: result.items.map((n) => snap.row(n)),

@@ -30,9 +30,18 @@ export function issuesOf(error: z.ZodError): FieldIssue[] {
   return error.issues.flatMap((i): FieldIssue[] => {
     const path = i.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     if (i.code === 'unrecognized_keys') {
-      return i.keys.map((key) => ({ type: 'extra_forbidden', loc: [...path, key], msg: `unknown field "${key}": it is not part of this request (check its spelling)`, input: null }));
+      return i.keys.map((key) => ({
+        type: 'extra_forbidden',
+        loc: [...path, key],
+        msg: `unknown field "${key}": it is not part of this request (check its spelling)`,
+        input: null,
+      }));
     }
-    const issue: FieldIssue = { type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code, loc: path, msg: i.message };
+    const issue: FieldIssue = {
+      type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code,
+      loc: path,
+      msg: i.message,
+    };
     if ('input' in i && i.input !== undefined && typeof i.input !== 'object') issue.input = truncate(i.input);
     return [issue];
   });
@@ -49,7 +58,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context): Promise<unknown> {
   const input: Record<string, unknown> = isRecord(raw) ? { ...raw } : {};
   if (op.requiresAsOf && (input.as_of === undefined || input.as_of === null || input.as_of === '')) {
-    throw new SvcError('SVC_AS_OF_REQUIRED', 'every read names a knowledge instant: pass as_of (an ISO 8601 instant with offset, or a date)');
+    throw new SvcError(
+      'SVC_AS_OF_REQUIRED',
+      'every read names a knowledge instant: pass as_of (an ISO 8601 instant with offset, or a date)',
+    );
   }
   if (!isRecord(raw)) throw invalidInput([{ type: 'object', loc: [], msg: 'expected a JSON object' }]);
   // `tenant` is never read from input; an app-scoped address fixes `space`.

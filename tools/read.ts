@@ -14,7 +14,10 @@ export interface LensFields {
 
 export function openRead(ctx: Context, input: LensFields): Promise<Snapshot> {
   return ctx.ledger.at(ctx.tenant, {
-    asOf: input.as_of, validAt: input.valid_at, space: input.space,
-    currentOnly: input.current_only, includeInvalidated: input.include_invalidated,
+    asOf: input.as_of,
+    validAt: input.valid_at,
+    space: input.space,
+    currentOnly: input.current_only,
+    includeInvalidated: input.include_invalidated,
   });
 }

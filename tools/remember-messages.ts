@@ -16,10 +16,18 @@ export const MAX_MESSAGES = 1000;
 const MODEL_CONCURRENCY = 4;
 
 export const MessageSchema = z.strictObject({
-  content: z.string().max(100_000).refine((s) => s.trim().length > 0, { message: 'must not be empty' })
+  content: z
+    .string()
+    .max(100_000)
+    .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
     .describe('What was said or written, in plain words. Claims, predictions, causal links and named entities are extracted from it.'),
-  observed_at: Instant.describe('When it was said (ISO 8601 with offset, not in the future). Every extracted block is asserted at this instant.'),
-  source_description: z.string().max(2000).describe('Where the message came from, e.g. "chat with Dana" or "news article"; kept as the episode\'s payload.source.'),
+  observed_at: Instant.describe(
+    'When it was said (ISO 8601 with offset, not in the future). Every extracted block is asserted at this instant.',
+  ),
+  source_description: z
+    .string()
+    .max(2000)
+    .describe('Where the message came from, e.g. "chat with Dana" or "news article"; kept as the episode\'s payload.source.'),
 });
 
 export type Message = z.infer<typeof MessageSchema>;
@@ -69,17 +77,36 @@ export async function rememberMessages(
   ctx: Context,
 ): Promise<MessagesOutcome> {
   const now = ctx.ledger.now();
-  const messages: MessageToWrite[] = input.messages.map((m, i) => ({ index: i, content: m.content, observedAt: instant(m.observed_at), source: m.source_description }));
+  const messages: MessageToWrite[] = input.messages.map((m, i) => ({
+    index: i,
+    content: m.content,
+    observedAt: instant(m.observed_at),
+    source: m.source_description,
+  }));
   const future = messages.filter((m) => m.observedAt > now);
   if (future.length > 0) {
-    throw invalidInput(future.map((m) => ({ type: 'observed_at_in_future', loc: ['messages', m.index, 'observed_at'], msg: 'observed_at cannot be later than the present instant', input: input.messages[m.index]?.observed_at })));
+    throw invalidInput(
+      future.map((m) => ({
+        type: 'observed_at_in_future',
+        loc: ['messages', m.index, 'observed_at'],
+        msg: 'observed_at cannot be later than the present instant',
+        input: input.messages[m.index]?.observed_at,
+      })),
+    );
   }
   // Blocks take the declared instant as their knowledge time: a message said after it would be known
   // before it was said, and past reads would see the future.
   const declared = input.backfill?.declared_captured_at;
   const unsaid = declared === undefined ? [] : messages.filter((m) => m.observedAt > declared);
   if (unsaid.length > 0) {
-    throw invalidInput(unsaid.map((m) => ({ type: 'observed_after_backfill', loc: ['messages', m.index, 'observed_at'], msg: 'observed_at cannot be later than backfill.declared_captured_at (the rows would be known before they were said)', input: input.messages[m.index]?.observed_at })));
+    throw invalidInput(
+      unsaid.map((m) => ({
+        type: 'observed_after_backfill',
+        loc: ['messages', m.index, 'observed_at'],
+        msg: 'observed_at cannot be later than backfill.declared_captured_at (the rows would be known before they were said)',
+        input: input.messages[m.index]?.observed_at,
+      })),
+    );
   }
   // Earlier messages first, so a later one may resolve onto what an earlier one of the request said.
   const ordered = [...messages].sort((a, b) => a.observedAt - b.observedAt || a.index - b.index);
@@ -94,15 +121,22 @@ export async function rememberMessages(
   const items: { message: MessageToWrite; extraction: Extraction }[] = [];
   ordered.forEach((m, i) => {
     const x = extracted[i];
-    if (typeof x === 'string' || x === undefined) refusedMessages.push({ id: `messages[${m.index}]`, kind: 'message', reason: x ?? 'extraction_failed' });
+    if (typeof x === 'string' || x === undefined)
+      refusedMessages.push({ id: `messages[${m.index}]`, kind: 'message', reason: x ?? 'extraction_failed' });
     else items.push({ message: m, extraction: x });
   });
   const plan = planMessages(input.space, index, items);
   const outcome = await ctx.ledger.write(ctx.tenant, {
-    space: input.space, backfill: input.backfill, nodes: plan.nodes, edges: plan.edges, endpointSpace: ctx.confinedSpace,
+    space: input.space,
+    backfill: input.backfill,
+    nodes: plan.nodes,
+    edges: plan.edges,
+    endpointSpace: ctx.confinedSpace,
   });
   return {
-    outcome, refusedMessages, episodes: plan.episodes.sort((a, b) => a.message - b.message),
+    outcome,
+    refusedMessages,
+    episodes: plan.episodes.sort((a, b) => a.message - b.message),
     resolvedWarnings: [...new Set(plan.resolved)].map((id) => ({ id, kind: 'node', warning: 'already_remembered' })),
   };
 }

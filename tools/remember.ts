@@ -13,13 +13,27 @@ const MAX_ROWS = 10_000;
 // `captured_at` is declared so a row that sets it reaches the row rules and is refused by name, and
 // `tenant` so it is ignored rather than rejected (SPEC: a tenant field is never read).
 const ServerOnly = {
-  captured_at: z.unknown().optional().describe('Never set it: only the server stamps captured_at, and a row that sets it is refused (captured_at_not_allowed).'),
+  captured_at: z
+    .unknown()
+    .optional()
+    .describe('Never set it: only the server stamps captured_at, and a row that sets it is refused (captured_at_not_allowed).'),
   tenant: z.unknown().optional().describe('Ignored: the tenant comes from the key.'),
 };
 
 export const NodeSchema = z.strictObject({
-  id: z.string().min(1).max(1024).optional().describe('Block id, unique in the tenant. Omitted: derived from the content, so re-sending is idempotent. The same id may be reused only with a validity interval that does not overlap its earlier rows.'),
-  kind: z.string().min(1).max(256).describe('entity, claim, prediction, factor, timeseries, episode, or a kind of your own (kept as given).'),
+  id: z
+    .string()
+    .min(1)
+    .max(1024)
+    .optional()
+    .describe(
+      'Block id, unique in the tenant. Omitted: derived from the content, so re-sending is idempotent. The same id may be reused only with a validity interval that does not overlap its earlier rows.',
+    ),
+  kind: z
+    .string()
+    .min(1)
+    .max(256)
+    .describe('entity, claim, prediction, factor, timeseries, episode, or a kind of your own (kept as given).'),
   statement: z.string().nullable().optional().describe('The statement in plain words.'),
   category: z.string().max(512).nullable().optional().describe('A topic label; reads and searches can filter on it exactly.'),
   payload: JsonObject.optional().describe('Free-form JSON object, stored and returned, never interpreted.'),
@@ -34,12 +48,20 @@ export const NodeSchema = z.strictObject({
 export const EdgeSchema = z.strictObject({
   source_id: z.string().min(1).max(1024).describe('Id of the node the edge starts from (written earlier or in this request).'),
   target_id: z.string().min(1).max(1024).describe('Id of the node the edge points to.'),
-  edge_type: z.string().min(1).max(64).meta({ examples: [...EDGE_TYPES] })
+  edge_type: z
+    .string()
+    .min(1)
+    .max(64)
+    .meta({ examples: [...EDGE_TYPES] })
     .describe(`One of ${EDGE_TYPES.join(', ')} (matched case-insensitively, stored upper-case).`),
   confidence: z.number().finite().nullable().optional().describe('How sure the link is, as a number.'),
-  lag: z.string().nullable().optional().describe('Delay between cause and effect: an ISO 8601 duration (P3D, PT36H) or a plain interval ("36 hours").'),
+  lag: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Delay between cause and effect: an ISO 8601 duration (P3D, PT36H) or a plain interval ("36 hours").'),
   mechanism: z.string().nullable().optional().describe('Free text saying how the link works.'),
-  asserted_at: Instant.optional().describe('When the link was stated. Omitted: the later of its two endpoints\' asserted_at.'),
+  asserted_at: Instant.optional().describe("When the link was stated. Omitted: the later of its two endpoints' asserted_at."),
   valid_from: Instant.optional().describe('Start of validity. Omitted: asserted_at.'),
   valid_to: Instant.nullable().optional().describe('End of validity (excluded). Omitted or null: open.'),
   ...ServerOnly,
@@ -55,7 +77,14 @@ export const RememberInput = z.strictObject({
   nodes: z.array(NodeSchema).max(MAX_ROWS).optional().describe('Blocks to write.'),
   edges: z.array(EdgeSchema).max(MAX_ROWS).optional().describe('Typed links between blocks.'),
   backfill: BackfillSchema.optional().describe('Declares past knowledge: past as_of reads will see these rows, and certificates say so.'),
-  messages: z.array(MessageSchema).min(1).max(MAX_MESSAGES).optional().describe('Natural-language write, in place of nodes/edges: each message becomes an episode node plus the claims, predictions, entities and causal links extracted from it, asserted at its observed_at. Add backfill for past material.'),
+  messages: z
+    .array(MessageSchema)
+    .min(1)
+    .max(MAX_MESSAGES)
+    .optional()
+    .describe(
+      'Natural-language write, in place of nodes/edges: each message becomes an episode node plus the claims, predictions, entities and causal links extracted from it, asserted at its observed_at. Add backfill for past material.',
+    ),
 });
 
 export type RememberInput = z.infer<typeof RememberInput>;
@@ -74,12 +103,20 @@ export interface RememberOutput {
  * (valid_from = asserted_at = the capture instant, which is later than `present`). An edge without
  * asserted_at starts at its endpoints' assertion, known only to the plan, so only explicit starts count.
  */
-function intervalIssue(list: 'nodes' | 'edges', i: number, row: { valid_from?: string | undefined; valid_to?: string | null | undefined; asserted_at?: string | undefined }, present: Micros) {
+function intervalIssue(
+  list: 'nodes' | 'edges',
+  i: number,
+  row: { valid_from?: string | undefined; valid_to?: string | null | undefined; asserted_at?: string | undefined },
+  present: Micros,
+) {
   if (row.valid_to === undefined || row.valid_to === null) return null;
   const from = row.valid_from ?? row.asserted_at;
   const start = from !== undefined ? instant(from) : list === 'nodes' ? present : undefined;
   if (start !== undefined && instant(row.valid_to) <= start) {
-    const msg = from !== undefined ? 'valid_to must be later than valid_from' : 'valid_to must be later than the capture instant, where an omitted asserted_at and valid_from start';
+    const msg =
+      from !== undefined
+        ? 'valid_to must be later than valid_from'
+        : 'valid_to must be later than the capture instant, where an omitted asserted_at and valid_from start';
     return { type: 'interval', loc: [list, i, 'valid_to'], msg, input: row.valid_to };
   }
   return null;
@@ -87,18 +124,32 @@ function intervalIssue(list: 'nodes' | 'edges', i: number, row: { valid_from?: s
 
 export function toNodeInput(n: z.infer<typeof NodeSchema>): NodeInput {
   return {
-    id: n.id, kind: n.kind, statement: n.statement, category: n.category, payload: n.payload,
-    asserted_at: optionalInstant(n.asserted_at), valid_from: optionalInstant(n.valid_from),
-    valid_to: n.valid_to === null ? null : optionalInstant(n.valid_to), fact_key: n.fact_key,
-    fact_value: n.fact_value, sets_captured_at: 'captured_at' in n,
+    id: n.id,
+    kind: n.kind,
+    statement: n.statement,
+    category: n.category,
+    payload: n.payload,
+    asserted_at: optionalInstant(n.asserted_at),
+    valid_from: optionalInstant(n.valid_from),
+    valid_to: n.valid_to === null ? null : optionalInstant(n.valid_to),
+    fact_key: n.fact_key,
+    fact_value: n.fact_value,
+    sets_captured_at: 'captured_at' in n,
   };
 }
 
 export function toEdgeInput(e: z.infer<typeof EdgeSchema>): EdgeInput {
   return {
-    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type.toUpperCase(), confidence: e.confidence, lag: e.lag,
-    mechanism: e.mechanism, asserted_at: optionalInstant(e.asserted_at), valid_from: optionalInstant(e.valid_from),
-    valid_to: e.valid_to === null ? null : optionalInstant(e.valid_to), sets_captured_at: 'captured_at' in e,
+    source_id: e.source_id,
+    target_id: e.target_id,
+    edge_type: e.edge_type.toUpperCase(),
+    confidence: e.confidence,
+    lag: e.lag,
+    mechanism: e.mechanism,
+    asserted_at: optionalInstant(e.asserted_at),
+    valid_from: optionalInstant(e.valid_from),
+    valid_to: e.valid_to === null ? null : optionalInstant(e.valid_to),
+    sets_captured_at: 'captured_at' in e,
   };
 }
 
@@ -120,7 +171,9 @@ export const remember = defineOperation({
     const nodes = input.nodes ?? [];
     const edges = input.edges ?? [];
     if (nodes.length === 0 && edges.length === 0 && (input.messages ?? []).length === 0) {
-      throw invalidInput([{ type: 'missing', loc: [], msg: 'a write needs at least one of nodes, edges or messages (non-empty)', input: null }]);
+      throw invalidInput([
+        { type: 'missing', loc: [], msg: 'a write needs at least one of nodes, edges or messages (non-empty)', input: null },
+      ]);
     }
     const present = ctx.ledger.now();
     const issues = [
@@ -131,29 +184,51 @@ export const remember = defineOperation({
       ? { declared_captured_at: instant(input.backfill.declared_captured_at), reason: input.backfill.reason }
       : undefined;
     if (backfill && backfill.declared_captured_at > ctx.ledger.now()) {
-      issues.push({ type: 'backfill_in_future', loc: ['backfill', 'declared_captured_at'], msg: 'a declared knowledge instant cannot be later than the capture instant', input: input.backfill?.declared_captured_at ?? '' });
+      issues.push({
+        type: 'backfill_in_future',
+        loc: ['backfill', 'declared_captured_at'],
+        msg: 'a declared knowledge instant cannot be later than the capture instant',
+        input: input.backfill?.declared_captured_at ?? '',
+      });
     }
     if (input.messages && (nodes.length > 0 || edges.length > 0)) {
-      issues.push({ type: 'messages_with_rows', loc: ['messages'], msg: 'send messages or nodes/edges in one request, not both', input: '' });
+      issues.push({
+        type: 'messages_with_rows',
+        loc: ['messages'],
+        msg: 'send messages or nodes/edges in one request, not both',
+        input: '',
+      });
     }
     if (issues.length > 0) throw invalidInput(issues);
     if (input.messages) {
       const m = await rememberMessages({ space: input.space, messages: input.messages, backfill }, ctx);
       return {
-        accepted: m.outcome.accepted, refused: [...m.refusedMessages, ...m.outcome.refused],
-        warnings: [...m.resolvedWarnings, ...m.outcome.warnings], ids: m.outcome.ids,
+        accepted: m.outcome.accepted,
+        refused: [...m.refusedMessages, ...m.outcome.refused],
+        warnings: [...m.resolvedWarnings, ...m.outcome.warnings],
+        ids: m.outcome.ids,
         batch: m.outcome.batch
-          ? { id: m.outcome.batch.id, declared_captured_at: formatInstant(m.outcome.batch.declared_captured_at), reason: m.outcome.batch.reason }
+          ? {
+              id: m.outcome.batch.id,
+              declared_captured_at: formatInstant(m.outcome.batch.declared_captured_at),
+              reason: m.outcome.batch.reason,
+            }
           : null,
         episodes: m.episodes,
       };
     }
     const outcome = await ctx.ledger.write(ctx.tenant, {
-      space: input.space, backfill, nodes: nodes.map(toNodeInput), edges: edges.map(toEdgeInput),
+      space: input.space,
+      backfill,
+      nodes: nodes.map(toNodeInput),
+      edges: edges.map(toEdgeInput),
       endpointSpace: ctx.confinedSpace,
     });
     return {
-      accepted: outcome.accepted, refused: outcome.refused, warnings: outcome.warnings, ids: outcome.ids,
+      accepted: outcome.accepted,
+      refused: outcome.refused,
+      warnings: outcome.warnings,
+      ids: outcome.ids,
       batch: outcome.batch
         ? { id: outcome.batch.id, declared_captured_at: formatInstant(outcome.batch.declared_captured_at), reason: outcome.batch.reason }
         : null,

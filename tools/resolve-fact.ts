@@ -12,9 +12,12 @@ import { AsOf, SpaceName, ValidAt, atInstant } from './schemas.ts';
 export const ResolveFactInput = z.strictObject({
   fact: z.string().min(1).max(512).describe('The declared fact_key to resolve.'),
   as_of: AsOf,
-  valid_at: ValidAt.optional().describe('Only candidates in force at this content instant compete. Omitted: every candidate known at as_of competes.'),
+  valid_at: ValidAt.optional().describe(
+    'Only candidates in force at this content instant compete. Omitted: every candidate known at as_of competes.',
+  ),
   rules_as_of: AsOf.optional().describe(
-    'Apply the declaration in force at this instant instead of the one in force at as_of (recorded in the certificate).'),
+    'Apply the declaration in force at this instant instead of the one in force at as_of (recorded in the certificate).',
+  ),
   space: SpaceName.optional().describe('Only candidates of this space. Omitted: the whole tenant.'),
 });
 
@@ -45,12 +48,26 @@ const formatted = new WeakMap<NodeVersion, Omit<Candidate, 'value' | 'superseded
 function candidate(n: NodeVersion, supersededBy: string[]): Candidate {
   let f = formatted.get(n);
   if (!f) {
-    f = { id: n.id, space: n.space, asserted_at: formatInstant(n.asserted_at),
-      valid: { from: formatInstant(n.valid_from), to: formatNullableEnd(n.valid_to) }, known_at: formatInstant(n.known_at), source: sourceOf(n) };
+    f = {
+      id: n.id,
+      space: n.space,
+      asserted_at: formatInstant(n.asserted_at),
+      valid: { from: formatInstant(n.valid_from), to: formatNullableEnd(n.valid_to) },
+      known_at: formatInstant(n.known_at),
+      source: sourceOf(n),
+    };
     formatted.set(n, f);
   }
-  return { id: f.id, value: n.fact_value === null ? null : (JSON.parse(n.fact_value) as unknown), space: f.space,
-    asserted_at: f.asserted_at, valid: { ...f.valid }, known_at: f.known_at, source: f.source, superseded_by: supersededBy };
+  return {
+    id: f.id,
+    value: n.fact_value === null ? null : (JSON.parse(n.fact_value) as unknown),
+    space: f.space,
+    asserted_at: f.asserted_at,
+    valid: { ...f.valid },
+    known_at: f.known_at,
+    source: f.source,
+    superseded_by: supersededBy,
+  };
 }
 
 export const resolveFact = defineOperation({
@@ -74,16 +91,27 @@ export const resolveFact = defineOperation({
     const declaration = declarationInForce(snap.view, input.fact, rulesAsOf ?? asOf);
     const pool = snap.factCandidates(input.fact);
     const decision = decide(declaration, pool.rows, { asOf, validAt });
-    await recordVerdict(ctx.ledger, draftVerdict({
-      tenant: ctx.tenant, factKey: input.fact, declaration, validAt, space: input.space, decision,
-      resolver: `svc/${ctx.services.version}`,
-    }));
+    await recordVerdict(
+      ctx.ledger,
+      draftVerdict({
+        tenant: ctx.tenant,
+        factKey: input.fact,
+        declaration,
+        validAt,
+        space: input.space,
+        decision,
+        resolver: `svc/${ctx.services.version}`,
+      }),
+    );
     const out: ResolveFactOutput = {
       status: decision.chosen ? 'answered' : 'no_answer',
       policy: declaration?.policy ?? null,
       candidates: decision.candidates.map((c) => candidate(c, snap.supersededBy(c.id))),
       certificate: snap.certificate({
-        masked: { node: decision.masked }, fact: input.fact, rulesAsOf, invalidated: pool.invalidated,
+        masked: { node: decision.masked },
+        fact: input.fact,
+        rulesAsOf,
+        invalidated: pool.invalidated,
         shownBatches: decision.candidates.map((c) => c.batch_id),
       }),
     };

@@ -2,7 +2,16 @@
 // the write handlers; read instants (as_of, valid_at) are parsed here, once, to microseconds or 'now'.
 import { z } from 'zod';
 import type { LensInstant } from '../storage/lens.ts';
-import { instantProblem, knowledgeInstantProblem, MAX_YEAR, MIN_YEAR, parseInstant, parseKnowledgeInstant, type InstantProblem, type Micros } from '../storage/time.ts';
+import {
+  instantProblem,
+  knowledgeInstantProblem,
+  MAX_YEAR,
+  MIN_YEAR,
+  parseInstant,
+  parseKnowledgeInstant,
+  type InstantProblem,
+  type Micros,
+} from '../storage/time.ts';
 
 /** Marks a refinement failure as a timestamp problem, so a query parameter gets 400 SVC_BAD_TIMESTAMP. */
 export const TIMESTAMP_ISSUE = 'svc_timestamp';
@@ -25,7 +34,10 @@ export const Instant = instantString(instantProblem).meta({ format: 'date-time' 
 
 export const KnowledgeInstant = instantString(knowledgeInstantProblem, ', or a date YYYY-MM-DD (read as 23:59:59.999999 UTC)');
 
-const orNow = (problem: (text: string) => InstantProblem | null) => (text: string): InstantProblem | null => (text === 'now' ? null : problem(text));
+const orNow =
+  (problem: (text: string) => InstantProblem | null) =>
+  (text: string): InstantProblem | null =>
+    text === 'now' ? null : problem(text);
 
 /**
  * A read's knowledge instant: an instant, a date, or `now` (the server's present, resolved when the read
@@ -35,8 +47,8 @@ export const AsOf = instantString(orNow(knowledgeInstantProblem), ', a date YYYY
   .transform((text): LensInstant => (text === 'now' ? 'now' : parseKnowledgeInstant(text)))
   .describe(
     'Knowledge instant: the answer uses only what the ledger had learned by then (inclusive). "now" means the server\'s present ' +
-    '(the certificate gives the instant used, so the read can be replayed); a date means the end of that day in UTC; an earlier ' +
-    'instant replays what was known then.',
+      '(the certificate gives the instant used, so the read can be replayed); a date means the end of that day in UTC; an earlier ' +
+      'instant replays what was known then.',
   );
 
 /** A read's content instant: an instant with an offset, or `now`. */
@@ -77,6 +89,4 @@ export const JsonObject = z
   .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
 
 /** A flag that arrives as a JSON boolean (body, MCP) or as the text true/false (query string). */
-export const Flag = z
-  .union([z.boolean(), z.enum(['true', 'false'])])
-  .transform((v) => v === true || v === 'true');
+export const Flag = z.union([z.boolean(), z.enum(['true', 'false'])]).transform((v) => v === true || v === 'true');

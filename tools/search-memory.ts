@@ -27,8 +27,12 @@ export const SearchMemoryInput = z.strictObject({
     .max(4)
     .default([])
     .describe('Edge families to follow besides causal and temporal (which are always followed): argumentative, general.'),
-  current_only: Flag.optional().describe('true: leave out blocks superseded or invalidated as of as_of, before ranking (direct hits and expansions).'),
-  include_invalidated: Flag.optional().describe('true: keep invalidated blocks as direct hits, each carrying `invalidated`; expansion still never walks through them.'),
+  current_only: Flag.optional().describe(
+    'true: leave out blocks superseded or invalidated as of as_of, before ranking (direct hits and expansions).',
+  ),
+  include_invalidated: Flag.optional().describe(
+    'true: keep invalidated blocks as direct hits, each carrying `invalidated`; expansion still never walks through them.',
+  ),
 });
 
 export interface SearchMemoryResult {
@@ -63,14 +67,26 @@ export const searchMemory = defineOperation({
     const snap = await openRead(ctx, input);
     await index.caughtUp();
     const answer = await snap.search(index, {
-      query: input.query, kind: input.kind, category: input.category, limit: input.limit, depth: input.depth, families: input.family,
+      query: input.query,
+      kind: input.kind,
+      category: input.category,
+      limit: input.limit,
+      depth: input.depth,
+      families: input.family,
     });
     return {
       results: answer.results.map((r) => ({
-        node: snap.row(r.node), score: Number(r.score.toFixed(6)), match: r.match, depth: r.depth, path: r.path, via: r.via,
+        node: snap.row(r.node),
+        score: Number(r.score.toFixed(6)),
+        match: r.match,
+        depth: r.depth,
+        path: r.path,
+        via: r.via,
       })),
       certificate: snap.certificate({
-        masked: answer.masked, shownBatches: answer.results.map((r) => r.node.batch_id), invalidated: answer.invalidated,
+        masked: answer.masked,
+        shownBatches: answer.results.map((r) => r.node.batch_id),
+        invalidated: answer.invalidated,
       }),
     };
   },

@@ -12,8 +12,15 @@ export const MAX_WHY_DEPTH = 10;
 export const WhyInput = z.strictObject({
   id: z.string().min(1).describe('Id of the block whose evidence chain to walk.'),
   as_of: AsOf,
-  valid_at: ValidAt.optional().describe('Walk only nodes and edges in force at this content instant (asserted by then, validity containing it).'),
-  depth: z.coerce.number().int().min(0).max(MAX_WHY_DEPTH).default(3)
+  valid_at: ValidAt.optional().describe(
+    'Walk only nodes and edges in force at this content instant (asserted by then, validity containing it).',
+  ),
+  depth: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_WHY_DEPTH)
+    .default(3)
     .describe(`How many hops to walk from the block, 0 to ${MAX_WHY_DEPTH} (default 3).`),
   space: SpaceName.optional().describe('Walk only nodes and edges of this space. Omitted: the whole tenant.'),
 });

@@ -66,8 +66,7 @@ function files(): Map<string, { body: Buffer; type: string }> {
 
 export function mountUi<E extends Env>(app: Hono<E>): void {
   const served = files();
-  const shell = (): Response =>
-    new Response(UI_SHELL, { headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' } });
+  const shell = (): Response => new Response(UI_SHELL, { headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' } });
   app.get('/ui', shell);
   app.get('/ui/', shell);
   app.get('/ui/*', (c, next) => {

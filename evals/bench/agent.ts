@@ -36,19 +36,30 @@ export const agentBench: BenchSection = {
     try {
       for (let i = 0; i < n; i += BATCH) {
         const nodes = Array.from({ length: Math.min(BATCH, n - i) }, (_, k) => ({
-          id: `n${i + k}`, kind: k % 3 === 0 ? 'prediction' : 'claim', statement: `Statement ${i + k} about series ${Math.floor(rand() * 500)}`,
+          id: `n${i + k}`,
+          kind: k % 3 === 0 ? 'prediction' : 'claim',
+          statement: `Statement ${i + k} about series ${Math.floor(rand() * 500)}`,
         }));
         // Each request also links earlier blocks: every fifth edge a successor superseding an older block.
-        const edges = i === 0 ? [] : Array.from({ length: nodes.length }, (_, k) => ({
-          source_id: `n${i + k}`, target_id: `n${Math.floor(rand() * i)}`, edge_type: k % 5 === 0 ? 'SUPERSEDES' : 'CAUSES',
-        }));
+        const edges =
+          i === 0
+            ? []
+            : Array.from({ length: nodes.length }, (_, k) => ({
+                source_id: `n${i + k}`,
+                target_id: `n${Math.floor(rand() * i)}`,
+                edge_type: k % 5 === 0 ? 'SUPERSEDES' : 'CAUSES',
+              }));
         await ledger.write('bench', { space: `user:${(i / BATCH) % 10}`, nodes, edges });
         progress('agent: import', i + nodes.length, n);
       }
       const space = 'user:3';
       const list = (extra: Record<string, unknown>): Promise<ListMemoriesOutput> =>
         runOperation(listMemories, { as_of: 'now', space, limit: 100, ...extra }, ctx) as Promise<ListMemoriesOutput>;
-      const plain: number[] = [], current: number[] = [], gets: number[] = [], shapedWith: number[] = [], shapedWithout: number[] = [];
+      const plain: number[] = [],
+        current: number[] = [],
+        gets: number[] = [],
+        shapedWith: number[] = [],
+        shapedWithout: number[] = [];
       for (let r = 0; r < READS; r++) {
         await timed(plain, () => list({}));
         await timed(current, () => list({ current_only: true }));
@@ -69,17 +80,30 @@ export const agentBench: BenchSection = {
       for (let r = 0; r < 100; r++) {
         await timed(invalidations, () => runOperation(invalidateMemory, { id: `n${r * 7}`, reason: 'bench' }, ctx));
       }
-      const listP95 = percentile(plain, 95), currentP95 = percentile(current, 95);
+      const listP95 = percentile(plain, 95),
+        currentP95 = percentile(current, 95);
       const overhead = (median(shapedWith) - median(shapedWithout)) / Math.max(median(plain), 1e-9);
       return [
         { metric: `list p95, limit 100, ${n} nodes (p50)`, value: `${fmt(listP95)} ms (${fmt(median(plain))})`, target: '', met: null },
-        { metric: 'list current_only p95 (p50)', value: `${fmt(currentP95)} ms (${fmt(median(current))})`, target: '≤ 10 ms', met: currentP95 <= 10 },
+        {
+          metric: 'list current_only p95 (p50)',
+          value: `${fmt(currentP95)} ms (${fmt(median(current))})`,
+          target: '≤ 10 ms',
+          met: currentP95 <= 10,
+        },
         { metric: 'get p95 (p50)', value: `${fmt(percentile(gets, 95))} ms (${fmt(median(gets))})`, target: '', met: null },
         {
-          metric: 'superseded_by on a 100-row page, share of a list', value: `${fmt(overhead * 100, 1)}% (${fmt(median(shapedWith) * 1000, 0)} vs ${fmt(median(shapedWithout) * 1000, 0)} µs)`,
-          target: '≤ 10%', met: overhead <= 0.1,
+          metric: 'superseded_by on a 100-row page, share of a list',
+          value: `${fmt(overhead * 100, 1)}% (${fmt(median(shapedWith) * 1000, 0)} vs ${fmt(median(shapedWithout) * 1000, 0)} µs)`,
+          target: '≤ 10%',
+          met: overhead <= 0.1,
         },
-        { metric: 'invalidate p50 (p95)', value: `${fmt(median(invalidations))} ms (${fmt(percentile(invalidations, 95))})`, target: '≤ 10 ms', met: median(invalidations) <= 10 },
+        {
+          metric: 'invalidate p50 (p95)',
+          value: `${fmt(median(invalidations))} ms (${fmt(percentile(invalidations, 95))})`,
+          target: '≤ 10 ms',
+          met: median(invalidations) <= 10,
+        },
       ] satisfies BenchRow[];
     } finally {
       await ledger.close();

@@ -29,8 +29,10 @@ const RESOLVE_SAMPLES = 1_000;
 const CANDIDATES = 100;
 const WARMUP = 100;
 
-
-interface Samples { wall: number[]; cpu: number[] }
+interface Samples {
+  wall: number[];
+  cpu: number[];
+}
 
 /**
  * Wall-clock latency per call, and beside it the process CPU time per call: on a shared machine the
@@ -50,8 +52,10 @@ async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<Sa
 }
 
 const row = (metric: string, ms: Samples, target: number | null, note: string): BenchRow => ({
-  metric, value: `p50 ${fmt(percentile(ms.wall, 50))} ms, p95 ${fmt(percentile(ms.wall, 95))} ms`,
-  target: target === null ? '' : `p95 ≤ ${target} ms`, met: target === null ? null : percentile(ms.wall, 95) <= target,
+  metric,
+  value: `p50 ${fmt(percentile(ms.wall, 50))} ms, p95 ${fmt(percentile(ms.wall, 95))} ms`,
+  target: target === null ? '' : `p95 ≤ ${target} ms`,
+  met: target === null ? null : percentile(ms.wall, 95) <= target,
   note: `${note}; CPU time per call p50 ${fmt(percentile(ms.cpu, 50))} ms, p95 ${fmt(percentile(ms.cpu, 95))} ms; load average ${fmt(loadavg()[0] ?? 0, 1)}`,
 });
 
@@ -67,7 +71,8 @@ export const facts: BenchSection = {
       const t0 = performance.now();
       for (let i = 0; i < n; i += CHUNK) {
         const nodes: NodeInput[] = [];
-        for (let j = i; j < Math.min(n, i + CHUNK); j++) nodes.push({ id: `g${j}`, kind: 'claim', statement: `node ${j}`, asserted_at: T0 + j * 1_000_000 });
+        for (let j = i; j < Math.min(n, i + CHUNK); j++)
+          nodes.push({ id: `g${j}`, kind: 'claim', statement: `node ${j}`, asserted_at: T0 + j * 1_000_000 });
         await ledger.write(TENANT, { space: 'graph', nodes, edges: [] });
       }
       let halfway = '';
@@ -75,8 +80,12 @@ export const facts: BenchSection = {
         if (i >= edgeCount / 2 && !halfway) halfway = formatInstant(ledger.now());
         const edges: EdgeInput[] = [];
         for (let j = i; j < Math.min(edgeCount, i + CHUNK); j++) {
-          edges.push({ source_id: `g${Math.floor(rand() * n)}`, target_id: `g${Math.floor(rand() * n)}`,
-            edge_type: TYPES[j % TYPES.length] ?? 'CAUSES', asserted_at: T0 + j * 1_000_000 + 1 });
+          edges.push({
+            source_id: `g${Math.floor(rand() * n)}`,
+            target_id: `g${Math.floor(rand() * n)}`,
+            edge_type: TYPES[j % TYPES.length] ?? 'CAUSES',
+            asserted_at: T0 + j * 1_000_000 + 1,
+          });
         }
         await ledger.write(TENANT, { space: 'graph', nodes: [], edges });
       }
@@ -87,13 +96,25 @@ export const facts: BenchSection = {
         ((await runOperation(why, { id: `g${Math.floor(rand() * n)}`, as_of: at, depth: '3' }, ctx)) as { chain: unknown[] }).chain.length;
       await timed(WARMUP, () => chainAt(asOf));
       let reached = 0;
-      const whyMs = await timed(WHY_SAMPLES, async () => { reached += await chainAt(asOf); });
+      const whyMs = await timed(WHY_SAMPLES, async () => {
+        reached += await chainAt(asOf);
+      });
       let reachedPast = 0;
-      const whyPastMs = await timed(WHY_SAMPLES, async () => { reachedPast += await chainAt(halfway); });
+      const whyPastMs = await timed(WHY_SAMPLES, async () => {
+        reachedPast += await chainAt(halfway);
+      });
 
-      await ledger.write(TENANT, { space: 'facts', nodes: Array.from({ length: CANDIDATES }, (_, i) => ({
-        id: `c${i}`, kind: 'factor', fact_key: 'bench_rate', fact_value: i, asserted_at: T0 + i * 86_400_000_000,
-      })), edges: [] });
+      await ledger.write(TENANT, {
+        space: 'facts',
+        nodes: Array.from({ length: CANDIDATES }, (_, i) => ({
+          id: `c${i}`,
+          kind: 'factor',
+          fact_key: 'bench_rate',
+          fact_value: i,
+          asserted_at: T0 + i * 86_400_000_000,
+        })),
+        edges: [],
+      });
       await runOperation(declareFact, { fact_key: 'bench_rate' }, ctx);
       const factAsOf = formatInstant(ledger.now());
       const resolveBody = { fact: 'bench_rate', as_of: factAsOf };
@@ -102,17 +123,48 @@ export const facts: BenchSection = {
       await timed(WARMUP, () => runOperation(resolveFact, resolveBody, ctx));
       const repeatMs = await timed(RESOLVE_SAMPLES, () => runOperation(resolveFact, resolveBody, ctx));
       // A new valid_at is a new ruleset, so each of these records a verdict and waits for its commit.
-      const freshMs = await timed(50, (i) => runOperation(resolveFact, {
-        ...resolveBody, valid_at: formatInstant(T0 + (CANDIDATES + i) * 86_400_000_000),
-      }, ctx));
+      const freshMs = await timed(50, (i) =>
+        runOperation(
+          resolveFact,
+          {
+            ...resolveBody,
+            valid_at: formatInstant(T0 + (CANDIDATES + i) * 86_400_000_000),
+          },
+          ctx,
+        ),
+      );
       return [
-        { metric: 'graph load (Ledger API)', value: `${fmt(loadS, 1)} s`, target: '', met: null,
-          note: `${n.toLocaleString('en-US')} nodes, ${edgeCount.toLocaleString('en-US')} edges, in-process Ledger.write (no HTTP)` },
-        row('why depth 3', whyMs, 10, `handler latency, as_of now (nothing masked), ${WHY_SAMPLES} random subjects after ${WARMUP} warm-up calls, ${fmt(reached / WHY_SAMPLES, 1)} links per chain on average`),
-        row('why depth 3, as_of halfway through the edges', whyPastMs, 10,
-          `half the edges hidden: the walk runs twice (shown, and everything, for the masked counts); ${fmt(reachedPast / WHY_SAMPLES, 1)} links`),
-        row(`resolve, ${CANDIDATES} candidates`, repeatMs, 5, 'handler latency, after 100 warm-up calls; its verdict already recorded (idempotent: no write)'),
-        row(`resolve, ${CANDIDATES} candidates, new verdict`, freshMs, null, 'handler latency including the verdict\'s group commit to Kuzu'),
+        {
+          metric: 'graph load (Ledger API)',
+          value: `${fmt(loadS, 1)} s`,
+          target: '',
+          met: null,
+          note: `${n.toLocaleString('en-US')} nodes, ${edgeCount.toLocaleString('en-US')} edges, in-process Ledger.write (no HTTP)`,
+        },
+        row(
+          'why depth 3',
+          whyMs,
+          10,
+          `handler latency, as_of now (nothing masked), ${WHY_SAMPLES} random subjects after ${WARMUP} warm-up calls, ${fmt(reached / WHY_SAMPLES, 1)} links per chain on average`,
+        ),
+        row(
+          'why depth 3, as_of halfway through the edges',
+          whyPastMs,
+          10,
+          `half the edges hidden: the walk runs twice (shown, and everything, for the masked counts); ${fmt(reachedPast / WHY_SAMPLES, 1)} links`,
+        ),
+        row(
+          `resolve, ${CANDIDATES} candidates`,
+          repeatMs,
+          5,
+          'handler latency, after 100 warm-up calls; its verdict already recorded (idempotent: no write)',
+        ),
+        row(
+          `resolve, ${CANDIDATES} candidates, new verdict`,
+          freshMs,
+          null,
+          "handler latency including the verdict's group commit to Kuzu",
+        ),
       ];
     } finally {
       await ledger.close();

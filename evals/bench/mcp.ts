@@ -18,7 +18,11 @@ import type { BenchRow, BenchSection } from './section.ts';
 const KEY = 'bench-key';
 const WORDS = ['harvest', 'tea', 'coffee', 'rain', 'price', 'drought', 'shipping', 'port', 'demand', 'supply', 'frost', 'yield'];
 
-interface Timed { rest: number[]; mcp: number[]; sdk: number[] }
+interface Timed {
+  rest: number[];
+  mcp: number[];
+  sdk: number[];
+}
 
 async function timed(fn: () => Promise<void>): Promise<number> {
   const t0 = performance.now();
@@ -39,7 +43,11 @@ async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }>
   const auth = { authorization: `Bearer ${KEY}` };
   try {
     const nodes = Array.from({ length: 200 }, (_, i) => ({ id: `c${i}`, kind: 'claim', statement: `CPU probe ${i}` }));
-    await app.request('http://127.0.0.1/v1/memories', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ space: 'user:cpu', nodes }) });
+    await app.request('http://127.0.0.1/v1/memories', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ space: 'user:cpu', nodes }),
+    });
     const asOf = new Date(Date.now() + 1000).toISOString().slice(0, 10);
     const rest = async (i: number): Promise<void> => {
       const r = await app.request(`http://127.0.0.1/v1/memories/c${i % 200}?as_of=${asOf}`, { headers: auth });
@@ -49,8 +57,18 @@ async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }>
     const viaMcp = async (i: number): Promise<void> => {
       const r = await app.request('http://127.0.0.1/mcp', {
         method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_memory', arguments: { id: `c${i % 200}`, as_of: asOf } } }),
+        headers: {
+          ...auth,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'get_memory', arguments: { id: `c${i % 200}`, as_of: asOf } },
+        }),
       });
       if (r.status !== 200) throw new Error(`MCP get: ${r.status}`);
       await r.arrayBuffer();
@@ -61,7 +79,10 @@ async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }>
       const used = process.cpuUsage(before);
       return (used.user + used.system) / 1000 / calls;
     };
-    for (let i = 0; i < 200; i++) { await rest(i); await viaMcp(i); }
+    for (let i = 0; i < 200; i++) {
+      await rest(i);
+      await viaMcp(i);
+    }
     const samples = { rest: [] as number[], mcp: [] as number[] };
     for (let round = 0; round < 5; round++) {
       samples.rest.push(await cpu(rest));
@@ -90,10 +111,14 @@ export const mcp: BenchSection = {
           const w = (k: number): string => WORDS[(n * 7 + k * 3) % WORDS.length] ?? 'tea';
           return { id: `m${n}`, kind: 'claim', statement: `Report ${n}: ${w(0)} and ${w(1)} moved ${w(2)} in region ${n % 17}.` };
         });
-        const r = await fetch(`${server.base}/v1/memories`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ space: `user:${i % 5}`, nodes: batch }) });
+        const r = await fetch(`${server.base}/v1/memories`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ space: `user:${i % 5}`, nodes: batch }),
+        });
         if (r.status !== 200) throw new Error(`seed write failed: ${r.status} ${await r.text()}`);
       }
-      const version = await (await fetch(`${server.base}/v1/version`)).json() as { version: string };
+      const version = (await (await fetch(`${server.base}/v1/version`)).json()) as { version: string };
       const asOf = new Date(Date.now() + 1000).toISOString().slice(0, 10);
       await client.connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers: auth } }));
 
@@ -101,18 +126,34 @@ export const mcp: BenchSection = {
       const toolCall = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
         const r = await fetch(`${server.base}/mcp`, {
           method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+          headers: {
+            ...auth,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-06-18',
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name, arguments: args } }),
         });
         const text = await r.text();
-        const json = JSON.parse(text.startsWith('{') ? text : (text.split('\n').find((l) => l.startsWith('data: {')) ?? 'data: {}').slice(6)) as { result?: { structuredContent?: Record<string, unknown>; isError?: boolean } };
+        const json = JSON.parse(
+          text.startsWith('{') ? text : (text.split('\n').find((l) => l.startsWith('data: {')) ?? 'data: {}').slice(6),
+        ) as { result?: { structuredContent?: Record<string, unknown>; isError?: boolean } };
         if (!json.result?.structuredContent || json.result.isError) throw new Error(`${name} failed: ${text.slice(0, 300)}`);
         return json.result.structuredContent;
       };
 
-      const measure = async (label: string, rest: (i: number) => Promise<void>, viaMcp: (i: number) => Promise<void>, viaSdk: (i: number) => Promise<void>): Promise<Timed> => {
+      const measure = async (
+        label: string,
+        rest: (i: number) => Promise<void>,
+        viaMcp: (i: number) => Promise<void>,
+        viaSdk: (i: number) => Promise<void>,
+      ): Promise<Timed> => {
         const out: Timed = { rest: [], mcp: [], sdk: [] };
-        for (let i = 0; i < 30; i++) { await rest(i); await viaMcp(i); await viaSdk(i); }
+        for (let i = 0; i < 30; i++) {
+          await rest(i);
+          await viaMcp(i);
+          await viaSdk(i);
+        }
         for (let i = 0; i < calls; i++) {
           out.rest.push(await timed(() => rest(i)));
           out.mcp.push(await timed(() => viaMcp(i)));
@@ -125,16 +166,34 @@ export const mcp: BenchSection = {
       const rows: BenchRow[] = [];
       const report = (name: string, t: Timed): void => {
         const p = (xs: number[], q: number): number => percentile(xs, q);
-        rows.push({ metric: `${name} REST p50 / p95 (ms)`, value: `${fmt(p(t.rest, 50))} / ${fmt(p(t.rest, 95))}`, target: '', met: null, note: `${calls} calls, ${nodes} nodes` });
-        rows.push({ metric: `${name} MCP tool call p50 / p95 (ms)`, value: `${fmt(p(t.mcp, 50))} / ${fmt(p(t.mcp, 95))}`, target: '', met: null, note: 'one JSON-RPC POST to /mcp' });
-        rows.push({ metric: `${name} MCP via SDK client p50 / p95 (ms)`, value: `${fmt(p(t.sdk, 50))} / ${fmt(p(t.sdk, 95))}`, target: '', met: null, note: `@modelcontextprotocol/client, server ${version.version}` });
+        rows.push({
+          metric: `${name} REST p50 / p95 (ms)`,
+          value: `${fmt(p(t.rest, 50))} / ${fmt(p(t.rest, 95))}`,
+          target: '',
+          met: null,
+          note: `${calls} calls, ${nodes} nodes`,
+        });
+        rows.push({
+          metric: `${name} MCP tool call p50 / p95 (ms)`,
+          value: `${fmt(p(t.mcp, 50))} / ${fmt(p(t.mcp, 95))}`,
+          target: '',
+          met: null,
+          note: 'one JSON-RPC POST to /mcp',
+        });
+        rows.push({
+          metric: `${name} MCP via SDK client p50 / p95 (ms)`,
+          value: `${fmt(p(t.sdk, 50))} / ${fmt(p(t.sdk, 95))}`,
+          target: '',
+          met: null,
+          note: `@modelcontextprotocol/client, server ${version.version}`,
+        });
         const overhead = p(t.mcp, 50) - p(t.rest, 50);
         rows.push({ metric: `${name} MCP overhead at p50 (ms)`, value: fmt(overhead), target: '< 2', met: overhead < 2 });
       };
 
       const getRest = async (i: number): Promise<void> => {
         const r = await fetch(`${server.base}/v1/memories/m${i % nodes}?as_of=${asOf}`, { headers: auth });
-        const body = await r.json() as { item?: { id: string } };
+        const body = (await r.json()) as { item?: { id: string } };
         if (body.item?.id !== `m${i % nodes}`) throw new Error('REST get answered the wrong item');
       };
       const getMcp = async (i: number): Promise<void> => {
@@ -143,14 +202,19 @@ export const mcp: BenchSection = {
       };
       const getSdk = async (i: number): Promise<void> => {
         const r = await client.callTool({ name: 'get_memory', arguments: { id: `m${i % nodes}`, as_of: asOf } });
-        if ((r.structuredContent as { item?: { id: string } }).item?.id !== `m${i % nodes}`) throw new Error('SDK get answered the wrong item');
+        if ((r.structuredContent as { item?: { id: string } }).item?.id !== `m${i % nodes}`)
+          throw new Error('SDK get answered the wrong item');
       };
       report('get_memory', await measure('mcp get', getRest, getMcp, getSdk));
 
       if (operations.some((o) => o.name === 'search_memory')) {
         const query = (i: number): string => `${WORDS[i % WORDS.length]} ${WORDS[(i + 5) % WORDS.length]}`;
         const searchRest = async (i: number): Promise<void> => {
-          const r = await fetch(`${server.base}/v1/search`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: query(i), as_of: asOf }) });
+          const r = await fetch(`${server.base}/v1/search`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ query: query(i), as_of: asOf }),
+          });
           if (r.status !== 200) throw new Error(`REST search failed: ${r.status}`);
           await r.arrayBuffer();
         };
@@ -163,13 +227,36 @@ export const mcp: BenchSection = {
         };
         report('search_memory', await measure('mcp search', searchRest, searchMcp, searchSdk));
       } else {
-        rows.push({ metric: 'search_memory MCP overhead at p50 (ms)', value: 'skipped', target: '< 2', met: null, note: 'no search_memory operation in the registry' });
+        rows.push({
+          metric: 'search_memory MCP overhead at p50 (ms)',
+          value: 'skipped',
+          target: '< 2',
+          met: null,
+          note: 'no search_memory operation in the registry',
+        });
       }
       const load = (await import('node:os')).loadavg()[0] ?? 0;
-      rows.push({ metric: 'load average during the round trips (1 min)', value: fmt(load), target: '', met: null, note: 'round trips stretch with load; the CPU rows below do not' });
+      rows.push({
+        metric: 'load average during the round trips (1 min)',
+        value: fmt(load),
+        target: '',
+        met: null,
+        note: 'round trips stretch with load; the CPU rows below do not',
+      });
       const c = await cpuPerCall(Math.max(200, Math.round(400 * scale)));
-      rows.push({ metric: 'get_memory CPU per call in process, REST / MCP (ms)', value: `${fmt(c.rest, 3)} / ${fmt(c.mcp, 3)}`, target: '', met: null, note: 'app.request, median of 5 rounds' });
-      rows.push({ metric: 'get_memory MCP CPU overhead per call (ms)', value: fmt(c.mcp - c.rest, 3), target: '< 2', met: c.mcp - c.rest < 2 });
+      rows.push({
+        metric: 'get_memory CPU per call in process, REST / MCP (ms)',
+        value: `${fmt(c.rest, 3)} / ${fmt(c.mcp, 3)}`,
+        target: '',
+        met: null,
+        note: 'app.request, median of 5 rounds',
+      });
+      rows.push({
+        metric: 'get_memory MCP CPU overhead per call (ms)',
+        value: fmt(c.mcp - c.rest, 3),
+        target: '< 2',
+        met: c.mcp - c.rest < 2,
+      });
       return rows;
     } finally {
       await client.close().catch(() => undefined);

@@ -18,7 +18,11 @@ function rssMb(pid: number | undefined): number {
 const keys = Array.from({ length: TENANTS }, (_, t) => `k${t}=tenant${t}`).join(',');
 
 async function post(base: string, key: string, body: unknown): Promise<void> {
-  const r = await fetch(`${base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+  const r = await fetch(`${base}/v1/memories`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(body),
+  });
   if (r.status !== 200) throw new Error(`import failed: ${r.status} ${(await r.text()).slice(0, 300)}`);
 }
 
@@ -42,14 +46,25 @@ export const scaleBench: BenchSection = {
       for (let t = 0; t < TENANTS; t++) {
         for (let i = 0; i < half; i += BATCH) {
           const n = Math.min(BATCH, half - i);
-          const nodes = Array.from({ length: n }, (_, k) => ({ id: `n${i + k}`, kind: 'claim', statement: `Tenant ${t} statement ${i + k} on series ${(i + k) % 97}` }));
-          const edges = i === 0 ? [] : Array.from({ length: n }, (_, k) => ({ source_id: `n${i + k}`, target_id: `n${(i + k) % i}`, edge_type: 'CAUSES' }));
+          const nodes = Array.from({ length: n }, (_, k) => ({
+            id: `n${i + k}`,
+            kind: 'claim',
+            statement: `Tenant ${t} statement ${i + k} on series ${(i + k) % 97}`,
+          }));
+          const edges =
+            i === 0
+              ? []
+              : Array.from({ length: n }, (_, k) => ({ source_id: `n${i + k}`, target_id: `n${(i + k) % i}`, edge_type: 'CAUSES' }));
           await post(writer.base, `k${t}`, { space: `user:${t}`, nodes, edges });
           progress(`scale: tenant ${t}`, i + n, half);
         }
       }
       // Let the search index finish before the restart, so the restart measures the ledger alone.
-      await fetch(`${writer.base}/v1/search`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k0' }, body: JSON.stringify({ query: 'statement', as_of: 'now' }) });
+      await fetch(`${writer.base}/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer k0' },
+        body: JSON.stringify({ query: 'statement', as_of: 'now' }),
+      });
       await writer.stop();
 
       const t0 = performance.now();
@@ -67,9 +82,24 @@ export const scaleBench: BenchSection = {
         const rssAll = rssMb(server.child.pid);
         const total = perTenant * TENANTS;
         return [
-          { metric: `restart to first answered read, ${TENANTS} × ${perTenant} rows`, value: `${fmt(toFirstAnswer / 1000)} s (up in ${fmt(started / 1000)} s)`, target: '≤ 3 s', met: toFirstAnswer <= 3000 },
-          { metric: 'RSS after start', value: `${fmt(rssStart)} MB`, target: total >= 600_000 ? '≤ 400 MB' : '', met: total >= 600_000 ? rssStart <= 400 : null },
-          { metric: `first read of a cold ${perTenant}-row tenant (median of ${TENANTS})`, value: `${fmt(median(colds))} ms (first ${fmt(cold)} ms)`, target: '≤ 1 s', met: median(colds) <= 1000 },
+          {
+            metric: `restart to first answered read, ${TENANTS} × ${perTenant} rows`,
+            value: `${fmt(toFirstAnswer / 1000)} s (up in ${fmt(started / 1000)} s)`,
+            target: '≤ 3 s',
+            met: toFirstAnswer <= 3000,
+          },
+          {
+            metric: 'RSS after start',
+            value: `${fmt(rssStart)} MB`,
+            target: total >= 600_000 ? '≤ 400 MB' : '',
+            met: total >= 600_000 ? rssStart <= 400 : null,
+          },
+          {
+            metric: `first read of a cold ${perTenant}-row tenant (median of ${TENANTS})`,
+            value: `${fmt(median(colds))} ms (first ${fmt(cold)} ms)`,
+            target: '≤ 1 s',
+            met: median(colds) <= 1000,
+          },
           { metric: 'read of a warm tenant, median', value: `${fmt(median(warm))} ms`, target: '', met: null },
           { metric: 'RSS with one tenant in use', value: `${fmt(rssOne)} MB`, target: '≤ 500 MB', met: rssOne <= 500 },
           { metric: 'RSS after touching all ten (SVC_MEMORY_MB=300)', value: `${fmt(rssAll)} MB`, target: '', met: null },

@@ -15,10 +15,12 @@ import { fmt, percentile, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const TENANT = 'bench';
-const WORDS = ('rain flood rail delay bank earnings rate inflation wheat harvest drought price energy grid outage storm port ' +
+const WORDS = (
+  'rain flood rail delay bank earnings rate inflation wheat harvest drought price energy grid outage storm port ' +
   'shipping strike wage factory output demand supply credit loan default housing market rent tax tariff export import ' +
   'currency bond yield oil gas coal solar wind battery chip shortage vaccine hospital school traffic bridge river heat ' +
-  'frost crop fertiliser protest election policy budget deficit debt merger layoff hiring retail sales tourism airline').split(' ');
+  'frost crop fertiliser protest election policy budget deficit debt merger layoff hiring retail sales tourism airline'
+).split(' ');
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -36,10 +38,15 @@ async function build(dir: string, blocks: number, rand: () => number): Promise<L
   const BATCH = 10_000;
   for (let i = 0; i < blocks; i += BATCH) {
     const nodes = Array.from({ length: Math.min(BATCH, blocks - i) }, (_, j) => ({
-      id: `n${i + j}`, kind: 'claim', category: `topic-${(i + j) % 20}`, statement: `Report ${i + j}: ${sentence(rand, 8 + Math.floor(rand() * 8))}`,
+      id: `n${i + j}`,
+      kind: 'claim',
+      category: `topic-${(i + j) % 20}`,
+      statement: `Report ${i + j}: ${sentence(rand, 8 + Math.floor(rand() * 8))}`,
     }));
     const edges = Array.from({ length: Math.floor(nodes.length / 10) }, (_, k) => ({
-      source_id: `n${i + k * 10}`, target_id: `n${i + k * 10 + 1 + Math.floor(rand() * 8)}`, edge_type: 'CAUSES',
+      source_id: `n${i + k * 10}`,
+      target_id: `n${i + k * 10 + 1 + Math.floor(rand() * 8)}`,
+      edge_type: 'CAUSES',
     }));
     await ledger.write(TENANT, { space: 'news', nodes, edges });
     progress('search bench: writing', Math.min(i + BATCH, blocks), blocks);
@@ -53,7 +60,15 @@ async function latencies(index: SearchIndex, ledger: Ledger, rand: () => number,
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    await search(index, view, { query: sentence(rand, 3), asOf, now: asOf, limit: 10, depth: 1, families: [], space: i % 2 ? 'news' : undefined });
+    await search(index, view, {
+      query: sentence(rand, 3),
+      asOf,
+      now: asOf,
+      limit: 10,
+      depth: 1,
+      families: [],
+      space: i % 2 ? 'news' : undefined,
+    });
     out.push(performance.now() - t0);
   }
   return out;
@@ -77,8 +92,16 @@ async function serverCatchUp(batches: number): Promise<BenchRow[]> {
   try {
     const rand = rng(11);
     for (let b = 0; b < batches; b++) {
-      const nodes = Array.from({ length: 1000 }, (_, i) => ({ id: `s${b}-${i}`, kind: 'claim', statement: `Report ${b}-${i}: ${sentence(rand, 10)}` }));
-      const r = await fetch(`${server.base}/v1/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ space: 'news', nodes }) });
+      const nodes = Array.from({ length: 1000 }, (_, i) => ({
+        id: `s${b}-${i}`,
+        kind: 'claim',
+        statement: `Report ${b}-${i}: ${sentence(rand, 10)}`,
+      }));
+      const r = await fetch(`${server.base}/v1/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ space: 'news', nodes }),
+      });
       if (!r.ok) throw new Error(`write failed: ${r.status} ${await r.text()}`);
       await r.text();
       progress('search bench: server writes', b + 1, batches);
@@ -95,7 +118,12 @@ async function serverCatchUp(batches: number): Promise<BenchRow[]> {
     const cpu = cpuSeconds(pid) - cpu0;
     const rows = (batches * 1000).toLocaleString('en-US');
     return [
-      { metric: `server indexing after the last write is acknowledged (${batches} x 1,000 blocks over HTTP)`, value: `${fmt(busy)} s (${fmt(cpu)} CPU s)`, target: '', met: null },
+      {
+        metric: `server indexing after the last write is acknowledged (${batches} x 1,000 blocks over HTTP)`,
+        value: `${fmt(busy)} s (${fmt(cpu)} CPU s)`,
+        target: '',
+        met: null,
+      },
       { metric: `server RSS after ${rows} blocks written and indexed`, value: `${fmt(rssMb(pid), 0)} MB`, target: '', met: null },
     ];
   } finally {
@@ -107,7 +135,9 @@ async function serverCatchUp(batches: number): Promise<BenchRow[]> {
 export const searchBench: BenchSection = {
   name: 'search',
   async run({ scale }) {
-    const log = (m: string): void => { process.stderr.write(`search bench: ${m}\n`); };
+    const log = (m: string): void => {
+      process.stderr.write(`search bench: ${m}\n`);
+    };
     const blocks = Math.max(1000, Math.round(100_000 * scale));
     const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-search-'));
     const rand = rng(7);
@@ -133,11 +163,31 @@ export const searchBench: BenchSection = {
       const p50 = percentile(ms, 50);
       const p95 = percentile(ms, 95);
       return [
-        { metric: `index throughput, local embedder (${blocks.toLocaleString('en-US')} rows)`, value: `${fmt(rate)} rows/s`, target: '>= 20,000 rows/s', met: rate >= 20_000 },
+        {
+          metric: `index throughput, local embedder (${blocks.toLocaleString('en-US')} rows)`,
+          value: `${fmt(rate)} rows/s`,
+          target: '>= 20,000 rows/s',
+          met: rate >= 20_000,
+        },
         { metric: 'full-text + HNSW index build', value: `${fmt(buildSeconds)} s`, target: '', met: null },
-        { metric: 'index throughput end to end (rows, then full-text + HNSW built)', value: `${fmt(endToEnd)} rows/s`, target: '', met: null },
-        { metric: `search p50 (hybrid, depth 1, ${blocks.toLocaleString('en-US')} blocks)`, value: `${fmt(p50)} ms`, target: '', met: null },
-        { metric: `search p95 (hybrid, depth 1, ${blocks.toLocaleString('en-US')} blocks)`, value: `${fmt(p95)} ms`, target: '<= 25 ms', met: p95 <= 25 },
+        {
+          metric: 'index throughput end to end (rows, then full-text + HNSW built)',
+          value: `${fmt(endToEnd)} rows/s`,
+          target: '',
+          met: null,
+        },
+        {
+          metric: `search p50 (hybrid, depth 1, ${blocks.toLocaleString('en-US')} blocks)`,
+          value: `${fmt(p50)} ms`,
+          target: '',
+          met: null,
+        },
+        {
+          metric: `search p95 (hybrid, depth 1, ${blocks.toLocaleString('en-US')} blocks)`,
+          value: `${fmt(p95)} ms`,
+          target: '<= 25 ms',
+          met: p95 <= 25,
+        },
         ...(await serverCatchUp(Math.max(2, Math.round(20 * scale)))),
       ];
     } finally {

@@ -25,11 +25,15 @@ try {
   for (let b = 0; b < BATCHES; b++) {
     const day = `2024-01-${String(b + 1).padStart(2, '0')}`;
     const nodes = Array.from({ length: per }, (_, i) => ({
-      id: `n${b}-${i}`, kind: i % 7 === 0 ? 'prediction' : 'claim', category: `c${i % 5}`,
-      statement: `Observation ${i} of day ${day}: metric ${i % 13} moved`, asserted_at: `${day}T12:00:00Z`,
+      id: `n${b}-${i}`,
+      kind: i % 7 === 0 ? 'prediction' : 'claim',
+      category: `c${i % 5}`,
+      statement: `Observation ${i} of day ${day}: metric ${i % 13} moved`,
+      asserted_at: `${day}T12:00:00Z`,
     }));
     const r = await fetch(`${server.base}/v1/memories`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ space: 'bench:one', backfill: { declared_captured_at: `${day}T23:00:00Z`, reason: `day ${day}` }, nodes }),
     });
     if (!r.ok) throw new Error(`write failed: ${r.status} ${await r.text()}`);
@@ -51,8 +55,15 @@ try {
       if (first) firsts.push(first.sinceLoad);
       if (round === 0) {
         // Where the first render's time goes: each request the page made, from its start to its end.
-        const entries = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => ({ name: e.name, start: e.startTime, ms: e.duration })));
-        console.log(table(['first load: request', 'start ms', 'took ms'], entries.map((e) => [e.name.replace(server.base, '').slice(0, 70), e.start, e.ms])));
+        const entries = await page.evaluate(() =>
+          performance.getEntriesByType('resource').map((e) => ({ name: e.name, start: e.startTime, ms: e.duration })),
+        );
+        console.log(
+          table(
+            ['first load: request', 'start ms', 'took ms'],
+            entries.map((e) => [e.name.replace(server.base, '').slice(0, 70), e.start, e.ms]),
+          ),
+        );
       }
       for (let m = 0; m < MOVES; m++) {
         const day = String(1 + ((m + round) % BATCHES)).padStart(2, '0');
@@ -69,10 +80,21 @@ try {
       refreshes.push(...all);
       await page.close();
     }
-    console.log(table(['measure (browser-side, ms)', 'n', 'p50', 'p95', 'max'], [
-      ['first render (navigation → list drawn)', String(firsts.length), median(firsts), percentile(firsts, 95), Math.max(...firsts)],
-      ['list refresh after an as_of move', String(refreshes.length), median(refreshes), percentile(refreshes, 95), Math.max(...refreshes)],
-    ]));
+    console.log(
+      table(
+        ['measure (browser-side, ms)', 'n', 'p50', 'p95', 'max'],
+        [
+          ['first render (navigation → list drawn)', String(firsts.length), median(firsts), percentile(firsts, 95), Math.max(...firsts)],
+          [
+            'list refresh after an as_of move',
+            String(refreshes.length),
+            median(refreshes),
+            percentile(refreshes, 95),
+            Math.max(...refreshes),
+          ],
+        ],
+      ),
+    );
     console.log('The list draws one page of 200 rows; the spaces panel counts all 10k on every move.');
   } finally {
     await browser.close();

@@ -59,8 +59,10 @@ export function normaliseEvidence(raw: readonly string[]): string[] {
 
 export function loadLocomo(path: string): Conversation[] {
   if (!existsSync(path)) {
-    throw new Error(`LoCoMo data not found at ${path}. It is read at run time from the shared data folder (../shared/data/locomo/locomo10.json); ` +
-      'download snap-research/locomo data/locomo10.json there to run this evaluation.');
+    throw new Error(
+      `LoCoMo data not found at ${path}. It is read at run time from the shared data folder (../shared/data/locomo/locomo10.json); ` +
+        'download snap-research/locomo data/locomo10.json there to run this evaluation.',
+    );
   }
   const raw = JSON.parse(readFileSync(path, 'utf8')) as {
     sample_id: string;
@@ -76,9 +78,13 @@ export function loadLocomo(path: string): Conversation[] {
       const date = c[`${key}_date_time`];
       if (!m || !Array.isArray(turns) || typeof date !== 'string') continue;
       sessions.push({
-        index: Number(m[1]), start: parseSessionDate(date),
+        index: Number(m[1]),
+        start: parseSessionDate(date),
         turns: (turns as { speaker: string; dia_id: string; text: string; blip_caption?: string }[]).map((t) => ({
-          id: normaliseEvidence([t.dia_id])[0] ?? t.dia_id, speaker: t.speaker, text: t.text, caption: t.blip_caption ?? null,
+          id: normaliseEvidence([t.dia_id])[0] ?? t.dia_id,
+          speaker: t.speaker,
+          text: t.text,
+          caption: t.blip_caption ?? null,
         })),
       });
     }

@@ -24,11 +24,14 @@ export async function replayMessages(api: Api, c: Conversation, afterSession?: A
   for (const s of c.sessions) {
     if (s.turns.length === 0) continue;
     const messages = s.turns.map((t, i) => ({
-      content: turnStatement(t), observed_at: iso(turnInstant(s, i)), source_description: `LoCoMo ${c.id} turn ${t.id}`,
+      content: turnStatement(t),
+      observed_at: iso(turnInstant(s, i)),
+      source_description: `LoCoMo ${c.id} turn ${t.id}`,
     }));
     const knownAt = sessionEnd(s);
     const r = (await post(api, '/v1/memories', {
-      space: `conversation:${c.id}`, messages,
+      space: `conversation:${c.id}`,
+      messages,
       backfill: { declared_captured_at: iso(knownAt), reason: `LoCoMo ${c.id} session ${s.index}` },
     })) as MessagesResponse;
     if (r.refused.length > 0) throw new Error(`session ${s.index}: ${r.refused.length} messages refused: ${JSON.stringify(r.refused[0])}`);

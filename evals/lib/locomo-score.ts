@@ -13,7 +13,10 @@ export type Scores = Record<string, number> & { n: number; mrr: number };
 
 export function score(outcomes: readonly Outcome[]): Scores {
   const s: Record<string, number> = { n: outcomes.length, mrr: 0 };
-  for (const k of KS) { s[`recall_any@${k}`] = 0; s[`recall_all@${k}`] = 0; }
+  for (const k of KS) {
+    s[`recall_any@${k}`] = 0;
+    s[`recall_all@${k}`] = 0;
+  }
   for (const o of outcomes) {
     for (const k of KS) {
       const top = new Set(o.ranked.slice(0, k));

@@ -30,17 +30,32 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function spawnServer(opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function spawnServer(
+  opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ledger-proc-'));
   const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs'), 'serve'], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local', LANCEDB_LOG: 'error', ...opts.env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SVC_DATA_DIR: dataDir,
+      SVC_EMBEDDER: 'local',
+      SVC_EXTRACTOR: 'local',
+      LANCEDB_LOG: 'error',
+      ...opts.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  child.stdout?.on('data', (d: Buffer) => { log += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { log += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    log += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    log += d.toString();
+  });
   const base = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
@@ -49,7 +64,9 @@ export async function spawnServer(opts: { dataDir?: string; env?: Record<string,
     try {
       const r = await fetch(`${base}/v1/version`);
       if (r.ok) break;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server did not answer within ${opts.timeoutMs ?? 60_000} ms:\n${log.slice(-3000)}`);
@@ -58,7 +75,9 @@ export async function spawnServer(opts: { dataDir?: string; env?: Record<string,
   }
   const running = (): boolean => child.exitCode === null && child.signalCode === null;
   return {
-    base, dataDir, child,
+    base,
+    dataDir,
+    child,
     log: () => log,
     async stop(graceMs = 10_000) {
       if (!running()) return;

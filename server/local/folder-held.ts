@@ -2,7 +2,10 @@
 // it (another version, a program outside the holder protocol, a permission problem). It is printed as one
 // line naming the folder and the holder, never as an engine stack trace.
 export class FolderHeldError extends Error {
-  constructor(readonly dataDir: string, what: string) {
+  constructor(
+    readonly dataDir: string,
+    what: string,
+  ) {
     super(`memory-ledger: ${dataDir}: ${what}`);
     this.name = 'FolderHeldError';
   }

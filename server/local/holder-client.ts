@@ -25,7 +25,10 @@ const GONE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ECONNABO
 
 export class HolderClient {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 32 });
-  constructor(readonly record: HolderRecord, readonly token: string | null) {}
+  constructor(
+    readonly record: HolderRecord,
+    readonly token: string | null,
+  ) {}
 
   send(envelope: Envelope, timeoutMs?: number): Promise<Answer> {
     const { socket, port } = this.record;
@@ -34,15 +37,26 @@ export class HolderClient {
     if (envelope.body) headers['content-length'] = String(envelope.body.length);
     return new Promise<Answer>((resolve, reject) => {
       const req = httpRequest(
-        { agent: this.#agent, method: envelope.method, path: envelope.path, headers, ...(socket ? { socketPath: socket } : { host: '127.0.0.1', port: port ?? 0 }) },
+        {
+          agent: this.#agent,
+          method: envelope.method,
+          path: envelope.path,
+          headers,
+          ...(socket ? { socketPath: socket } : { host: '127.0.0.1', port: port ?? 0 }),
+        },
         (res) => {
           const chunks: Buffer[] = [];
           let ended = false;
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => { ended = true; resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }); });
+          res.on('end', () => {
+            ended = true;
+            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) });
+          });
           res.on('error', (e) => reject(new HolderGoneError(e.message)));
           // A holder killed mid-answer cuts the response: the answer never came, so the call is retried.
-          res.on('close', () => { if (!ended) reject(new HolderGoneError('the holder went mid-answer')); });
+          res.on('close', () => {
+            if (!ended) reject(new HolderGoneError('the holder went mid-answer'));
+          });
         },
       );
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('holder did not answer'), { code: 'ETIMEDOUT' })));

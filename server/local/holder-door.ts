@@ -48,7 +48,13 @@ export async function openHolderDoor(held: Held): Promise<HolderDoor> {
     let app = apps.get(tenant);
     if (!app) {
       const config: Config = { ...held.config, apiKeys: null, tenant, host: '127.0.0.1' };
-      app = createApp({ config, ledger: held.ledger, services: held.started.services, checks: held.started.checks, mount: held.started.mount });
+      app = createApp({
+        config,
+        ledger: held.ledger,
+        services: held.started.services,
+        checks: held.started.checks,
+        mount: held.started.mount,
+      });
       apps.set(tenant, app);
     }
     return app;
@@ -61,7 +67,11 @@ export async function openHolderDoor(held: Held): Promise<HolderDoor> {
   // Forwarders' sessions; what the server says unasked (notifications) has nowhere to go and is dropped.
   const sessions = new Map<string, McpSession>();
   const sweep = setInterval(() => {
-    for (const [id, session] of sessions) if (Date.now() - session.lastUsed > SESSION_IDLE_MS) { sessions.delete(id); void session.close(); }
+    for (const [id, session] of sessions)
+      if (Date.now() - session.lastUsed > SESSION_IDLE_MS) {
+        sessions.delete(id);
+        void session.close();
+      }
   }, 60_000);
   sweep.unref();
   const relay = async (request: Request): Promise<Response> => {
@@ -78,7 +88,9 @@ export async function openHolderDoor(held: Held): Promise<HolderDoor> {
       sessions.set(id, session);
     }
     const answer = await session.deliver(await request.text());
-    return answer === null ? new Response(null, { status: 202 }) : new Response(answer, { headers: { 'content-type': 'application/json' } });
+    return answer === null
+      ? new Response(null, { status: 202 })
+      : new Response(answer, { headers: { 'content-type': 'application/json' } });
   };
 
   const dataDir = held.config.dataDir;
@@ -88,7 +100,8 @@ export async function openHolderDoor(held: Held): Promise<HolderDoor> {
 
   const server = createAdaptorServer({
     fetch: (request: Request) => {
-      if (token !== null && request.headers.get(TOKEN_HEADER) !== token) return Response.json({ detail: { error: 'SVC_UNAUTHORIZED' } }, { status: 401 });
+      if (token !== null && request.headers.get(TOKEN_HEADER) !== token)
+        return Response.json({ detail: { error: 'SVC_UNAUTHORIZED' } }, { status: 401 });
       if (new URL(request.url).pathname === SESSION_PATH) return relay(request);
       return appFor(request.headers.get(TENANT_HEADER) || held.config.tenant).fetch(request);
     },
@@ -109,17 +122,18 @@ export async function openHolderDoor(held: Held): Promise<HolderDoor> {
     port,
     appFor,
     openSession,
-    close: () => new Promise<void>((resolve) => {
-      clearInterval(sweep);
-      // In-flight requests finish (their sessions still answer); idle keep-alive connections are closed so
-      // forwarders notice at once.
-      server.close(() => {
-        for (const session of sessions.values()) void session.close();
-        sessions.clear();
-        resolve();
-      });
-      if ('closeIdleConnections' in server) server.closeIdleConnections();
-      if (socket) rmSync(socket, { force: true });
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(sweep);
+        // In-flight requests finish (their sessions still answer); idle keep-alive connections are closed so
+        // forwarders notice at once.
+        server.close(() => {
+          for (const session of sessions.values()) void session.close();
+          sessions.clear();
+          resolve();
+        });
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+        if (socket) rmSync(socket, { force: true });
+      }),
   };
 }

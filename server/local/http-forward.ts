@@ -13,7 +13,11 @@ import type { Holding, LocalLink } from './link.ts';
 const OPEN_PATHS = new Set(['/v1/version']);
 const DROPPED = new Set(['host', 'authorization', 'content-length', 'connection', TENANT_HEADER, TOKEN_HEADER]);
 
-export function linkedFetch(link: LocalLink, config: Config, appOf: (h: Holding) => Hono<RestEnv>): (request: Request) => Promise<Response> {
+export function linkedFetch(
+  link: LocalLink,
+  config: Config,
+  appOf: (h: Holding) => Hono<RestEnv>,
+): (request: Request) => Promise<Response> {
   const tenantOf = tenantResolver(config);
   return async (request) => {
     const holding = link.holding;
@@ -23,10 +27,13 @@ export function linkedFetch(link: LocalLink, config: Config, appOf: (h: Holding)
     if (tenant === null && !OPEN_PATHS.has(url.pathname)) return Response.json(unauthorized, { status: 401 });
     const body = request.method === 'GET' || request.method === 'HEAD' ? null : Buffer.from(await request.arrayBuffer());
     const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => { if (!DROPPED.has(key)) headers[key] = value; });
+    request.headers.forEach((value, key) => {
+      if (!DROPPED.has(key)) headers[key] = value;
+    });
     if (tenant !== null) headers[TENANT_HEADER] = tenant;
     // After a takeover the request is answered here, by this serve's own app, with its own admission.
-    const replay = (h: Holding): Promise<Response> => Promise.resolve(appOf(h).fetch(new Request(request.url, { method: request.method, headers: request.headers, body })));
+    const replay = (h: Holding): Promise<Response> =>
+      Promise.resolve(appOf(h).fetch(new Request(request.url, { method: request.method, headers: request.headers, body })));
     return link.fetch({ method: request.method, path: `${url.pathname}${url.search}`, headers, body }, replay);
   };
 }

@@ -37,7 +37,11 @@ export class LocalLink {
   #acquiring: Promise<void> | null = null;
   #stopping = false;
 
-  private constructor(readonly config: Config, readonly kind: string, readonly log: (m: string) => void) {}
+  private constructor(
+    readonly config: Config,
+    readonly kind: string,
+    readonly log: (m: string) => void,
+  ) {}
 
   /** Holds the folder or finds its holder; throws FolderHeldError when neither can be arranged. */
   static async open(config: Config, kind: string, log: (m: string) => void): Promise<LocalLink> {
@@ -79,7 +83,8 @@ export class LocalLink {
     return this.answer(async (holder) => {
       const a = await holder.send(envelope);
       const headers = new Headers();
-      for (const [k, v] of Object.entries(a.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      for (const [k, v] of Object.entries(a.headers))
+        if (v !== undefined && !HOP_BY_HOP.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
       return new Response(NULL_BODY.has(a.status) ? null : a.body, { status: a.status, headers });
     }, local);
   }
@@ -89,7 +94,9 @@ export class LocalLink {
       failed?.close();
       this.#remote = null;
       this.log(`the holder of ${this.config.dataDir} is gone: taking over or finding its successor`);
-      this.#acquiring = this.#acquire().finally(() => { this.#acquiring = null; });
+      this.#acquiring = this.#acquire().finally(() => {
+        this.#acquiring = null;
+      });
     }
     await this.#acquiring;
   }
@@ -109,10 +116,17 @@ export class LocalLink {
       const record = readRecord(dataDir);
       const live = record && record.pid !== process.pid && pidAlive(record.pid) ? record : null;
       if (live && (live.protocol !== HOLDER_PROTOCOL || live.version !== SERVICE_VERSION)) {
-        throw new FolderHeldError(dataDir, `held by ${describe(live)}, which this memory-ledger ${SERVICE_VERSION} cannot share; stop it or run the same version`);
+        throw new FolderHeldError(
+          dataDir,
+          `held by ${describe(live)}, which this memory-ledger ${SERVICE_VERSION} cannot share; stop it or run the same version`,
+        );
       }
       if (live && !live.ready) {
-        if (Date.now() - began > WAIT_FOR_OPENING_MS) throw new FolderHeldError(dataDir, `held by ${describe(live)}, which has been opening the ledger for ${Math.round((Date.now() - began) / 1000)} s`);
+        if (Date.now() - began > WAIT_FOR_OPENING_MS)
+          throw new FolderHeldError(
+            dataDir,
+            `held by ${describe(live)}, which has been opening the ledger for ${Math.round((Date.now() - began) / 1000)} s`,
+          );
         await sleep(100);
         continue;
       }
@@ -126,7 +140,12 @@ export class LocalLink {
         client.close();
       }
       if (Date.now() - began > WAIT_FOR_HOLDER_MS) {
-        throw new FolderHeldError(dataDir, live ? `held by ${describe(live)}, which does not answer` : 'held by a process that left no holder record (another program, or one still starting)');
+        throw new FolderHeldError(
+          dataDir,
+          live
+            ? `held by ${describe(live)}, which does not answer`
+            : 'held by a process that left no holder record (another program, or one still starting)',
+        );
       }
       await sleep(100);
     }
@@ -134,7 +153,13 @@ export class LocalLink {
 
   async #hold(lock: FolderLock): Promise<void> {
     const { config } = this;
-    const record = { protocol: HOLDER_PROTOCOL, pid: process.pid, version: SERVICE_VERSION, kind: this.kind, started_at: new Date().toISOString() };
+    const record = {
+      protocol: HOLDER_PROTOCOL,
+      pid: process.pid,
+      version: SERVICE_VERSION,
+      kind: this.kind,
+      started_at: new Date().toISOString(),
+    };
     // Said at once, so processes arriving while the ledger loads know whom they wait for.
     writeRecord(config.dataDir, { ...record, ready: false, socket: null, port: null });
     let ledger: Ledger;
@@ -143,7 +168,11 @@ export class LocalLink {
     } catch (error) {
       removeRecord(config.dataDir, process.pid);
       await lock.release();
-      if (isEngineLockError(error)) throw new FolderHeldError(config.dataDir, 'the graph store is locked by a process outside the holder protocol (an older memory-ledger or another Kuzu program)');
+      if (isEngineLockError(error))
+        throw new FolderHeldError(
+          config.dataDir,
+          'the graph store is locked by a process outside the holder protocol (an older memory-ledger or another Kuzu program)',
+        );
       if (isPermissionError(error)) throw new FolderHeldError(config.dataDir, `cannot open the ledger: ${(error as Error).message}`);
       throw error;
     }
@@ -151,7 +180,9 @@ export class LocalLink {
     const door = await openHolderDoor({ config, ledger, started });
     writeRecord(config.dataDir, { ...record, ready: true, socket: door.socket, port: door.port });
     this.#holding = { held: { config, ledger, started }, door, lock };
-    this.log(`memory-ledger ${SERVICE_VERSION} holds ${config.dataDir} (other local processes reach it on ${door.socket ?? `127.0.0.1:${door.port} with the token`})`);
+    this.log(
+      `memory-ledger ${SERVICE_VERSION} holds ${config.dataDir} (other local processes reach it on ${door.socket ?? `127.0.0.1:${door.port} with the token`})`,
+    );
   }
 
   /** Hands the folder over: the door closes, queued writes commit, the stores close, the lock goes. */

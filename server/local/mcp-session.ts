@@ -59,7 +59,13 @@ export class McpSession {
     try {
       message = parseJSONRPCMessage(JSON.parse(line));
     } catch {
-      return Promise.resolve(JSON.stringify({ jsonrpc: '2.0', id: idOf(safeParse(line)), error: { code: -32700, message: 'Parse error: not a JSON-RPC message' } }));
+      return Promise.resolve(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: idOf(safeParse(line)),
+          error: { code: -32700, message: 'Parse error: not a JSON-RPC message' },
+        }),
+      );
     }
     const id = idOf(message);
     if (id === null || !('method' in message)) {
@@ -72,7 +78,8 @@ export class McpSession {
   }
 
   async close(): Promise<void> {
-    for (const [id, resolve] of this.#pending) resolve(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the session closed before answering' } }));
+    for (const [id, resolve] of this.#pending)
+      resolve(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'the session closed before answering' } }));
     this.#pending.clear();
     await this.#handle.close().catch(() => undefined);
   }

@@ -29,7 +29,9 @@ const idOf = (line: string): string | number | null => {
 export function relayStdio(link: LocalLink, tenant: string, onError: (message: string) => void): Relay {
   const session = randomUUID();
   const headers = { 'content-type': 'application/json', [TENANT_HEADER]: tenant, [SESSION_HEADER]: session };
-  const write = (line: string): void => { process.stdout.write(`${line}\n`); };
+  const write = (line: string): void => {
+    process.stdout.write(`${line}\n`);
+  };
   let own: { holding: Holding; session: McpSession } | null = null;
   let lastRemote: HolderClient | null = null;
 
@@ -47,7 +49,10 @@ export function relayStdio(link: LocalLink, tenant: string, onError: (message: s
 
   const relay = async (line: string): Promise<void> => {
     try {
-      const answer = await link.answer((holder) => remote(holder, line), (holding) => local(holding, line));
+      const answer = await link.answer(
+        (holder) => remote(holder, line),
+        (holding) => local(holding, line),
+      );
       if (answer !== null) write(answer);
     } catch (error) {
       const message = (error as Error).message;
@@ -60,7 +65,9 @@ export function relayStdio(link: LocalLink, tenant: string, onError: (message: s
   const pending = new Set<Promise<void>>();
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   let resolveDrained: () => void = () => undefined;
-  const drained = new Promise<void>((r) => { resolveDrained = r; });
+  const drained = new Promise<void>((r) => {
+    resolveDrained = r;
+  });
   lines.on('line', (line) => {
     if (!line.trim()) return;
     const p = relay(line).finally(() => pending.delete(p));
@@ -70,7 +77,8 @@ export function relayStdio(link: LocalLink, tenant: string, onError: (message: s
     void Promise.all([...pending]).then(async () => {
       // Tell the holder this session is over (best effort: it also forgets idle sessions).
       const holder: HolderClient | null = lastRemote;
-      if (holder && !link.holding) await holder.send({ method: 'DELETE', path: SESSION_PATH, headers, body: null }, 1_000).catch(() => undefined);
+      if (holder && !link.holding)
+        await holder.send({ method: 'DELETE', path: SESSION_PATH, headers, body: null }, 1_000).catch(() => undefined);
       resolveDrained();
     });
   });

@@ -12,7 +12,10 @@ export async function archiveResult(result: unknown): Promise<CallToolResult | n
     const uri = `ledger://export/${encodeURIComponent(result.filename)}`;
     return {
       content: [
-        { type: 'text', text: `export bundle ${result.filename} (${bytes.length} bytes, ${result.mediaType}), attached as a base64 resource` },
+        {
+          type: 'text',
+          text: `export bundle ${result.filename} (${bytes.length} bytes, ${result.mediaType}), attached as a base64 resource`,
+        },
         { type: 'resource', resource: { uri, mimeType: result.mediaType, blob: bytes.toString('base64') } },
       ],
       structuredContent: { filename: result.filename, media_type: result.mediaType, bytes: bytes.length, uri },

@@ -58,8 +58,10 @@ export function statelessMcpHandler(factory: ServerFactory, maxBodyBytes: number
 
   return {
     async fetch(request, authInfo) {
-      if (request.method !== 'POST') return (await isLegacyRequest(request)) ? legacy(request, undefined, authInfo) : modern.fetch(request, { authInfo });
-      if (!isJsonContentType(request.headers.get('content-type'))) return rpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      if (request.method !== 'POST')
+        return (await isLegacyRequest(request)) ? legacy(request, undefined, authInfo) : modern.fetch(request, { authInfo });
+      if (!isJsonContentType(request.headers.get('content-type')))
+        return rpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       const body = await readRequestBody(request, maxBodyBytes);
       if (body.tooLarge) return rpcError(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
       let parsed: unknown;
@@ -68,7 +70,9 @@ export function statelessMcpHandler(factory: ServerFactory, maxBodyBytes: number
       } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON');
       }
-      return plainLegacy(request, parsed) || (await isLegacyRequest(request, parsed)) ? legacy(request, parsed, authInfo) : modern.fetch(request, { authInfo, parsedBody: parsed });
+      return plainLegacy(request, parsed) || (await isLegacyRequest(request, parsed))
+        ? legacy(request, parsed, authInfo)
+        : modern.fetch(request, { authInfo, parsedBody: parsed });
     },
     close: () => modern.close(),
   };

@@ -30,7 +30,9 @@ const EFFECTS: Readonly<Record<string, Effect>> = {
   resolve_fact: { readOnly: false, destructive: false, idempotent: true },
   // It hides a block from later reads (so a client should confirm it), yet deletes nothing.
   invalidate_memory: {
-    readOnly: false, destructive: true, idempotent: true,
+    readOnly: false,
+    destructive: true,
+    idempotent: true,
     note: {
       unless: (d) => /append-only/i.test(d) && /earlier as_of/i.test(d),
       text: ' Append-only: nothing is deleted; reads with an earlier as_of still see the block, and include_invalidated=true shows it with its invalidation.',

@@ -13,7 +13,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 const obj = (v: unknown): Body | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : null);
 
 function quoted(v: unknown, max = 60): string {
-  const text = typeof v === 'string' ? v : JSON.stringify(v) ?? 'null';
+  const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null');
   return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
 }
 
@@ -74,9 +74,13 @@ function line(body: Body): string {
   const results = list(body.results);
   if (results) return searched(results, body);
   const items = list(body.items);
-  if (items) return `${plural(items.length, 'block')}${certified(body)}${typeof body.next_cursor === 'string' ? '; more pages (pass next_cursor)' : ''}`;
+  if (items)
+    return `${plural(items.length, 'block')}${certified(body)}${typeof body.next_cursor === 'string' ? '; more pages (pass next_cursor)' : ''}`;
   const chain = list(body.chain);
-  if (chain) return chain.length ? `chain of ${plural(chain.length, 'link')}${certified(body)}` : `empty chain (${String(body.reason ?? 'absent')})${certified(body)}`;
+  if (chain)
+    return chain.length
+      ? `chain of ${plural(chain.length, 'link')}${certified(body)}`
+      : `empty chain (${String(body.reason ?? 'absent')})${certified(body)}`;
   const spaces = list(body.spaces);
   if (spaces) return `${plural(spaces.length, 'space')}${certified(body)}`;
   const invalidation = obj(body.invalidation);
@@ -85,7 +89,8 @@ function line(body: Body): string {
     return `invalidated ${String(invalidation.target_id)} from ${String(invalidation.known_at)}${again}: ${quoted(invalidation.reason)}`;
   }
   const declared = obj(body.declared);
-  if (declared) return `fact ${String(declared.fact_key)} declared with policy ${String(declared.policy)} from ${String(declared.declared_at)}`;
+  if (declared)
+    return `fact ${String(declared.fact_key)} declared with policy ${String(declared.policy)} from ${String(declared.declared_at)}`;
   return 'done';
 }
 

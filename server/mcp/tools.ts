@@ -41,10 +41,10 @@ const outputCache = new Map<string, JsonSchema | undefined>();
 /** The JSON Schema of a tool's structuredContent: the REST body, or the archive's description for a file. */
 export function advertisedOutputSchema(op: AnyOperation): JsonSchema | undefined {
   // A server is built per HTTP request: convert once per operation, not once per call.
-  if (!outputCache.has(op.name)) outputCache.set(op.name, operationOutputJsonSchema(op.name) ?? (op.name in fileOutputs ? archiveOutputJson : undefined));
+  if (!outputCache.has(op.name))
+    outputCache.set(op.name, operationOutputJsonSchema(op.name) ?? (op.name in fileOutputs ? archiveOutputJson : undefined));
   return outputCache.get(op.name);
 }
-
 
 /**
  * Advertises the operation's JSON Schema but lets every argument through: `runOperation` is the one
@@ -82,7 +82,10 @@ export async function callOperation(op: AnyOperation, args: unknown, ctx: Contex
     // An operation that cannot be held to one space (declare_fact sets rules for the whole tenant) would
     // let an app-scoped address, possibly opened without a key, act beyond its space.
     if (ctx.confinedSpace !== undefined && !op.confinable) {
-      throw new SvcError('SVC_UNAUTHORIZED', `${op.name} acts on the whole tenant and is not available at an app-scoped address; use /mcp with the key`);
+      throw new SvcError(
+        'SVC_UNAUTHORIZED',
+        `${op.name} acts on the whole tenant and is not available at an app-scoped address; use /mcp with the key`,
+      );
     }
     result = await runOperation(op, args ?? {}, ctx);
     const archive = await archiveResult(result);
@@ -98,7 +101,10 @@ export async function callOperation(op: AnyOperation, args: unknown, ctx: Contex
 export function createLedgerMcpServer(ctx: Context, registry: readonly AnyOperation[] = operations): McpServer {
   const server = new McpServer(
     { name: SERVICE_NAME, version: SERVICE_VERSION },
-    { instructions: INSTRUCTIONS + (ctx.confinedSpace !== undefined ? ` This connection is confined to the space "${ctx.confinedSpace}".` : '') },
+    {
+      instructions:
+        INSTRUCTIONS + (ctx.confinedSpace !== undefined ? ` This connection is confined to the space "${ctx.confinedSpace}".` : ''),
+    },
   );
   const confined = ctx.confinedSpace !== undefined;
   for (const op of registry) {

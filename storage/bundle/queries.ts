@@ -27,7 +27,9 @@ export class BundleQueryError extends Error {
 function asOfOf(b: LoadedBundle, q: BundleReadQuery): Micros {
   const asOf = q.asOf ?? b.exportedAsOf;
   if (asOf > b.exportedAsOf) {
-    throw new BundleQueryError(`as_of is later than the bundle's exported_as_of (${b.manifest.exported_as_of}): the bundle cannot say what was known then`);
+    throw new BundleQueryError(
+      `as_of is later than the bundle's exported_as_of (${b.manifest.exported_as_of}): the bundle cannot say what was known then`,
+    );
   }
   return asOf;
 }
@@ -51,14 +53,24 @@ function afterSeqOf(cursor: string): number {
 }
 
 /** The bundle seen through the server's own snapshot: the same rules for superseded and invalidated blocks. */
-function snapshotOf(b: LoadedBundle, q: BundleReadQuery, lens: Partial<Pick<ReadLens, 'currentOnly' | 'includeInvalidated'>> = {}): Snapshot {
-  return new Snapshot(b.view, resolveLens({ asOf: asOfOf(b, q), validAt: q.validAt, space: q.space, ...lens }, b.exportedAsOf), b.exportedAsOf);
+function snapshotOf(
+  b: LoadedBundle,
+  q: BundleReadQuery,
+  lens: Partial<Pick<ReadLens, 'currentOnly' | 'includeInvalidated'>> = {},
+): Snapshot {
+  return new Snapshot(
+    b.view,
+    resolveLens({ asOf: asOfOf(b, q), validAt: q.validAt, space: q.space, ...lens }, b.exportedAsOf),
+    b.exportedAsOf,
+  );
 }
 
 export function bundleList(b: LoadedBundle, q: BundleListQuery): BundleListOutput {
   const snap = snapshotOf(b, q, { currentOnly: q.currentOnly, includeInvalidated: q.includeInvalidated });
   const r = snap.list({
-    kind: q.kind, category: q.category, limit: q.limit ?? Number.MAX_SAFE_INTEGER,
+    kind: q.kind,
+    category: q.category,
+    limit: q.limit ?? Number.MAX_SAFE_INTEGER,
     afterSeq: q.cursor === undefined ? undefined : afterSeqOf(q.cursor),
   });
   return {
@@ -104,7 +116,8 @@ export function bundleWhy(b: LoadedBundle, id: string, q: BundleReadQuery & { de
   const out: BundleWhyOutput = {
     chain: r.chain.map((l) => ({ node: snap.row(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
     certificate: snap.certificate({
-      masked: r.masked, shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
+      masked: r.masked,
+      shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
     }),
   };
   if (r.reason) out.reason = r.reason;

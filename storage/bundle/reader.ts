@@ -9,8 +9,18 @@ import { TenantView } from '../tenant-view.ts';
 import { parseInstant, type Micros } from '../time.ts';
 import { bundleFolder, unpackFile } from './archive-files.ts';
 import {
-  BundleRowError, batchRowOf, declarationOf, edgeRecordOf, invalidationOf, nodeVersionOf, verdictOf,
-  type BundleEdge, type BundleInvalidation, type BundleNode, type BundleResolution, type Manifest,
+  BundleRowError,
+  batchRowOf,
+  declarationOf,
+  edgeRecordOf,
+  invalidationOf,
+  nodeVersionOf,
+  verdictOf,
+  type BundleEdge,
+  type BundleInvalidation,
+  type BundleNode,
+  type BundleResolution,
+  type Manifest,
 } from './rows.ts';
 
 export interface LoadedBundle {
@@ -70,7 +80,13 @@ export async function readManifest(folder: string): Promise<Manifest> {
   return JSON.parse(text) as Manifest;
 }
 
-async function loadRows<R, T>(folder: string, file: string, convert: (row: R, seq: number) => T, add: (row: T) => void, seq: { n: number }): Promise<void> {
+async function loadRows<R, T>(
+  folder: string,
+  file: string,
+  convert: (row: R, seq: number) => T,
+  add: (row: T) => void,
+  seq: { n: number },
+): Promise<void> {
   for await (const l of readJsonl(join(folder, file))) {
     if (l.error !== undefined) throw new BundleRowError(file, l.line, `not JSON: ${l.error}`);
     try {
@@ -89,11 +105,35 @@ export async function loadBundleFolder(folder: string): Promise<LoadedBundle> {
   for (const b of manifest.declarations.batches) view.addBatch(batchRowOf(b, tenant));
   const seq = { n: 0 };
   manifest.declarations.facts.forEach((f) => view.addDeclaration(declarationOf(f, tenant, ++seq.n)));
-  await loadRows<BundleNode, ReturnType<typeof nodeVersionOf>>(folder, 'nodes.jsonl', (r, s) => nodeVersionOf(r, tenant, s), (r) => view.addNode(r), seq);
-  await loadRows<BundleEdge, ReturnType<typeof edgeRecordOf>>(folder, 'edges.jsonl', (r, s) => edgeRecordOf(r, tenant, s), (r) => view.addEdge(r), seq);
-  await loadRows<BundleResolution, ReturnType<typeof verdictOf>>(folder, 'resolutions.jsonl', (r, s) => verdictOf(r, tenant, s), (r) => view.addVerdict(r), seq);
+  await loadRows<BundleNode, ReturnType<typeof nodeVersionOf>>(
+    folder,
+    'nodes.jsonl',
+    (r, s) => nodeVersionOf(r, tenant, s),
+    (r) => view.addNode(r),
+    seq,
+  );
+  await loadRows<BundleEdge, ReturnType<typeof edgeRecordOf>>(
+    folder,
+    'edges.jsonl',
+    (r, s) => edgeRecordOf(r, tenant, s),
+    (r) => view.addEdge(r),
+    seq,
+  );
+  await loadRows<BundleResolution, ReturnType<typeof verdictOf>>(
+    folder,
+    'resolutions.jsonl',
+    (r, s) => verdictOf(r, tenant, s),
+    (r) => view.addVerdict(r),
+    seq,
+  );
   // Bundles from before invalidations have no such file: nothing was retracted.
-  await loadRows<BundleInvalidation, ReturnType<typeof invalidationOf>>(folder, 'invalidations.jsonl', (r, s) => invalidationOf(r, tenant, s), (r) => view.addInvalidation(r), seq);
+  await loadRows<BundleInvalidation, ReturnType<typeof invalidationOf>>(
+    folder,
+    'invalidations.jsonl',
+    (r, s) => invalidationOf(r, tenant, s),
+    (r) => view.addInvalidation(r),
+    seq,
+  );
   return { manifest, view, exportedAsOf: parseInstant(manifest.exported_as_of) };
 }
 

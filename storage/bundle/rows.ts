@@ -145,17 +145,21 @@ const q = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s)
  * and are spliced in rather than parsed and re-serialised. Same content as `bundleNode`.
  */
 export function nodeLine(v: NodeVersion, batches: BatchLookup, f: InstantFormatter): string {
-  return `{"id":${q(v.id)},"kind":${q(v.kind)},"space":${q(v.space)},"statement":${q(v.statement)},"category":${q(v.category)},`
-    + `"payload":${v.payload},"asserted_at":"${f.format(v.asserted_at)}","valid_from":"${f.format(v.valid_from)}",`
-    + `"valid_to":${q(f.end(v.valid_to))},"known_at":"${f.format(v.known_at)}","attestation":${attestationText(v.captured_at, v.batch_id, batches, f)},`
-    + `"fact_key":${q(v.fact_key)},"fact_value":${v.fact_value ?? 'null'}}\n`;
+  return (
+    `{"id":${q(v.id)},"kind":${q(v.kind)},"space":${q(v.space)},"statement":${q(v.statement)},"category":${q(v.category)},` +
+    `"payload":${v.payload},"asserted_at":"${f.format(v.asserted_at)}","valid_from":"${f.format(v.valid_from)}",` +
+    `"valid_to":${q(f.end(v.valid_to))},"known_at":"${f.format(v.known_at)}","attestation":${attestationText(v.captured_at, v.batch_id, batches, f)},` +
+    `"fact_key":${q(v.fact_key)},"fact_value":${v.fact_value ?? 'null'}}\n`
+  );
 }
 
 export function edgeLine(e: EdgeRecord, batches: BatchLookup, f: InstantFormatter): string {
-  return `{"source_id":${q(e.source_id)},"target_id":${q(e.target_id)},"edge_type":${q(e.edge_type)},`
-    + `"confidence":${e.confidence === null ? 'null' : JSON.stringify(e.confidence)},"lag":${q(e.lag)},"mechanism":${q(e.mechanism)},`
-    + `"space":${q(e.space)},"asserted_at":"${f.format(e.asserted_at)}","valid_from":"${f.format(e.valid_from)}",`
-    + `"valid_to":${q(f.end(e.valid_to))},"known_at":"${f.format(e.known_at)}","attestation":${attestationText(e.captured_at, e.batch_id, batches, f)}}\n`;
+  return (
+    `{"source_id":${q(e.source_id)},"target_id":${q(e.target_id)},"edge_type":${q(e.edge_type)},` +
+    `"confidence":${e.confidence === null ? 'null' : JSON.stringify(e.confidence)},"lag":${q(e.lag)},"mechanism":${q(e.mechanism)},` +
+    `"space":${q(e.space)},"asserted_at":"${f.format(e.asserted_at)}","valid_from":"${f.format(e.valid_from)}",` +
+    `"valid_to":${q(f.end(e.valid_to))},"known_at":"${f.format(e.known_at)}","attestation":${attestationText(e.captured_at, e.batch_id, batches, f)}}\n`
+  );
 }
 
 function attestationText(captured: Micros, batchId: string | null, batches: BatchLookup, f: InstantFormatter): string {
@@ -174,52 +178,95 @@ function attestation(captured: Micros, batchId: string | null, batches: BatchLoo
 
 export function bundleNode(v: NodeVersion, batches: BatchLookup): BundleNode {
   return {
-    id: v.id, kind: v.kind, space: v.space, statement: v.statement, category: v.category,
-    payload: JSON.parse(v.payload) as Record<string, unknown>, asserted_at: formatInstant(v.asserted_at),
-    valid_from: formatInstant(v.valid_from), valid_to: formatNullableEnd(v.valid_to), known_at: formatInstant(v.known_at),
-    attestation: attestation(v.captured_at, v.batch_id, batches), fact_key: v.fact_key,
+    id: v.id,
+    kind: v.kind,
+    space: v.space,
+    statement: v.statement,
+    category: v.category,
+    payload: JSON.parse(v.payload) as Record<string, unknown>,
+    asserted_at: formatInstant(v.asserted_at),
+    valid_from: formatInstant(v.valid_from),
+    valid_to: formatNullableEnd(v.valid_to),
+    known_at: formatInstant(v.known_at),
+    attestation: attestation(v.captured_at, v.batch_id, batches),
+    fact_key: v.fact_key,
     fact_value: v.fact_value === null ? null : (JSON.parse(v.fact_value) as unknown),
   };
 }
 
 export function bundleEdge(e: EdgeRecord, batches: BatchLookup): BundleEdge {
   return {
-    source_id: e.source_id, target_id: e.target_id, edge_type: e.edge_type, confidence: e.confidence, lag: e.lag,
-    mechanism: e.mechanism, space: e.space, asserted_at: formatInstant(e.asserted_at), valid_from: formatInstant(e.valid_from),
-    valid_to: formatNullableEnd(e.valid_to), known_at: formatInstant(e.known_at),
+    source_id: e.source_id,
+    target_id: e.target_id,
+    edge_type: e.edge_type,
+    confidence: e.confidence,
+    lag: e.lag,
+    mechanism: e.mechanism,
+    space: e.space,
+    asserted_at: formatInstant(e.asserted_at),
+    valid_from: formatInstant(e.valid_from),
+    valid_to: formatNullableEnd(e.valid_to),
+    known_at: formatInstant(e.known_at),
     attestation: attestation(e.captured_at, e.batch_id, batches),
   };
 }
 
 export function bundleResolution(v: Verdict): BundleResolution {
   return {
-    target_id: v.target_id, value: v.value === null ? null : (JSON.parse(v.value) as unknown), outcome: v.outcome,
-    method: v.method, ruleset: JSON.parse(v.ruleset) as unknown, resolver: v.resolver, decided_at: formatInstant(v.decided_at),
-    known_at: formatInstant(v.known_at), attestation: { captured_at: formatInstant(v.decided_at), batch: null },
-    fact_key: v.fact_key, space: v.space,
+    target_id: v.target_id,
+    value: v.value === null ? null : (JSON.parse(v.value) as unknown),
+    outcome: v.outcome,
+    method: v.method,
+    ruleset: JSON.parse(v.ruleset) as unknown,
+    resolver: v.resolver,
+    decided_at: formatInstant(v.decided_at),
+    known_at: formatInstant(v.known_at),
+    attestation: { captured_at: formatInstant(v.decided_at), batch: null },
+    fact_key: v.fact_key,
+    space: v.space,
   };
 }
 
 export function bundleInvalidation(i: Invalidation, batches: BatchLookup): BundleInvalidation {
   return {
-    target_id: i.target_id, space: i.space, reason: i.reason, by: i.by, invalidated_at: formatInstant(i.invalidated_at),
-    known_at: formatInstant(i.known_at), attestation: attestation(i.invalidated_at, i.batch_id, batches),
+    target_id: i.target_id,
+    space: i.space,
+    reason: i.reason,
+    by: i.by,
+    invalidated_at: formatInstant(i.invalidated_at),
+    known_at: formatInstant(i.known_at),
+    attestation: attestation(i.invalidated_at, i.batch_id, batches),
   };
 }
 
 export function bundleFact(d: Declaration): BundleFact {
-  return { fact_key: d.fact_key, key_fields: d.key_fields, policy: d.policy, source_order: d.source_order, declared_at: formatInstant(d.declared_at) };
+  return {
+    fact_key: d.fact_key,
+    key_fields: d.key_fields,
+    policy: d.policy,
+    source_order: d.source_order,
+    declared_at: formatInstant(d.declared_at),
+  };
 }
 
 export function bundleBatch(b: BatchRow): BundleBatch {
-  return { id: b.id, declared_captured_at: formatInstant(b.declared_captured_at), reason: b.reason, captured_at: formatInstant(b.captured_at) };
+  return {
+    id: b.id,
+    declared_captured_at: formatInstant(b.declared_captured_at),
+    reason: b.reason,
+    captured_at: formatInstant(b.captured_at),
+  };
 }
 
 // ---- back to ledger rows (the reader) -----------------------------------------------------------
 
 /** A bundle row that cannot become a ledger row; the reader refuses it and `verify` reports it. */
 export class BundleRowError extends Error {
-  constructor(readonly file: string, readonly line: number, message: string) {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    message: string,
+  ) {
     super(`${file}:${line}: ${message}`);
     this.name = 'BundleRowError';
   }
@@ -249,48 +296,98 @@ const end = (text: string | null): Micros => (text === null ? OPEN_END : bundleI
 /** `seq` orders rows as the file does (the writer keeps commit order). */
 export function nodeVersionOf(r: BundleNode, tenant: string, seq: number): NodeVersion {
   return {
-    seq, tenant, id: r.id, space: r.space, kind: r.kind, statement: r.statement ?? null, category: r.category ?? null,
-    payload: JSON.stringify(r.payload ?? {}), asserted_at: bundleInstant(r.asserted_at), valid_from: bundleInstant(r.valid_from),
-    valid_to: end(r.valid_to ?? null), captured_at: bundleInstant(r.attestation.captured_at), known_at: bundleInstant(r.known_at),
-    batch_id: r.attestation.batch?.id ?? null, fact_key: r.fact_key ?? null,
-    fact_value: r.fact_value === undefined || r.fact_value === null ? null : JSON.stringify(r.fact_value), hash: '',
+    seq,
+    tenant,
+    id: r.id,
+    space: r.space,
+    kind: r.kind,
+    statement: r.statement ?? null,
+    category: r.category ?? null,
+    payload: JSON.stringify(r.payload ?? {}),
+    asserted_at: bundleInstant(r.asserted_at),
+    valid_from: bundleInstant(r.valid_from),
+    valid_to: end(r.valid_to ?? null),
+    captured_at: bundleInstant(r.attestation.captured_at),
+    known_at: bundleInstant(r.known_at),
+    batch_id: r.attestation.batch?.id ?? null,
+    fact_key: r.fact_key ?? null,
+    fact_value: r.fact_value === undefined || r.fact_value === null ? null : JSON.stringify(r.fact_value),
+    hash: '',
   };
 }
 
 export function edgeRecordOf(r: BundleEdge, tenant: string, seq: number): EdgeRecord {
   return {
-    seq, tenant, source_id: r.source_id, target_id: r.target_id, edge_type: r.edge_type as EdgeType,
-    confidence: r.confidence ?? null, lag: r.lag ?? null, mechanism: r.mechanism ?? null, space: r.space,
-    asserted_at: bundleInstant(r.asserted_at), valid_from: bundleInstant(r.valid_from), valid_to: end(r.valid_to ?? null),
-    captured_at: bundleInstant(r.attestation.captured_at), known_at: bundleInstant(r.known_at),
-    batch_id: r.attestation.batch?.id ?? null, hash: '',
+    seq,
+    tenant,
+    source_id: r.source_id,
+    target_id: r.target_id,
+    edge_type: r.edge_type as EdgeType,
+    confidence: r.confidence ?? null,
+    lag: r.lag ?? null,
+    mechanism: r.mechanism ?? null,
+    space: r.space,
+    asserted_at: bundleInstant(r.asserted_at),
+    valid_from: bundleInstant(r.valid_from),
+    valid_to: end(r.valid_to ?? null),
+    captured_at: bundleInstant(r.attestation.captured_at),
+    known_at: bundleInstant(r.known_at),
+    batch_id: r.attestation.batch?.id ?? null,
+    hash: '',
   };
 }
 
 export function verdictOf(r: BundleResolution, tenant: string, seq: number): Verdict {
   return {
-    seq, tenant, fact_key: r.fact_key, target_id: r.target_id ?? null,
-    value: r.value === undefined || r.value === null ? null : JSON.stringify(r.value), outcome: r.outcome, method: r.method,
-    ruleset: JSON.stringify(r.ruleset ?? null), resolver: r.resolver, decided_at: bundleInstant(r.decided_at),
-    known_at: bundleInstant(r.known_at), space: r.space ?? null, hash: '',
+    seq,
+    tenant,
+    fact_key: r.fact_key,
+    target_id: r.target_id ?? null,
+    value: r.value === undefined || r.value === null ? null : JSON.stringify(r.value),
+    outcome: r.outcome,
+    method: r.method,
+    ruleset: JSON.stringify(r.ruleset ?? null),
+    resolver: r.resolver,
+    decided_at: bundleInstant(r.decided_at),
+    known_at: bundleInstant(r.known_at),
+    space: r.space ?? null,
+    hash: '',
   };
 }
 
 export function invalidationOf(r: BundleInvalidation, tenant: string, seq: number): Invalidation {
   if (typeof r.target_id !== 'string' || typeof r.reason !== 'string') throw new TypeError('an invalidation needs target_id and reason');
   return {
-    seq, tenant, target_id: r.target_id, space: r.space, reason: r.reason, by: r.by ?? null,
-    invalidated_at: bundleInstant(r.invalidated_at), known_at: bundleInstant(r.known_at), batch_id: r.attestation?.batch?.id ?? null,
+    seq,
+    tenant,
+    target_id: r.target_id,
+    space: r.space,
+    reason: r.reason,
+    by: r.by ?? null,
+    invalidated_at: bundleInstant(r.invalidated_at),
+    known_at: bundleInstant(r.known_at),
+    batch_id: r.attestation?.batch?.id ?? null,
   };
 }
 
 export function declarationOf(f: BundleFact, tenant: string, seq: number): Declaration {
   return {
-    seq, tenant, fact_key: f.fact_key, key_fields: f.key_fields ?? [], policy: f.policy, source_order: f.source_order ?? null,
+    seq,
+    tenant,
+    fact_key: f.fact_key,
+    key_fields: f.key_fields ?? [],
+    policy: f.policy,
+    source_order: f.source_order ?? null,
     declared_at: bundleInstant(f.declared_at),
   };
 }
 
 export function batchRowOf(b: BundleBatch, tenant: string): BatchRow {
-  return { tenant, id: b.id, declared_captured_at: bundleInstant(b.declared_captured_at), reason: b.reason, captured_at: bundleInstant(b.captured_at) };
+  return {
+    tenant,
+    id: b.id,
+    declared_captured_at: bundleInstant(b.declared_captured_at),
+    reason: b.reason,
+    captured_at: bundleInstant(b.captured_at),
+  };
 }

@@ -17,7 +17,8 @@ import { overlaps } from '../visibility.ts';
 import { readJsonl, readManifest } from './reader.ts';
 import type { Attestation, Manifest } from './rows.ts';
 
-export type Invariant = 'format' | 'three_clocks' | 'attested_knowledge_time' | 'append_only' | 'typed_edges' | 'declared_facts' | 'invalidations_name_nodes';
+export type Invariant =
+  'format' | 'three_clocks' | 'attested_knowledge_time' | 'append_only' | 'typed_edges' | 'declared_facts' | 'invalidations_name_nodes';
 
 export interface Violation {
   invariant: Invariant;
@@ -48,7 +49,12 @@ function instantOf(value: unknown): Micros | null {
 }
 
 class Checker {
-  constructor(readonly file: string, readonly line: number, readonly row: unknown, readonly sink: Violation[]) {}
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly row: unknown,
+    readonly sink: Violation[],
+  ) {}
   fail(invariant: Invariant, problem: string): void {
     this.sink.push({ invariant, file: this.file, line: this.line, problem, row: this.row });
   }
@@ -77,7 +83,7 @@ function checkTimes(c: Checker, row: Row, ctx: Context): void {
 
 /** known_at within the export, and attested by the capture instant or a declared batch. */
 function checkAttestation(c: Checker, row: Row, ctx: Context, known: Micros | null): void {
-  if (known !== null && known > ctx.asOf) c.fail('three_clocks', 'known_at is later than the bundle\'s exported_as_of');
+  if (known !== null && known > ctx.asOf) c.fail('three_clocks', "known_at is later than the bundle's exported_as_of");
   const att = row.attestation as Attestation | undefined;
   if (!isRow(att)) {
     c.fail('attested_knowledge_time', 'no attestation');
@@ -98,20 +104,36 @@ function checkAttestation(c: Checker, row: Row, ctx: Context, known: Micros | nu
     c.fail('attested_knowledge_time', `batch ${JSON.stringify(att.batch.id)} is not declared in the manifest`);
     return;
   }
-  if (instantOf(att.batch.declared_captured_at) !== declared) c.fail('attested_knowledge_time', 'the row\'s batch declaration differs from the manifest\'s');
-  if (known !== declared) c.fail('attested_knowledge_time', `known_at ${known < declared ? 'precedes' : 'follows'} its batch's declared instant`);
-  if (declared > captured) c.fail('attested_knowledge_time', 'the batch declares an instant later than the row\'s capture');
+  if (instantOf(att.batch.declared_captured_at) !== declared)
+    c.fail('attested_knowledge_time', "the row's batch declaration differs from the manifest's");
+  if (known !== declared)
+    c.fail('attested_knowledge_time', `known_at ${known < declared ? 'precedes' : 'follows'} its batch's declared instant`);
+  if (declared > captured) c.fail('attested_knowledge_time', "the batch declares an instant later than the row's capture");
 }
 
 export async function verifyBundleFolder(folder: string): Promise<VerifyReport> {
   const manifest: Manifest = await readManifest(folder);
   const violations: Violation[] = [];
   const asOf = instantOf(manifest.exported_as_of) ?? Number.POSITIVE_INFINITY;
-  if (asOf === Number.POSITIVE_INFINITY) violations.push({ invariant: 'three_clocks', file: 'manifest.json', line: 0, problem: 'exported_as_of is not an instant', row: manifest.exported_as_of });
+  if (asOf === Number.POSITIVE_INFINITY)
+    violations.push({
+      invariant: 'three_clocks',
+      file: 'manifest.json',
+      line: 0,
+      problem: 'exported_as_of is not an instant',
+      row: manifest.exported_as_of,
+    });
   const batches = new Map<string, Micros>();
   for (const b of manifest.declarations?.batches ?? []) {
     const t = instantOf(b.declared_captured_at);
-    if (t === null) violations.push({ invariant: 'three_clocks', file: 'manifest.json', line: 0, problem: 'a batch\'s declared_captured_at is not an instant', row: b });
+    if (t === null)
+      violations.push({
+        invariant: 'three_clocks',
+        file: 'manifest.json',
+        line: 0,
+        problem: "a batch's declared_captured_at is not an instant",
+        row: b,
+      });
     else batches.set(b.id, t);
   }
   const ctx: Context = { asOf, batches, facts: new Set((manifest.declarations?.facts ?? []).map((f) => f.fact_key)) };
@@ -121,9 +143,15 @@ export async function verifyBundleFolder(folder: string): Promise<VerifyReport> 
   for await (const l of readJsonl(join(folder, 'nodes.jsonl'))) {
     counts.nodes++;
     const c = new Checker('nodes.jsonl', l.line, l.value ?? l.error, violations);
-    if (!isRow(l.value)) { c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object'); continue; }
+    if (!isRow(l.value)) {
+      c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object');
+      continue;
+    }
     const row = l.value;
-    if (typeof row.id !== 'string' || typeof row.kind !== 'string' || typeof row.space !== 'string') { c.fail('format', 'id, kind and space must be strings'); continue; }
+    if (typeof row.id !== 'string' || typeof row.kind !== 'string' || typeof row.space !== 'string') {
+      c.fail('format', 'id, kind and space must be strings');
+      continue;
+    }
     checkTimes(c, row, ctx);
     const from = instantOf(row.valid_from);
     const to = row.valid_to === null ? OPEN_END : instantOf(row.valid_to);
@@ -139,13 +167,22 @@ export async function verifyBundleFolder(folder: string): Promise<VerifyReport> 
   for await (const l of readJsonl(join(folder, 'edges.jsonl'))) {
     counts.edges++;
     const c = new Checker('edges.jsonl', l.line, l.value ?? l.error, violations);
-    if (!isRow(l.value)) { c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object'); continue; }
+    if (!isRow(l.value)) {
+      c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object');
+      continue;
+    }
     const row = l.value;
-    const source = String(row.source_id), target = String(row.target_id), type = String(row.edge_type);
+    const source = String(row.source_id),
+      target = String(row.target_id),
+      type = String(row.edge_type);
     if (!isEdgeType(type)) c.fail('typed_edges', `unknown edge type ${JSON.stringify(row.edge_type)}`);
     if (!validity.has(source)) c.fail('typed_edges', `source ${source} is not a node of the bundle`);
     if (!validity.has(target)) c.fail('typed_edges', `target ${target} is not a node of the bundle`);
-    if (row.lag !== null && row.lag !== undefined && (typeof row.lag !== 'string' || !row.lag.startsWith('P') || parseLag(row.lag) === null)) {
+    if (
+      row.lag !== null &&
+      row.lag !== undefined &&
+      (typeof row.lag !== 'string' || !row.lag.startsWith('P') || parseLag(row.lag) === null)
+    ) {
       c.fail('typed_edges', `lag ${JSON.stringify(row.lag)} is not an ISO 8601 duration`);
     }
     checkTimes(c, row, ctx);
@@ -161,14 +198,20 @@ export async function verifyBundleFolder(folder: string): Promise<VerifyReport> 
   for await (const l of readJsonl(join(folder, 'resolutions.jsonl'))) {
     counts.resolutions++;
     const c = new Checker('resolutions.jsonl', l.line, l.value ?? l.error, violations);
-    if (!isRow(l.value)) { c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object'); continue; }
+    if (!isRow(l.value)) {
+      c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object');
+      continue;
+    }
     const row = l.value;
     const decided = c.instant(row, 'decided_at');
     const known = c.instant(row, 'known_at');
-    if (known !== null && known > asOf) c.fail('three_clocks', 'known_at is later than the bundle\'s exported_as_of');
+    if (known !== null && known > asOf) c.fail('three_clocks', "known_at is later than the bundle's exported_as_of");
     if (!isRow(row.attestation)) c.fail('attested_knowledge_time', 'no attestation');
     if (row.method !== 'none' && !ctx.facts.has(String(row.fact_key))) {
-      c.fail('declared_facts', `a verdict applied policy ${JSON.stringify(row.method)} to fact ${JSON.stringify(row.fact_key)}, which the manifest does not declare`);
+      c.fail(
+        'declared_facts',
+        `a verdict applied policy ${JSON.stringify(row.method)} to fact ${JSON.stringify(row.fact_key)}, which the manifest does not declare`,
+      );
     }
     if (decided !== null) {
       const key = `${String(row.target_id)}\u001f${decided}`;
@@ -180,10 +223,14 @@ export async function verifyBundleFolder(folder: string): Promise<VerifyReport> 
   for await (const l of readJsonl(join(folder, 'invalidations.jsonl'))) {
     counts.invalidations++;
     const c = new Checker('invalidations.jsonl', l.line, l.value ?? l.error, violations);
-    if (!isRow(l.value)) { c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object'); continue; }
+    if (!isRow(l.value)) {
+      c.fail('format', l.error ? `not JSON: ${l.error}` : 'not an object');
+      continue;
+    }
     const row = l.value;
     if (typeof row.reason !== 'string' || row.reason === '') c.fail('format', 'reason must be a non-empty string');
-    if (!validity.has(String(row.target_id))) c.fail('invalidations_name_nodes', `target ${String(row.target_id)} is not a node of the bundle`);
+    if (!validity.has(String(row.target_id)))
+      c.fail('invalidations_name_nodes', `target ${String(row.target_id)} is not a node of the bundle`);
     c.instant(row, 'invalidated_at');
     checkAttestation(c, row, ctx, c.instant(row, 'known_at'));
   }

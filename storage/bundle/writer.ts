@@ -9,7 +9,17 @@ import { join } from 'node:path';
 import type { TenantView } from '../tenant-view.ts';
 import { compactInstant, formatInstant, type Micros } from '../time.ts';
 import type { Declaration, NodeVersion, Verdict } from '../types.ts';
-import { bundleBatch, bundleFact, bundleInvalidation, bundleResolution, edgeLine, InstantFormatter, nodeLine, type BatchLookup, type Manifest } from './rows.ts';
+import {
+  bundleBatch,
+  bundleFact,
+  bundleInvalidation,
+  bundleResolution,
+  edgeLine,
+  InstantFormatter,
+  nodeLine,
+  type BatchLookup,
+  type Manifest,
+} from './rows.ts';
 
 export interface ExportScope {
   asOf: Micros;
@@ -24,7 +34,11 @@ export interface StagedBundle {
   manifest: Manifest;
 }
 
-const safe = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(0, 80) || '_';
+const safe = (text: string): string =>
+  text
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._]+/, '')
+    .slice(0, 80) || '_';
 
 /** `ledger-<tenant>[-<space>]-<as_of compact>`, with characters a file system may refuse replaced. */
 export function bundleStem(tenant: string, scope: ExportScope): string {
@@ -77,8 +91,11 @@ export function factsInForce(declarations: readonly Declaration[], asOf: Micros)
 }
 
 export function nodeInScope(n: NodeVersion, scope: ExportScope): boolean {
-  return n.known_at <= scope.asOf && (scope.space === undefined || n.space === scope.space)
-    && (scope.category === undefined || n.category === scope.category);
+  return (
+    n.known_at <= scope.asOf &&
+    (scope.space === undefined || n.space === scope.space) &&
+    (scope.category === undefined || n.category === scope.category)
+  );
 }
 
 /** Whether some version of `id` committed by `maxSeq` is in the bundle. */
@@ -98,12 +115,22 @@ function verdictInScope(view: TenantView, v: Verdict, scope: ExportScope, maxSeq
  * Writes the bundle of `view` under `root` (which must exist). Rows are read up to the view's length at
  * the start, so writes committed meanwhile never make a half-present cut.
  */
-export async function stageBundle(view: TenantView, scope: ExportScope, source: string, bundleVersion: number, root: string): Promise<StagedBundle> {
+export async function stageBundle(
+  view: TenantView,
+  scope: ExportScope,
+  source: string,
+  bundleVersion: number,
+  root: string,
+): Promise<StagedBundle> {
   const stem = bundleStem(view.tenant, scope);
   const dir = join(root, stem);
   await mkdir(dir, { recursive: true });
-  const allNodes = view.nodesIn(), allEdges = view.edgesOfSpace(), allVerdicts = view.verdicts();
-  const nodeEnd = allNodes.length, edgeEnd = allEdges.length, verdictEnd = allVerdicts.length;
+  const allNodes = view.nodesIn(),
+    allEdges = view.edgesOfSpace(),
+    allVerdicts = view.verdicts();
+  const nodeEnd = allNodes.length,
+    edgeEnd = allEdges.length,
+    verdictEnd = allVerdicts.length;
   const maxSeq = allNodes[nodeEnd - 1]?.seq ?? 0;
   const batchOf: BatchLookup = { get: (id) => view.batch(id) };
   const maxInvalidationSeq = view.invalidations().at(-1)?.seq ?? 0;
@@ -139,7 +166,8 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
   try {
     for (let i = 0; i < verdictEnd; i++) {
       const v = allVerdicts[i];
-      if (v && verdictInScope(view, v, scope, maxSeq) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`)) await resolutions.flush();
+      if (v && verdictInScope(view, v, scope, maxSeq) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`))
+        await resolutions.flush();
     }
   } finally {
     await resolutions.close();
@@ -157,7 +185,9 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
     await invalidations.close();
   }
 
-  const batches = [...batchIds].map((id) => view.batch(id)).filter((b) => b !== undefined)
+  const batches = [...batchIds]
+    .map((id) => view.batch(id))
+    .filter((b) => b !== undefined)
     .sort((a, b) => a.captured_at - b.captured_at);
   const manifest: Manifest = {
     bundle_version: bundleVersion,
@@ -165,7 +195,11 @@ export async function stageBundle(view: TenantView, scope: ExportScope, source: 
     category: scope.category ?? null,
     source,
     exported_as_of: formatInstant(scope.asOf),
-    declarations: { facts: factsInForce(view.declarations(), scope.asOf).map(bundleFact), batches: batches.map(bundleBatch), embedding: null },
+    declarations: {
+      facts: factsInForce(view.declarations(), scope.asOf).map(bundleFact),
+      batches: batches.map(bundleBatch),
+      embedding: null,
+    },
     counts: { nodes: nodes.count, edges: edges.count, resolutions: resolutions.count, invalidations: invalidations.count },
   };
   await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -18,7 +18,9 @@ describe('local embedder', () => {
 
   it('puts texts sharing words closer than unrelated ones', () => {
     const q = embedLocal('rainfall flooded rail');
-    expect(cos(q, embedLocal('Heavy rainfall flooded the northern rail line'))).toBeGreaterThan(cos(q, embedLocal('Quarterly earnings beat expectations')));
+    expect(cos(q, embedLocal('Heavy rainfall flooded the northern rail line'))).toBeGreaterThan(
+      cos(q, embedLocal('Quarterly earnings beat expectations')),
+    );
   });
 
   it('matches word forms through stems and character trigrams', () => {
@@ -38,9 +40,13 @@ describe('local embedder', () => {
 });
 
 describe('openai embedder (AI SDK mock model, no network)', () => {
-  const model = (dim: number) => new MockEmbeddingModelV3({
-    doEmbed: async ({ values }) => ({ embeddings: values.map((v) => Array.from({ length: dim }, (_, i) => (i === v.length % dim ? 3 : 0))), warnings: [] }),
-  });
+  const model = (dim: number) =>
+    new MockEmbeddingModelV3({
+      doEmbed: async ({ values }) => ({
+        embeddings: values.map((v) => Array.from({ length: dim }, (_, i) => (i === v.length % dim ? 3 : 0))),
+        warnings: [],
+      }),
+    });
 
   it('learns the dimension from a probe, normalises, keeps order, records its id', async () => {
     const m = model(8);
@@ -66,7 +72,9 @@ describe('openai embedder (AI SDK mock model, no network)', () => {
 
   it('refuses a model whose vectors change length', async () => {
     let dim = 4;
-    const m = new MockEmbeddingModelV3({ doEmbed: async ({ values }) => ({ embeddings: values.map(() => Array.from({ length: dim++ }, () => 1)), warnings: [] }) });
+    const m = new MockEmbeddingModelV3({
+      doEmbed: async ({ values }) => ({ embeddings: values.map(() => Array.from({ length: dim++ }, () => 1)), warnings: [] }),
+    });
     const e = new OpenAIEmbedder(m, 'm');
     await e.ready();
     await expect(e.embed(['x'])).rejects.toThrow(/expected 4/);

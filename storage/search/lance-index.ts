@@ -4,7 +4,17 @@
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import {
-  Field, FixedSizeList, Float32, Float64, makeData, RecordBatch, Schema, Struct, Table as ArrowTable, Utf8, type Data,
+  Field,
+  FixedSizeList,
+  Float32,
+  Float64,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table as ArrowTable,
+  Utf8,
+  type Data,
 } from 'apache-arrow';
 import type { Micros } from '../time.ts';
 
@@ -146,9 +156,16 @@ export class LanceIndex {
     this.wordDimension = wordDimension;
     const instant = (name: string): Field => new Field(name, new Float64(), false);
     this.#schema = new Schema([
-      new Field('id', new Utf8(), false), new Field('seq', new Float64(), false), new Field('space', new Utf8(), false),
-      new Field('kind', new Utf8(), false), new Field('category', new Utf8(), true), instant('known_at'),
-      instant('asserted_at'), instant('valid_from'), instant('valid_to'), new Field('text', new Utf8(), false),
+      new Field('id', new Utf8(), false),
+      new Field('seq', new Float64(), false),
+      new Field('space', new Utf8(), false),
+      new Field('kind', new Utf8(), false),
+      new Field('category', new Utf8(), true),
+      instant('known_at'),
+      instant('asserted_at'),
+      instant('valid_from'),
+      instant('valid_to'),
+      new Field('text', new Utf8(), false),
       new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
       ...(wordDimension > 0 ? [new Field('wvec', new FixedSizeList(wordDimension, new Field('item', new Float32(), true)), false)] : []),
     ]);
@@ -175,10 +192,15 @@ export class LanceIndex {
   }
 
   async #openTable(name: string, exists: boolean): Promise<TableState> {
-    const table = exists ? await this.#db.openTable(name) : await this.#db.createEmptyTable(name, this.#schema, { mode: 'create', existOk: true });
+    const table = exists
+      ? await this.#db.openTable(name)
+      : await this.#db.createEmptyTable(name, this.#schema, { mode: 'create', existOk: true });
     const indices = await table.listIndices();
     return {
-      table, appends: 0, hasTextIndex: indices.some((i) => i.indexType === 'FTS'), hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
+      table,
+      appends: 0,
+      hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
+      hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
     };
   }
 
@@ -186,18 +208,29 @@ export class LanceIndex {
   // after it badly (measured on LoCoMo: recall@10 0.10 against 0.68 for the same rows indexed).
   async #ensureTextIndex(state: TableState): Promise<void> {
     if (state.hasTextIndex) return;
-    await state.table.createIndex('text', { config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }) });
+    await state.table.createIndex('text', {
+      config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }),
+    });
     state.hasTextIndex = true;
   }
 
   /** One vector column as one flat buffer: the embedder's own when the rows are consecutive views into it. */
   #flatVectors(rows: readonly IndexRow[], d: number, pick: (r: IndexRow) => Float32Array | undefined): Float32Array {
     const first = rows[0] ? pick(rows[0]) : undefined;
-    if (first && rows.every((r, i) => { const v = pick(r); return v?.length === d && v.buffer === first.buffer && v.byteOffset === first.byteOffset + i * d * 4; })) {
+    if (
+      first &&
+      rows.every((r, i) => {
+        const v = pick(r);
+        return v?.length === d && v.buffer === first.buffer && v.byteOffset === first.byteOffset + i * d * 4;
+      })
+    ) {
       return new Float32Array(first.buffer, first.byteOffset, rows.length * d);
     }
     const flat = new Float32Array(rows.length * d);
-    rows.forEach((r, i) => { const v = pick(r); if (v) flat.set(v, i * d); });
+    rows.forEach((r, i) => {
+      const v = pick(r);
+      if (v) flat.set(v, i * d);
+    });
     return flat;
   }
 
@@ -205,13 +238,24 @@ export class LanceIndex {
   #arrow(rows: readonly IndexRow[]): ArrowTable {
     const n = rows.length;
     const f64 = (pick: (r: IndexRow) => number) => makeData({ type: new Float64(), length: n, data: Float64Array.from(rows, pick) });
-    const list = (field: number, d: number, pick: (r: IndexRow) => Float32Array | undefined) => makeData({
-      type: this.#schema.fields[field]!.type as FixedSizeList<Float32>, length: n, nullCount: 0,
-      child: makeData({ type: new Float32(), length: n * d, data: this.#flatVectors(rows, d, pick) }),
-    });
+    const list = (field: number, d: number, pick: (r: IndexRow) => Float32Array | undefined) =>
+      makeData({
+        type: this.#schema.fields[field]!.type as FixedSizeList<Float32>,
+        length: n,
+        nullCount: 0,
+        child: makeData({ type: new Float32(), length: n * d, data: this.#flatVectors(rows, d, pick) }),
+      });
     const children = [
-      utf8(rows, (r) => r.id), f64((r) => r.seq), utf8(rows, (r) => r.space), utf8(rows, (r) => r.kind), utf8(rows, (r) => r.category),
-      f64((r) => r.known_at), f64((r) => r.asserted_at), f64((r) => r.valid_from), f64((r) => r.valid_to), utf8(rows, (r) => r.text),
+      utf8(rows, (r) => r.id),
+      f64((r) => r.seq),
+      utf8(rows, (r) => r.space),
+      utf8(rows, (r) => r.kind),
+      utf8(rows, (r) => r.category),
+      f64((r) => r.known_at),
+      f64((r) => r.asserted_at),
+      f64((r) => r.valid_from),
+      f64((r) => r.valid_to),
+      utf8(rows, (r) => r.text),
       list(10, this.dimension, (r) => r.vector),
       ...(this.wordDimension > 0 ? [list(11, this.wordDimension, (r) => r.wvec)] : []),
     ];
@@ -240,8 +284,13 @@ export class LanceIndex {
       state.appends = 0;
     }
     if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
-      await state.table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }) });
-      if (this.wordDimension > 0) await state.table.createIndex('wvec', { config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }) });
+      await state.table.createIndex('vector', {
+        config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }),
+      });
+      if (this.wordDimension > 0)
+        await state.table.createIndex('wvec', {
+          config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }),
+        });
       // Scalar indexes let the prefilters of a large table skip rows instead of scanning columns.
       await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
       for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });
@@ -256,24 +305,24 @@ export class LanceIndex {
     const where = wherePredicate(filter);
     let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
     if (where !== null) query = query.where(where);
-    const rows = await query
-      .select(['id', 'seq', '_score'])
-      .limit(limit)
-      .toArray();
+    const rows = await query.select(['id', 'seq', '_score']).limit(limit).toArray();
     return rows.map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }));
   }
 
   /** Nearest vectors (cosine) in `column` among the rows the filter admits. */
-  async nearest(tenant: string, vector: Float32Array, filter: RowFilter, limit: number, column: 'vector' | 'wvec' = 'vector'): Promise<Hit[]> {
+  async nearest(
+    tenant: string,
+    vector: Float32Array,
+    filter: RowFilter,
+    limit: number,
+    column: 'vector' | 'wvec' = 'vector',
+  ): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
     const where = wherePredicate(filter);
     let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
     if (where !== null) query = query.where(where);
-    const rows = await query
-      .select(['id', 'seq', '_distance'])
-      .limit(limit)
-      .toArray();
+    const rows = await query.select(['id', 'seq', '_distance']).limit(limit).toArray();
     return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
   }
 

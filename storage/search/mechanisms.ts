@@ -3,7 +3,12 @@
 export const MECHANISMS = ['context', 'neighbours', 'vectors', 'time', 'wordvec'] as const;
 export type Mechanism = (typeof MECHANISMS)[number];
 
-const off = new Set((process.env.SVC_SEARCH_ABLATE ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
+const off = new Set(
+  (process.env.SVC_SEARCH_ABLATE ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
 
 export function enabled(m: Mechanism): boolean {
   return !off.has(m);

@@ -6,7 +6,10 @@ const hits = (...ids: string[]) => ids.map((id, i) => ({ id, seq: i + 1, score: 
 
 describe('reciprocal rank fusion', () => {
   it('ranks an id found by both lists above ids found by one', () => {
-    const f = fuse([{ hits: hits('a', 'b', 'c'), weight: 1 }, { hits: hits('d', 'c', 'e'), weight: 1 }]);
+    const f = fuse([
+      { hits: hits('a', 'b', 'c'), weight: 1 },
+      { hits: hits('d', 'c', 'e'), weight: 1 },
+    ]);
     expect(f[0]?.id).toBe('c');
     expect(new Set(f.map((x) => x.id))).toEqual(new Set(['a', 'b', 'c', 'd', 'e']));
   });
@@ -18,7 +21,10 @@ describe('reciprocal rank fusion', () => {
   });
 
   it('weights lists: a heavier list decides ties of rank', () => {
-    const f = fuse([{ hits: hits('a'), weight: 1 }, { hits: hits('b'), weight: 0.3 }]);
+    const f = fuse([
+      { hits: hits('a'), weight: 1 },
+      { hits: hits('b'), weight: 0.3 },
+    ]);
     expect(f.map((x) => x.id)).toEqual(['a', 'b']);
     expect(fuse([])).toEqual([]);
   });
@@ -26,10 +32,16 @@ describe('reciprocal rank fusion', () => {
 
 describe('neighbour lift', () => {
   const links: Record<string, string[]> = { b: ['c'], c: ['b'], a: ['x'] };
-  const visit = (id: string, v: (to: string) => void) => { for (const to of links[id] ?? []) v(to); };
+  const visit = (id: string, v: (to: string) => void) => {
+    for (const to of links[id] ?? []) v(to);
+  };
 
   it('lifts candidates whose linked blocks also match above an isolated better hit', () => {
-    const fused = [{ id: 'a', score: 1 }, { id: 'b', score: 0.8 }, { id: 'c', score: 0.7 }];
+    const fused = [
+      { id: 'a', score: 1 },
+      { id: 'b', score: 0.8 },
+      { id: 'c', score: 0.7 },
+    ];
     const r = withNeighbours(fused, visit, [0.5, 0]);
     expect(r.map((x) => x.id)).toEqual(['b', 'c', 'a']);
     expect(r[0]?.score).toBeCloseTo(0.8 + 0.5 * 0.7, 9);
@@ -40,8 +52,18 @@ describe('neighbour lift', () => {
 
   it('adds candidates two hops away at the second weight, never the candidate itself', () => {
     const chain: Record<string, string[]> = { p: ['q'], q: ['p', 'r'], r: ['q'] };
-    const hop = (id: string, v: (to: string) => void) => { for (const to of chain[id] ?? []) v(to); };
-    const r = withNeighbours([{ id: 'p', score: 0.4 }, { id: 'q', score: 0 }, { id: 'r', score: 1 }], hop, [0.5, 0.25]);
+    const hop = (id: string, v: (to: string) => void) => {
+      for (const to of chain[id] ?? []) v(to);
+    };
+    const r = withNeighbours(
+      [
+        { id: 'p', score: 0.4 },
+        { id: 'q', score: 0 },
+        { id: 'r', score: 1 },
+      ],
+      hop,
+      [0.5, 0.25],
+    );
     expect(r.find((x) => x.id === 'p')?.score).toBeCloseTo(0.4 + 0.25 * 1, 9);
     expect(r.find((x) => x.id === 'q')?.score).toBeCloseTo(0.5 * (0.4 + 1), 9);
   });

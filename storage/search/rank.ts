@@ -72,7 +72,11 @@ export const NEIGHBOUR_WEIGHTS: readonly [number, number] = [0.25, 0.35];
  * (`neighbours` visits the ids linked to one id; paths back to the candidate itself are skipped). Only
  * candidates already found gain: no extra index query.
  */
-export function withNeighbours(fused: readonly Fused[], neighbours: (id: string, visit: (to: string) => void) => void, weights: readonly [number, number] = enabled('neighbours') ? NEIGHBOUR_WEIGHTS : [0, 0]): Fused[] {
+export function withNeighbours(
+  fused: readonly Fused[],
+  neighbours: (id: string, visit: (to: string) => void) => void,
+  weights: readonly [number, number] = enabled('neighbours') ? NEIGHBOUR_WEIGHTS : [0, 0],
+): Fused[] {
   const [w1, w2] = weights;
   if (w1 <= 0 && w2 <= 0) return [...fused];
   const base = new Map(fused.map((f) => [f.id, f.score]));
@@ -82,7 +86,10 @@ export function withNeighbours(fused: readonly Fused[], neighbours: (id: string,
       neighbours(f.id, (m) => {
         if (m === f.id) return;
         lift += w1 * (base.get(m) ?? 0);
-        if (w2 > 0) neighbours(m, (m2) => { if (m2 !== f.id) lift += w2 * (base.get(m2) ?? 0); });
+        if (w2 > 0)
+          neighbours(m, (m2) => {
+            if (m2 !== f.id) lift += w2 * (base.get(m2) ?? 0);
+          });
       });
       return { id: f.id, score: f.score + lift };
     })
@@ -94,10 +101,19 @@ export function withNeighbours(fused: readonly Fused[], neighbours: (id: string,
  * and argument the least; a hop is always worth less than the block it starts from.
  */
 export const EDGE_WEIGHT: Record<EdgeType, number> = {
-  CAUSES: 0.8, TRIGGERS: 0.8, CONTRIBUTING_FACTOR: 0.7, PREVENTS: 0.7,
-  SUPERSEDES: 0.75, RESTATES: 0.75, CONCURRENT_SIGNAL: 0.6,
-  SUPPORTS: 0.6, QUALIFIES: 0.55, CONTRADICTS: 0.55,
-  DERIVED_FROM: 0.6, DEPENDS_ON: 0.5, MENTIONS: 0.45,
+  CAUSES: 0.8,
+  TRIGGERS: 0.8,
+  CONTRIBUTING_FACTOR: 0.7,
+  PREVENTS: 0.7,
+  SUPERSEDES: 0.75,
+  RESTATES: 0.75,
+  CONCURRENT_SIGNAL: 0.6,
+  SUPPORTS: 0.6,
+  QUALIFIES: 0.55,
+  CONTRADICTS: 0.55,
+  DERIVED_FROM: 0.6,
+  DEPENDS_ON: 0.5,
+  MENTIONS: 0.45,
 };
 
 export function expansionScore(fromScore: number, via: EdgeType): number {

@@ -45,7 +45,8 @@ describe('a reply is found through the turn it answers', () => {
       ['h', 'Caroline: Nice, which one?'],
     ];
     await ledger.write('chat', {
-      space: 's', nodes: turns.map(([id, statement]) => ({ id, kind: 'turn', statement })),
+      space: 's',
+      nodes: turns.map(([id, statement]) => ({ id, kind: 'turn', statement })),
       edges: turns.slice(1).map(([id], i) => ({ source_id: turns[i]![0]!, target_id: id!, edge_type: 'CONCURRENT_SIGNAL' })),
     });
     const ranked = await ask('chat', 'What did Melanie think of the pottery workshop?');
@@ -56,7 +57,8 @@ describe('a reply is found through the turn it answers', () => {
   it('takes only linked words readable with the block: a later reply adds nothing to an earlier turn', async () => {
     await ledger.write('later', { space: 's', nodes: [{ id: 'a', kind: 'turn', statement: 'Anna: How was the regatta?' }], edges: [] });
     await ledger.write('later', {
-      space: 's', nodes: [{ id: 'b', kind: 'turn', statement: 'Ben: Windy, we capsized twice.' }],
+      space: 's',
+      nodes: [{ id: 'b', kind: 'turn', statement: 'Ben: Windy, we capsized twice.' }],
       edges: [{ source_id: 'a', target_id: 'b', edge_type: 'CONCURRENT_SIGNAL' }],
     });
     const view = ledger.view('later');
@@ -66,7 +68,8 @@ describe('a reply is found through the turn it answers', () => {
     expect(contextText(view, b!)).toContain('regatta');
     // In full text, the earlier turn is not found by the later reply's words; the reply is found by the turn's.
     await index.caughtUp();
-    const text = async (word: string) => (await index.candidates('later', [word], word, { asOf: ledger.now() }, 10)).text.map((h) => h.id).sort();
+    const text = async (word: string) =>
+      (await index.candidates('later', [word], word, { asOf: ledger.now() }, 10)).text.map((h) => h.id).sort();
     expect(await text('capsized')).toEqual(['b']);
     expect(await text('regatta')).toEqual(['a', 'b']);
   });
@@ -75,10 +78,17 @@ describe('a reply is found through the turn it answers', () => {
 describe('a question naming a date', () => {
   it('prefers the turn asserted that day over the same words said another time', async () => {
     await ledger.write('dated', {
-      space: 's', nodes: [
-        { id: 'june', kind: 'turn', statement: 'Maria: I started a new yoga class after a long week at the shelter, then cooked dinner for my mom.', asserted_at: at('2023-06-03T10:00:00Z') },
+      space: 's',
+      nodes: [
+        {
+          id: 'june',
+          kind: 'turn',
+          statement: 'Maria: I started a new yoga class after a long week at the shelter, then cooked dinner for my mom.',
+          asserted_at: at('2023-06-03T10:00:00Z'),
+        },
         { id: 'sept', kind: 'turn', statement: 'Maria: I started a new yoga class.', asserted_at: at('2023-09-10T10:00:00Z') },
-      ], edges: [],
+      ],
+      edges: [],
     });
     expect((await ask('dated', 'What yoga class did Maria start?'))[0]).toBe('sept');
     expect((await ask('dated', 'What yoga class did Maria start on 3 June, 2023?'))[0]).toBe('june');

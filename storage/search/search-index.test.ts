@@ -12,8 +12,14 @@ let dir: string;
 let ledger: Ledger;
 const indexDir = () => join(dir, 'search');
 const meta = () => JSON.parse(readFileSync(join(indexDir(), 'meta.json'), 'utf8')) as { embedder: string; dimension: number; seq: number };
-const write = (ids: string[]) => ledger.write('t', { space: 's', nodes: ids.map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id} broke down` })), edges: [] });
-const textHits = async (index: SearchIndex) => (await index.candidates('t', ['crane'], 'crane', { asOf: ledger.now() }, 50)).text.map((h) => h.id).sort();
+const write = (ids: string[]) =>
+  ledger.write('t', {
+    space: 's',
+    nodes: ids.map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id} broke down` })),
+    edges: [],
+  });
+const textHits = async (index: SearchIndex) =>
+  (await index.candidates('t', ['crane'], 'crane', { asOf: ledger.now() }, 50)).text.map((h) => h.id).sort();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'search-index-'));
@@ -56,7 +62,9 @@ describe('search index derived from the ledger', () => {
   });
 
   it('re-embeds everything when the embedder changes', async () => {
-    const model = new MockEmbeddingModelV3({ doEmbed: async ({ values }) => ({ embeddings: values.map((v) => [v.length, 1, 0, 2]), warnings: [] }) });
+    const model = new MockEmbeddingModelV3({
+      doEmbed: async ({ values }) => ({ embeddings: values.map((v) => [v.length, 1, 0, 2]), warnings: [] }),
+    });
     const index = await SearchIndex.open(indexDir(), new OpenAIEmbedder(model, 'mock'), ledger);
     await index.caughtUp();
     expect(meta()).toMatchObject({ embedder: 'openai:mock', dimension: 4 });

@@ -25,7 +25,8 @@ interface Meta {
 }
 
 /** What the tables hold: the text column (own text plus linked blocks' words, context.ts, or own text alone) and the word-vector column. */
-const layout = (words: WordVectors | null): string => `${enabled('context') ? 'text+context-2' : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
+const layout = (words: WordVectors | null): string =>
+  `${enabled('context') ? 'text+context-2' : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
 
 /**
  * The full-text document of a block with context: its own text twice, then the linked blocks' words, so
@@ -85,7 +86,14 @@ export class SearchIndex {
   readonly #stale = new Set<string>();
   #closed = false;
 
-  private constructor(dir: string, lance: LanceIndex, embedder: Embedder, words: WordVectors | null, seq: number, view: (tenant: string) => Promise<TenantView>) {
+  private constructor(
+    dir: string,
+    lance: LanceIndex,
+    embedder: Embedder,
+    words: WordVectors | null,
+    seq: number,
+    view: (tenant: string) => Promise<TenantView>,
+  ) {
     this.#dir = dir;
     this.words = words;
     this.#view = view;
@@ -95,11 +103,17 @@ export class SearchIndex {
   }
 
   /** Opens (or rebuilds) the index under `dir` and queues whatever the ledger holds beyond it. */
-  static async open(dir: string, embedder: Embedder, ledger: Ledger, words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null): Promise<SearchIndex> {
+  static async open(
+    dir: string,
+    embedder: Embedder,
+    ledger: Ledger,
+    words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
+  ): Promise<SearchIndex> {
     mkdirSync(dir, { recursive: true });
     await embedder.ready();
     const meta = readMeta(dir);
-    const fresh = !meta || meta.embedder !== embedder.id || meta.dimension !== embedder.dimension() || (meta.layout ?? 'text') !== layout(words);
+    const fresh =
+      !meta || meta.embedder !== embedder.id || meta.dimension !== embedder.dimension() || (meta.layout ?? 'text') !== layout(words);
     if (fresh) {
       // A different model's vectors are not comparable: start the tables over.
       for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
@@ -130,7 +144,9 @@ export class SearchIndex {
     if (this.#closed) return;
     this.#queue.push({ nodes, seq });
     this.#queued++;
-    this.#working ??= this.#work().finally(() => { this.#working = null; });
+    this.#working ??= this.#work().finally(() => {
+      this.#working = null;
+    });
   }
 
   async #work(): Promise<void> {
@@ -139,11 +155,12 @@ export class SearchIndex {
       const touched = new Set<string>();
       try {
         const byTenant = new Map<string, NodeVersion[]>();
-        for (const g of groups) for (const n of g.nodes) {
-          const list = byTenant.get(n.tenant);
-          if (list) list.push(n);
-          else byTenant.set(n.tenant, [n]);
-        }
+        for (const g of groups)
+          for (const n of g.nodes) {
+            const list = byTenant.get(n.tenant);
+            if (list) list.push(n);
+            else byTenant.set(n.tenant, [n]);
+          }
         for (const [tenant, nodes] of byTenant) {
           // Embeds the next chunk while LanceDB writes the previous one (its writes run off the JS thread).
           let writing: Promise<void> | null = null;
@@ -167,7 +184,10 @@ export class SearchIndex {
       }
       this.#done += groups.length;
       this.#wake();
-      for (const t of touched) { this.#stale.add(t); this.#unsettled.add(t); }
+      for (const t of touched) {
+        this.#stale.add(t);
+        this.#unsettled.add(t);
+      }
       // Maintenance waits for a quiet queue: during a catch-up it runs once, not after every chunk.
       if (this.#queue.length === 0) this.#maintenanceSoon();
       this.#settleLater();
@@ -193,8 +213,11 @@ export class SearchIndex {
       const tenants = [...this.#unsettled];
       this.#unsettled.clear();
       this.#maintaining = (async () => {
-        for (const t of tenants) await this.#lance.maintain(t, true).catch((error: unknown) => console.error('search index: maintenance failed:', error));
-      })().finally(() => { this.#maintaining = null; });
+        for (const t of tenants)
+          await this.#lance.maintain(t, true).catch((error: unknown) => console.error('search index: maintenance failed:', error));
+      })().finally(() => {
+        this.#maintaining = null;
+      });
     }, SETTLE_MS);
     this.#settle.unref();
   }
@@ -211,7 +234,9 @@ export class SearchIndex {
           }
         }
       }
-    })().finally(() => { this.#maintaining = null; });
+    })().finally(() => {
+      this.#maintaining = null;
+    });
   }
 
   async #rows(nodes: NodeVersion[]): Promise<IndexRow[]> {
@@ -221,10 +246,18 @@ export class SearchIndex {
     // Called with one tenant's rows at a time.
     const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant) : null;
     return nodes.map((n, i) => ({
-      id: n.id, seq: n.seq, space: n.space, kind: n.kind, category: n.category, known_at: n.known_at,
-      asserted_at: n.asserted_at, valid_from: n.valid_from, valid_to: n.valid_to,
+      id: n.id,
+      seq: n.seq,
+      space: n.space,
+      kind: n.kind,
+      category: n.category,
+      known_at: n.known_at,
+      asserted_at: n.asserted_at,
+      valid_from: n.valid_from,
+      valid_to: n.valid_to,
       text: view ? withLinkedWords(texts[i] ?? '', contextText(view, n)) : (texts[i] ?? ''),
-      vector: vectors[i] ?? new Float32Array(this.#lance.dimension), wvec: wvecs?.[i],
+      vector: vectors[i] ?? new Float32Array(this.#lance.dimension),
+      wvec: wvecs?.[i],
     }));
   }
 
@@ -279,8 +312,11 @@ export class SearchIndex {
 
   status(): IndexStatus {
     return {
-      embedder: this.embedder.id, dimension: this.#lance.dimension, indexedSeq: this.#seq,
-      pendingRows: this.#queue.reduce((n, g) => n + g.nodes.length, 0), failure: this.#failure,
+      embedder: this.embedder.id,
+      dimension: this.#lance.dimension,
+      indexedSeq: this.#seq,
+      pendingRows: this.#queue.reduce((n, g) => n + g.nodes.length, 0),
+      failure: this.#failure,
     };
   }
 
@@ -309,6 +345,8 @@ function readMeta(dir: string): Meta | null {
   try {
     const m = JSON.parse(readFileSync(path, 'utf8')) as Partial<Meta>;
     if (typeof m.embedder === 'string' && typeof m.dimension === 'number' && typeof m.seq === 'number') return m as Meta;
-  } catch { /* unreadable: rebuild */ }
+  } catch {
+    /* unreadable: rebuild */
+  }
   return null;
 }

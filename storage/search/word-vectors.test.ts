@@ -19,7 +19,15 @@ function wvec(entries: [string, number[]][]): Buffer {
   return Buffer.concat([head, words, Buffer.from(Int8Array.from(entries.flatMap(([, v]) => v)).buffer)]);
 }
 
-const tiny = () => WordVectors.parse(wvec([['the', [0, 0, 127]], ['cat', [127, 0, 0]], ['kitten', [120, 40, 0]], ['car', [0, 127, 0]]]));
+const tiny = () =>
+  WordVectors.parse(
+    wvec([
+      ['the', [0, 0, 127]],
+      ['cat', [127, 0, 0]],
+      ['kitten', [120, 40, 0]],
+      ['car', [0, 127, 0]],
+    ]),
+  );
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * (b[i] ?? 0), 0);
 
 describe('word vectors', () => {
@@ -41,7 +49,14 @@ describe('word vectors', () => {
     const ledger = await Ledger.open(join(dir, 'data'));
     const index = await SearchIndex.open(join(dir, 'search'), new LocalEmbedder(), ledger, tiny());
     try {
-      await ledger.write('t', { space: 's', nodes: [{ id: 'k', kind: 'note', statement: 'kitten' }, { id: 'c', kind: 'note', statement: 'car' }], edges: [] });
+      await ledger.write('t', {
+        space: 's',
+        nodes: [
+          { id: 'k', kind: 'note', statement: 'kitten' },
+          { id: 'c', kind: 'note', statement: 'car' },
+        ],
+        edges: [],
+      });
       await index.caughtUp();
       const found = await index.candidates('t', ['cat'], 'cat', { asOf: ledger.now() }, 10);
       expect(found.text).toEqual([]);

@@ -17,7 +17,13 @@ function packageRoot(from: string): string {
 }
 
 /** Where bin/word-vectors.mjs writes the binary at install. */
-export const DEFAULT_WORD_VECTORS_PATH = join(packageRoot(import.meta.dirname), 'node_modules', '.cache', 'memory-ledger', 'word-vectors-50k.bin');
+export const DEFAULT_WORD_VECTORS_PATH = join(
+  packageRoot(import.meta.dirname),
+  'node_modules',
+  '.cache',
+  'memory-ledger',
+  'word-vectors-50k.bin',
+);
 
 /**
  * Smooth inverse frequency (Arora et al. 2017): a word weighs a / (a + p(w)), p estimated from its

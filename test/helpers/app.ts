@@ -17,7 +17,11 @@ export interface TestApp {
   started: StartedServices;
   dir: string;
   /** JSON request; `key` sets the bearer token. */
-  call(method: string, path: string, opts?: { body?: unknown; query?: Record<string, string | number | undefined>; key?: string; raw?: string }): Promise<{ status: number; json: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; query?: Record<string, string | number | undefined>; key?: string; raw?: string },
+  ): Promise<{ status: number; json: any; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -28,7 +32,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const started = await startServices(config, ledger);
   const app = createApp({ config, ledger, services: started.services, checks: started.checks, mount: started.mount });
   return {
-    app, ledger, config, started, dir,
+    app,
+    ledger,
+    config,
+    started,
+    dir,
     async call(method, path, opts = {}) {
       const url = new URL(`http://ledger.test${path}`);
       for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -41,7 +49,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       const res = await app.request(url.toString(), { method, headers, body });
       const text = await res.text();
       let json: unknown = null;
-      try { json = JSON.parse(text); } catch { json = text; }
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = text;
+      }
       return { status: res.status, json, headers: res.headers };
     },
     async close() {

@@ -15,12 +15,25 @@ export interface PageElement {
   labels?: { length: number } | null;
   querySelector(selector: string): PageElement | null;
 }
-export interface CyElement { id(): string; data(key: string): unknown; source(): CyElement; target(): CyElement; renderedPosition(): { x: number; y: number } }
+export interface CyElement {
+  id(): string;
+  data(key: string): unknown;
+  source(): CyElement;
+  target(): CyElement;
+  renderedPosition(): { x: number; y: number };
+}
 export interface PageWindow {
-  ledgerUi: { timings: { what: string; ms: number; sinceLoad: number; rows: number }[]; graph: { nodes(): CyElement[]; edges(): CyElement[]; getElementById(id: string): CyElement } };
+  ledgerUi: {
+    timings: { what: string; ms: number; sinceLoad: number; rows: number }[];
+    graph: { nodes(): CyElement[]; edges(): CyElement[]; getElementById(id: string): CyElement };
+  };
   __xss?: unknown;
 }
-export interface PageDocument { body: PageElement; documentElement: { scrollWidth: number }; querySelectorAll(selector: string): PageElement[] }
+export interface PageDocument {
+  body: PageElement;
+  documentElement: { scrollWidth: number };
+  querySelectorAll(selector: string): PageElement[];
+}
 // Module-scoped, not global: only functions handed to page.evaluate see these, in the page.
 declare const document: PageDocument;
 
@@ -29,8 +42,14 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = (): boolean => existsSync(CHROMIUM_PATH);
 
 const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 export interface TestBrowser {
@@ -48,7 +67,11 @@ export interface TestBrowser {
 export async function launchBrowser(origin: string): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'ledger-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH, headless: true, args: ARGS, acceptDownloads: true, viewport: { width: 1280, height: 800 },
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ARGS,
+    acceptDownloads: true,
+    viewport: { width: 1280, height: 800 },
   });
   const offsite: string[] = [];
   const requested: string[] = [];
@@ -61,11 +84,16 @@ export async function launchBrowser(origin: string): Promise<TestBrowser> {
     return route.abort();
   });
   return {
-    context, offsite, requested, errors,
+    context,
+    offsite,
+    requested,
+    errors,
     async newPage(viewport) {
       const page = await context.newPage();
       if (viewport) await page.setViewportSize(viewport);
-      page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
       page.on('pageerror', (e) => errors.push(e.message));
       return page;
     },

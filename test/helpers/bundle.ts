@@ -39,7 +39,11 @@ export async function tarEntries(buf: Buffer): Promise<Map<string, string | null
       entry.resume();
       return;
     }
-    pending.push(entry.concat().then((b) => { entries.set(entry.path, b.toString('utf8')); }));
+    pending.push(
+      entry.concat().then((b) => {
+        entries.set(entry.path, b.toString('utf8'));
+      }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     parser.on('end', () => resolve());
@@ -51,7 +55,10 @@ export async function tarEntries(buf: Buffer): Promise<Map<string, string | null
 }
 
 export const jsonl = (text: string | null | undefined): Record<string, unknown>[] =>
-  (text ?? '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  (text ?? '')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 export interface ReadBack {
   stem: string;

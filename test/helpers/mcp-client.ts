@@ -61,7 +61,11 @@ export async function restCall(t: TestApp, operation: string, input: Record<stri
   const res = await t.app.request(url.toString(), { method: route.method, headers, body });
   const bytes = Buffer.from(await res.arrayBuffer());
   let json: unknown = null;
-  try { json = JSON.parse(bytes.toString('utf8')); } catch { json = null; }
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    json = null;
+  }
   return { status: res.status, json, bytes };
 }
 
@@ -87,7 +91,8 @@ export function untarGz(gz: Buffer): Map<string, string> {
     const prefix = header.subarray(345, 500).toString('utf8').replace(/\0.*$/s, '');
     const size = parseInt(header.subarray(124, 136).toString('utf8').replace(/\0.*$/s, '').trim() || '0', 8);
     const type = String.fromCharCode(header[156] ?? 48);
-    if (type === '0' || type === '\0') files.set(prefix ? `${prefix}/${name}` : name, tar.subarray(off + 512, off + 512 + size).toString('utf8'));
+    if (type === '0' || type === '\0')
+      files.set(prefix ? `${prefix}/${name}` : name, tar.subarray(off + 512, off + 512 + size).toString('utf8'));
     off += 512 + Math.ceil(size / 512) * 512;
   }
   return files;

@@ -40,7 +40,9 @@ function url(path, query) {
 
 async function send(method, path, { query, body } = {}) {
   const res = await fetch(url(path, query), {
-    method, headers: headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: headers(body !== undefined),
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (res.status === 401) throw new AuthError('the server refused the key');
   return res;
@@ -49,7 +51,11 @@ async function send(method, path, { query, body } = {}) {
 export async function call(method, path, opts) {
   const res = await send(method, path, opts);
   let body = null;
-  try { body = await res.json(); } catch { /* not JSON */ }
+  try {
+    body = await res.json();
+  } catch {
+    /* not JSON */
+  }
   if (!res.ok) throw new ApiError(res.status, body);
   return body;
 }
@@ -62,7 +68,11 @@ export async function download(path, query) {
   const res = await send('GET', path, { query });
   if (!res.ok) {
     let body = null;
-    try { body = await res.json(); } catch { /* not JSON */ }
+    try {
+      body = await res.json();
+    } catch {
+      /* not JSON */
+    }
     throw new ApiError(res.status, body);
   }
   const name = /filename="?([^";]+)"?/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'ledger.tar.gz';

@@ -20,12 +20,21 @@ let firstRender = true;
 window.ledgerUi = { timings: [], graph: null };
 
 const lens = () => ({
-  as_of: S.as_of ?? range.now, valid_at: S.valid_at, space: S.space, kind: S.kind, category: S.category,
-  current_only: S.current_only === '1', include_invalidated: S.include_invalidated === '1',
+  as_of: S.as_of ?? range.now,
+  valid_at: S.valid_at,
+  space: S.space,
+  kind: S.kind,
+  category: S.category,
+  current_only: S.current_only === '1',
+  include_invalidated: S.include_invalidated === '1',
 });
 
-function busy(on) { document.body.dataset.busy = on ? '1' : '0'; }
-function status(text) { fill($('status'), text ?? ''); }
+function busy(on) {
+  document.body.dataset.busy = on ? '1' : '0';
+}
+function status(text) {
+  fill($('status'), text ?? '');
+}
 
 let focusBlock = false;
 
@@ -63,12 +72,23 @@ async function loadRange() {
   const now = v.now ?? new Date().toISOString();
   const sp = await spacesAt(now); // a hosted server without a key stops here (401), range left unset
   spacesCache = { as_of: now, answer: sp };
-  const firsts = sp.spaces.map((s) => s.first_known_at).filter(Boolean).sort();
+  const firsts = sp.spaces
+    .map((s) => s.first_known_at)
+    .filter(Boolean)
+    .sort();
   range.now = now;
   range.first = firsts[0] ?? now;
   // Tick marks where a space's knowledge starts and ends: where the slider is worth stopping.
-  const ticks = new Set(sp.spaces.flatMap((s) => [s.first_known_at, s.last_known_at]).filter(Boolean).map((t) => positionOf(t, range)));
-  fill($('as-of-ticks'), [...ticks].sort((a, b) => a - b).map((p) => el('option', { value: String(p) })));
+  const ticks = new Set(
+    sp.spaces
+      .flatMap((s) => [s.first_known_at, s.last_known_at])
+      .filter(Boolean)
+      .map((t) => positionOf(t, range)),
+  );
+  fill(
+    $('as-of-ticks'),
+    [...ticks].sort((a, b) => a - b).map((p) => el('option', { value: String(p) })),
+  );
   fill($('time-range'), `From ${shortInstant(range.first)} (first knowledge) to ${shortInstant(range.now)} (now)`);
 }
 
@@ -95,19 +115,52 @@ async function drawSpaces(l, stale) {
   const sp = spacesCache?.as_of === l.as_of ? spacesCache.answer : await spacesAt(l.as_of);
   spacesCache = null;
   if (stale()) return;
-  const item = (name, label, count) => el('li', {}, el('button', {
-    type: 'button', class: 'space', 'aria-pressed': String((S.space ?? null) === name), dataset: { space: name ?? '' },
-    onclick: () => { S.space = name ?? undefined; S.block = undefined; writeState(S); refresh('space'); },
-  }, label, el('span', { class: 'count' }, count)));
-  fill($('spaces'), item(null, 'All spaces', ''), sp.spaces.map((s) =>
-    item(s.space, s.space, ` ${plural(s.nodes, 'block')}${s.edges === null || s.edges === undefined ? '' : `, ${plural(s.edges, 'link')}`}`)),
-  sp.estimated ? el('li', { class: 'muted' }, 'Counted from the first 1,000 rows (this server has no GET /v1/spaces).') : null);
+  const item = (name, label, count) =>
+    el(
+      'li',
+      {},
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'space',
+          'aria-pressed': String((S.space ?? null) === name),
+          dataset: { space: name ?? '' },
+          onclick: () => {
+            S.space = name ?? undefined;
+            S.block = undefined;
+            writeState(S);
+            refresh('space');
+          },
+        },
+        label,
+        el('span', { class: 'count' }, count),
+      ),
+    );
+  fill(
+    $('spaces'),
+    item(null, 'All spaces', ''),
+    sp.spaces.map((s) =>
+      item(
+        s.space,
+        s.space,
+        ` ${plural(s.nodes, 'block')}${s.edges === null || s.edges === undefined ? '' : `, ${plural(s.edges, 'link')}`}`,
+      ),
+    ),
+    sp.estimated ? el('li', { class: 'muted' }, 'Counted from the first 1,000 rows (this server has no GET /v1/spaces).') : null,
+  );
 }
 
 function listQuery(l) {
   return {
-    as_of: l.as_of, valid_at: l.valid_at, space: l.space, kind: l.kind, category: l.category, limit: PAGE,
-    current_only: l.current_only ? 'true' : undefined, include_invalidated: l.include_invalidated ? 'true' : undefined,
+    as_of: l.as_of,
+    valid_at: l.valid_at,
+    space: l.space,
+    kind: l.kind,
+    category: l.category,
+    limit: PAGE,
+    current_only: l.current_only ? 'true' : undefined,
+    include_invalidated: l.include_invalidated ? 'true' : undefined,
   };
 }
 
@@ -116,10 +169,18 @@ async function drawBlocks(l, stale, t0) {
   if (stale()) return;
   cursor = page.next_cursor ?? null;
   fill($('certificate'), certificateWords(page.certificate));
-  fill($('blocks'), page.items.length ? page.items.map((r) => blockItem(r, open, S.block)) : el('li', { class: 'muted' }, 'No blocks visible here.'));
+  fill(
+    $('blocks'),
+    page.items.length ? page.items.map((r) => blockItem(r, open, S.block)) : el('li', { class: 'muted' }, 'No blocks visible here.'),
+  );
   $('more').hidden = cursor === null;
   const ms = performance.now() - t0;
-  window.ledgerUi.timings.push({ what: firstRender ? 'first-render' : 'list-refresh', ms, sinceLoad: performance.now(), rows: page.items.length });
+  window.ledgerUi.timings.push({
+    what: firstRender ? 'first-render' : 'list-refresh',
+    ms,
+    sinceLoad: performance.now(),
+    rows: page.items.length,
+  });
   firstRender = false;
 }
 
@@ -178,16 +239,32 @@ function wire() {
     clearTimeout(debounce);
     debounce = setTimeout(() => refresh('slider'), 120);
   });
-  slider.addEventListener('change', () => { clearTimeout(debounce); refresh('slider'); });
+  slider.addEventListener('change', () => {
+    clearTimeout(debounce);
+    refresh('slider');
+  });
   $('as-of').addEventListener('change', (e) => {
     const v = e.target.value.trim();
     S.as_of = v === '' || v === range.now ? undefined : v;
     writeState(S);
     refresh('as_of');
   });
-  $('valid-at').addEventListener('change', (e) => { S.valid_at = e.target.value.trim() || undefined; writeState(S); refresh('valid_at'); });
-  $('as-of-now').addEventListener('click', () => { S.as_of = undefined; writeState(S); refresh('now'); });
-  const filter = (id, k, read) => $(id).addEventListener('change', (e) => { S[k] = read(e.target); writeState(S); refresh('filter'); });
+  $('valid-at').addEventListener('change', (e) => {
+    S.valid_at = e.target.value.trim() || undefined;
+    writeState(S);
+    refresh('valid_at');
+  });
+  $('as-of-now').addEventListener('click', () => {
+    S.as_of = undefined;
+    writeState(S);
+    refresh('now');
+  });
+  const filter = (id, k, read) =>
+    $(id).addEventListener('change', (e) => {
+      S[k] = read(e.target);
+      writeState(S);
+      refresh('filter');
+    });
   filter('f-kind', 'kind', (t) => t.value.trim() || undefined);
   filter('f-category', 'category', (t) => t.value.trim() || undefined);
   filter('f-current', 'current_only', (t) => (t.checked ? '1' : undefined));
@@ -215,7 +292,9 @@ function wire() {
       cursor = page.next_cursor ?? null;
       $('blocks').append(...page.items.map((r) => blockItem(r, open, S.block)));
       $('more').hidden = cursor === null;
-    } catch (e) { status(e.message); }
+    } catch (e) {
+      status(e.message);
+    }
   });
   $('key-form').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -223,7 +302,10 @@ function wire() {
     $('key-input').value = '';
     refresh('key');
   });
-  $('forget-key').addEventListener('click', () => { key.clear(); askKey(false); });
+  $('forget-key').addEventListener('click', () => {
+    key.clear();
+    askKey(false);
+  });
   $('export').addEventListener('click', async () => {
     try {
       const name = await download('/v1/export', { as_of: lens().as_of, space: S.space });
@@ -235,7 +317,11 @@ function wire() {
     }
   });
   // Back/forward and edited addresses: take the state from the address again.
-  const reread = () => { for (const k of Object.keys(S)) delete S[k]; Object.assign(S, readState()); refresh('address'); };
+  const reread = () => {
+    for (const k of Object.keys(S)) delete S[k];
+    Object.assign(S, readState());
+    refresh('address');
+  };
   window.addEventListener('popstate', reread);
   window.addEventListener('hashchange', reread);
 }

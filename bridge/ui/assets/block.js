@@ -24,18 +24,25 @@ function fields(row) {
   add('captured', shortInstant(row.captured_at));
   add('known', shortInstant(row.known_at));
   if (row.fact_key) add('fact', row.fact_key, ' = ', JSON.stringify(row.fact_value));
-  if (Array.isArray(row.superseded_by)) add('superseded by', row.superseded_by.length ? row.superseded_by.map((id, i) => [i ? ', ' : '', blockLink(id, openRef)]) : 'nothing (current)');
+  if (Array.isArray(row.superseded_by))
+    add(
+      'superseded by',
+      row.superseded_by.length ? row.superseded_by.map((id, i) => [i ? ', ' : '', blockLink(id, openRef)]) : 'nothing (current)',
+    );
   return dl;
 }
 
 function edgeLine(e, dir) {
   const other = dir === 'out' ? e.target_id : e.source_id;
-  return el('li', { dataset: { edge: `${e.source_id}->${e.target_id}` } },
+  return el(
+    'li',
+    { dataset: { edge: `${e.source_id}->${e.target_id}` } },
     dir === 'out' ? `→ ${e.edge_type} ` : '',
     blockLink(other, openRef),
     dir === 'in' ? ` ${e.edge_type} →` : '',
     e.mechanism ? el('span', { class: 'muted' }, ` ${e.mechanism}`) : null,
-    el('span', { class: 'muted' }, ` asserted ${shortInstant(e.asserted_at)}`));
+    el('span', { class: 'muted' }, ` asserted ${shortInstant(e.asserted_at)}`),
+  );
 }
 
 let openRef = () => {};
@@ -51,22 +58,57 @@ export async function showBlock(id, lens, open, stale) {
   if (stale()) return;
   const box = $('block');
   const parts = [el('h3', { class: 'id', tabindex: '-1' }, id)];
-  if (one.reason) parts.push(el('p', { class: `reason ${one.reason}`, dataset: { reason: one.reason } }, REASONS[one.reason] ?? one.reason));
+  if (one.reason)
+    parts.push(el('p', { class: `reason ${one.reason}`, dataset: { reason: one.reason } }, REASONS[one.reason] ?? one.reason));
   if (one.invalidation) {
     const inv = one.invalidation;
-    parts.push(el('p', { class: 'mark invalidated' }, `Reason: ${inv.reason}`, inv.by ? `; by ${inv.by}` : '',
-      `; invalidated ${shortInstant(inv.invalidated_at)}`, inv.known_at !== inv.invalidated_at ? `, known from ${shortInstant(inv.known_at)}` : ''));
+    parts.push(
+      el(
+        'p',
+        { class: 'mark invalidated' },
+        `Reason: ${inv.reason}`,
+        inv.by ? `; by ${inv.by}` : '',
+        `; invalidated ${shortInstant(inv.invalidated_at)}`,
+        inv.known_at !== inv.invalidated_at ? `, known from ${shortInstant(inv.known_at)}` : '',
+      ),
+    );
   }
   const row = one.item ?? one.versions?.[one.versions.length - 1];
   if (row) parts.push(fields(row), el('div', { class: 'marks' }, marks(row, open)), el('h4', {}, 'Payload'), jsonText(row.payload ?? {}));
   if (one.versions?.length) {
-    parts.push(el('h4', {}, `Versions (${one.versions.length})`), el('ol', { class: 'versions' }, one.versions.map((v) =>
-      el('li', {}, `valid ${shortInstant(v.valid?.from)} – ${v.valid?.to ? shortInstant(v.valid.to) : 'open'}, known ${shortInstant(v.known_at)}: `,
-        v.statement ?? '(no statement)'))));
+    parts.push(
+      el('h4', {}, `Versions (${one.versions.length})`),
+      el(
+        'ol',
+        { class: 'versions' },
+        one.versions.map((v) =>
+          el(
+            'li',
+            {},
+            `valid ${shortInstant(v.valid?.from)} – ${v.valid?.to ? shortInstant(v.valid.to) : 'open'}, known ${shortInstant(v.known_at)}: `,
+            v.statement ?? '(no statement)',
+          ),
+        ),
+      ),
+    );
   }
   const edges = one.edges ?? { in: [], out: [] };
-  parts.push(el('h4', {}, `Links out (${edges.out.length})`), el('ul', { class: 'plain edges', id: 'edges-out' }, edges.out.map((e) => edgeLine(e, 'out'))));
-  parts.push(el('h4', {}, `Links in (${edges.in.length})`), el('ul', { class: 'plain edges', id: 'edges-in' }, edges.in.map((e) => edgeLine(e, 'in'))));
+  parts.push(
+    el('h4', {}, `Links out (${edges.out.length})`),
+    el(
+      'ul',
+      { class: 'plain edges', id: 'edges-out' },
+      edges.out.map((e) => edgeLine(e, 'out')),
+    ),
+  );
+  parts.push(
+    el('h4', {}, `Links in (${edges.in.length})`),
+    el(
+      'ul',
+      { class: 'plain edges', id: 'edges-in' },
+      edges.in.map((e) => edgeLine(e, 'in')),
+    ),
+  );
   parts.push(el('p', { class: 'certificate' }, certificateWords(one.certificate)));
   fill(box, parts);
   await drawChain($('why-graph'), $('why-list'), why.chain ?? [], open);

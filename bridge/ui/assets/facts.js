@@ -12,21 +12,51 @@ export async function runFact(s, lens, open, stale) {
   if (stale()) return;
   const answered = r.status === 'answered';
   const chosen = answered ? JSON.stringify(r.value) : null;
-  fill($('fact-result'),
-    el('p', { class: `outcome ${r.status}`, dataset: { status: r.status } },
+  fill(
+    $('fact-result'),
+    el(
+      'p',
+      { class: `outcome ${r.status}`, dataset: { status: r.status } },
       answered ? ['Answered: ', el('strong', {}, JSON.stringify(r.value))] : `No answer: ${r.reason ?? 'unknown reason'}`,
-      ` (policy ${r.policy ?? 'none declared'})`),
-    el('p', { class: 'muted' }, r.verdict ? `Recorded verdict: ${JSON.stringify(r.verdict)}`
-      : 'The ledger records this outcome as a verdict (the same fact, candidates and rules give the same verdict).'),
-    el('table', { class: 'candidates' },
+      ` (policy ${r.policy ?? 'none declared'})`,
+    ),
+    el(
+      'p',
+      { class: 'muted' },
+      r.verdict
+        ? `Recorded verdict: ${JSON.stringify(r.verdict)}`
+        : 'The ledger records this outcome as a verdict (the same fact, candidates and rules give the same verdict).',
+    ),
+    el(
+      'table',
+      { class: 'candidates' },
       el('caption', {}, `${r.candidates.length} candidate${r.candidates.length === 1 ? '' : 's'}`),
-      el('thead', {}, el('tr', {}, ['', 'id', 'value', 'source', 'valid', 'known'].map((h) => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, r.candidates.map((c) => el('tr', { dataset: { id: c.id } },
-        el('td', {}, chosen !== null && JSON.stringify(c.value) === chosen ? '✔' : ''),
-        el('td', {}, blockLink(c.id, open)),
-        el('td', {}, JSON.stringify(c.value)),
-        el('td', {}, c.source ?? c.space),
-        el('td', {}, shortInstant(c.valid?.from), ' – ', c.valid?.to ? shortInstant(c.valid.to) : 'open'),
-        el('td', {}, shortInstant(c.known_at)))))),
-    el('p', { class: 'certificate' }, certificateWords(r.certificate)));
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ['', 'id', 'value', 'source', 'valid', 'known'].map((h) => el('th', { scope: 'col' }, h)),
+        ),
+      ),
+      el(
+        'tbody',
+        {},
+        r.candidates.map((c) =>
+          el(
+            'tr',
+            { dataset: { id: c.id } },
+            el('td', {}, chosen !== null && JSON.stringify(c.value) === chosen ? '✔' : ''),
+            el('td', {}, blockLink(c.id, open)),
+            el('td', {}, JSON.stringify(c.value)),
+            el('td', {}, c.source ?? c.space),
+            el('td', {}, shortInstant(c.valid?.from), ' – ', c.valid?.to ? shortInstant(c.valid.to) : 'open'),
+            el('td', {}, shortInstant(c.known_at)),
+          ),
+        ),
+      ),
+    ),
+    el('p', { class: 'certificate' }, certificateWords(r.certificate)),
+  );
 }

@@ -13,11 +13,28 @@ export async function runSearch(s, lens, open, stale) {
   const r = await post('/v1/search', body);
   if (stale()) return;
   fill($('search-certificate'), certificateWords(r.certificate));
-  fill($('search-results'), r.results.length === 0 ? el('li', { class: 'muted' }, 'No match.') : r.results.map((hit) =>
-    el('li', { class: `hit ${hit.match}`, dataset: { id: hit.node.id, match: hit.match } },
-      el('span', { class: 'score', title: 'score' }, typeof hit.score === 'number' ? hit.score.toFixed(3) : String(hit.score)), ' ',
-      el('span', { class: `badge ${hit.match}` }, hit.match === 'direct' ? 'direct' : `expansion · ${hit.via ?? ''} · depth ${hit.depth}`), ' ',
-      blockLink(hit.node.id, open), ' ', el('span', { class: 'statement' }, hit.node.statement ?? ''),
-      hit.match !== 'direct' && hit.path?.length ? el('div', { class: 'muted' }, `path: ${hit.path.join(' → ')}`) : null,
-      marks(hit.node, open))));
+  fill(
+    $('search-results'),
+    r.results.length === 0
+      ? el('li', { class: 'muted' }, 'No match.')
+      : r.results.map((hit) =>
+          el(
+            'li',
+            { class: `hit ${hit.match}`, dataset: { id: hit.node.id, match: hit.match } },
+            el('span', { class: 'score', title: 'score' }, typeof hit.score === 'number' ? hit.score.toFixed(3) : String(hit.score)),
+            ' ',
+            el(
+              'span',
+              { class: `badge ${hit.match}` },
+              hit.match === 'direct' ? 'direct' : `expansion · ${hit.via ?? ''} · depth ${hit.depth}`,
+            ),
+            ' ',
+            blockLink(hit.node.id, open),
+            ' ',
+            el('span', { class: 'statement' }, hit.node.statement ?? ''),
+            hit.match !== 'direct' && hit.path?.length ? el('div', { class: 'muted' }, `path: ${hit.path.join(' → ')}`) : null,
+            marks(hit.node, open),
+          ),
+        ),
+  );
 }

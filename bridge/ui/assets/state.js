@@ -1,6 +1,19 @@
 // The view's state lives in the address (hash, or the query string on first load) so a view can be
 // shared and reloaded. The API key is never part of it.
-const KEYS = ['as_of', 'valid_at', 'space', 'kind', 'category', 'current_only', 'include_invalidated', 'block', 'q', 'depth', 'limit', 'fact'];
+const KEYS = [
+  'as_of',
+  'valid_at',
+  'space',
+  'kind',
+  'category',
+  'current_only',
+  'include_invalidated',
+  'block',
+  'q',
+  'depth',
+  'limit',
+  'fact',
+];
 
 export function readState() {
   const s = {};
