@@ -1,7 +1,7 @@
 // The ledger: the graph store (source of truth), the in-memory views derived from it for the tenants in
 // use (loaded on first use, evicted under SVC_MEMORY_MB: resident-views.ts), one capture clock, and one
-// writer queue; `at(tenant, lens)` opens every read as a Snapshot. Writers are grouped: every request waiting when the store becomes free is planned
-// in order and committed in one transaction, and each is acknowledged only after that commit. Kuzu's
+// writer queue; `at(tenant, lens)` opens every read as a Snapshot. Writers are grouped: every request
+// waiting when the store becomes free is planned in order and committed in one transaction, and each is acknowledged only after that commit. Kuzu's
 // commit costs a fixed ~20-80 ms however many rows it carries, so grouping is what lets concurrent
 // writers share it.
 import { join } from 'node:path';
@@ -314,7 +314,8 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
-    for (const r of [...group.nodes, ...group.edges]) this.#noteSpace(r.space, r.tenant, r.captured_at);
+    for (const r of group.nodes) this.#noteSpace(r.space, r.tenant, r.captured_at);
+    for (const r of group.edges) this.#noteSpace(r.space, r.tenant, r.captured_at);
   }
 
   async storeCounts(): Promise<Record<string, number>> {

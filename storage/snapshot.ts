@@ -10,7 +10,7 @@ import { search, type SearchAnswer, type SearchParams } from './search/search.ts
 import type { SearchIndex } from './search/search-index.ts';
 import type { TenantView } from './tenant-view.ts';
 import { formatInstant, type Micros } from './time.ts';
-import type { Invalidation, NodeVersion } from './types.ts';
+import type { EdgeRecord, Invalidation, NodeVersion } from './types.ts';
 import { inForceAt, knownAt } from './visibility.ts';
 import { evidenceChain, type WhyResult } from './why.ts';
 
@@ -40,10 +40,6 @@ export class Snapshot {
     readonly txAsOf: Micros,
   ) {}
 
-  get asOf(): Micros {
-    return this.lens.asOf;
-  }
-
   /** The invalidation of node `id` this read sees: the first one known at as_of, or undefined. */
   invalidation(id: string): Invalidation | undefined {
     let first: Invalidation | undefined;
@@ -53,18 +49,22 @@ export class Snapshot {
     return first;
   }
 
+  /**
+   * A SUPERSEDES edge this read counts: known at as_of, in force at valid_at, in the lens's space, from a
+   * successor not retracted (a retracted successor replaces nothing; its edges are not walked either).
+   */
+  #replaces(e: EdgeRecord): boolean {
+    if (!knownAt(e, this.lens.asOf) || !inForceAt(e, this.lens.validAt)) return false;
+    if (this.lens.space !== undefined && e.space !== this.lens.space) return false;
+    return !this.invalidation(e.source_id);
+  }
+
   /** Ids of the nodes whose SUPERSEDES edge, visible to this read, points at `id`; sorted. */
   supersededBy(id: string): string[] {
     const edges = this.view.supersedingEdges(id);
     if (edges.length === 0) return [];
     const ids = new Set<string>();
-    for (const e of edges) {
-      if (!knownAt(e, this.lens.asOf) || !inForceAt(e, this.lens.validAt)) continue;
-      if (this.lens.space !== undefined && e.space !== this.lens.space) continue;
-      // A retracted successor replaces nothing: its edges are not walked either.
-      if (this.invalidation(e.source_id)) continue;
-      ids.add(e.source_id);
-    }
+    for (const e of edges) if (this.#replaces(e)) ids.add(e.source_id);
     return [...ids].sort();
   }
 
@@ -135,12 +135,7 @@ export class Snapshot {
   /** Ids of the nodes a visible SUPERSEDES edge points at (superseded as of this read). */
   supersededIds(): string[] {
     const ids = new Set<string>();
-    for (const e of this.view.supersedesEdges()) {
-      if (ids.has(e.target_id) || !knownAt(e, this.lens.asOf) || !inForceAt(e, this.lens.validAt)) continue;
-      if (this.lens.space !== undefined && e.space !== this.lens.space) continue;
-      if (this.invalidation(e.source_id)) continue;
-      ids.add(e.target_id);
-    }
+    for (const e of this.view.supersedesEdges()) if (!ids.has(e.target_id) && this.#replaces(e)) ids.add(e.target_id);
     return [...ids];
   }
 

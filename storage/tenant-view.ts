@@ -31,8 +31,6 @@ export class TenantView {
   readonly #verdictHashes = new Set<string>();
   readonly #invalidations: Invalidation[] = [];
   readonly #invalidationsOf = new Map<string, Invalidation[]>();
-  /** Spaces written to, with the first instant each was written (the MCP door opens `svc:` spaces by it). */
-  readonly #spaces = new Map<string, Micros>();
 
   // Running maxima of known_at. Backfill makes known_at non-monotonic in commit order, so they are kept
   // as rows arrive; a read as of one of them or later hides nothing and can skip its masked counts.
@@ -63,7 +61,6 @@ export class TenantView {
     push(this.#nodesBySpace, row.space, row);
     push(this.#versions, row.id, row);
     if (row.fact_key !== null) push(this.#byFactKey, row.fact_key, row);
-    if (!this.#spaces.has(row.space)) this.#spaces.set(row.space, row.captured_at);
   }
 
   addEdge(row: EdgeRecord): void {
@@ -78,7 +75,6 @@ export class TenantView {
     }
     this.#edgesByIdentity.set(edgeIdentity(row), row);
     this.#edgeHashes.add(row.hash);
-    if (!this.#spaces.has(row.space)) this.#spaces.set(row.space, row.captured_at);
   }
 
   addBatch(row: BatchRow): void {
@@ -172,13 +168,9 @@ export class TenantView {
     return this.#invalidationsOf.get(id) ?? NONE;
   }
 
-  /** The instant a space was first written, or undefined for a space never written. */
-  spaceFirstWritten(space: string): Micros | undefined {
-    return this.#spaces.get(space);
-  }
-
+  /** Spaces holding any node or edge row. */
   spaceNames(): string[] {
-    return [...this.#spaces.keys()];
+    return [...new Set([...this.#nodesBySpace.keys(), ...this.#edgesBySpace.keys()])];
   }
 
   /** Rows held, for check_install and benchmarks. */
@@ -192,7 +184,8 @@ export class TenantView {
   }
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+/** Appends `value` to the list `map` holds under `key`, starting the list when there is none. */
+export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);

@@ -5,7 +5,7 @@
 import { parseLag } from './duration.ts';
 import { contentHash } from './hash.ts';
 import { OPEN_END, type Micros } from './time.ts';
-import { edgeIdentity, type TenantView } from './tenant-view.ts';
+import { edgeIdentity, push, type TenantView } from './tenant-view.ts';
 import { EDGE_TYPES, isEdgeType, type BatchRow, type EdgeRecord, type Invalidation, type NodeVersion } from './types.ts';
 import { overlaps } from './visibility.ts';
 
@@ -82,9 +82,7 @@ export class Overlay {
   }
 
   stageInvalidation(row: Invalidation): void {
-    const list = this.invalidations.get(row.target_id);
-    if (list) list.push(row);
-    else this.invalidations.set(row.target_id, [row]);
+    push(this.invalidations, row.target_id, row);
   }
 
   versionsOf(id: string): NodeVersion[] {
@@ -92,9 +90,7 @@ export class Overlay {
   }
 
   stageNode(row: NodeVersion): void {
-    const list = this.versions.get(row.id);
-    if (list) list.push(row);
-    else this.versions.set(row.id, [row]);
+    push(this.versions, row.id, row);
   }
 
   stageEdge(row: EdgeRecord): void {

@@ -5,7 +5,6 @@
 import { localhostAllowedOrigins, originValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Context as HonoContext, Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
-import type { Ledger } from '../../storage/ledger.ts';
 import type { Context } from '../../tools/context.ts';
 import { tenantResolver, unauthorized, type AppDeps } from '../app.ts';
 import { statelessMcpHandler } from './handler.ts';
@@ -37,11 +36,6 @@ export function scopeOf(pathname: string): Scope | null {
   }
 }
 
-/** The tenant that first wrote to `space`, or null when none has (the captured_at clock is one per ledger). */
-export function firstWriterOf(ledger: Ledger, space: string): string | null {
-  return ledger.firstWriterOf(space);
-}
-
 const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);
 
 export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
@@ -62,7 +56,7 @@ export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
     const authorization = c.req.header('authorization');
     let tenant: string | null;
     if (hosted && authorization === undefined && scope && SECRET_SPACE.test(scope.space)) {
-      tenant = firstWriterOf(deps.ledger, scope.space);
+      tenant = deps.ledger.firstWriterOf(scope.space);
       if (tenant === null) return c.json({ detail: { error: 'not_found', why: 'no such space' } }, 404);
     } else {
       tenant = tenantOf(authorization);
