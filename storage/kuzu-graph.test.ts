@@ -1,12 +1,13 @@
-// Both write paths of the graph store on real Kuzu: the same rows through prepared statements and through
-// COPY load back equal (awkward text included), the size threshold picks the path, and a failing group
-// leaves nothing behind on either path.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Both write paths of the graph store on real Kuzu: the same rows through the write journal and through
+// COPY load back equal (awkward text included), the size threshold picks the path, a failing COPY leaves
+// nothing behind, and rows a crash left in the journal are copied in on open, once.
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KuzuGraph, emptyGroup, type CommitGroup } from './kuzu-graph.ts';
-import { paramOf } from './kuzu-prepared.ts';
+import { KuzuGraph, emptyGroup, journalRecordOf, type CommitGroup } from './kuzu-graph.ts';
+import { checkCell } from './table-rows.ts';
+import { encodeRecord, readSegment } from './write-journal.ts';
 import { OPEN_END } from './time.ts';
 import type { EdgeRecord, NodeVersion } from './types.ts';
 
@@ -133,27 +134,32 @@ function group(from: number, n: number): CommitGroup {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'kuzu-graph-test-'));
-let prepared: KuzuGraph, copied: KuzuGraph, switching: KuzuGraph;
+let journaled: KuzuGraph, copied: KuzuGraph, switching: KuzuGraph;
 beforeAll(async () => {
-  prepared = await KuzuGraph.open(join(dir, 'prepared'), { preparedMaxRows: Number.MAX_SAFE_INTEGER });
-  copied = await KuzuGraph.open(join(dir, 'copied'), { preparedMaxRows: 0 });
-  switching = await KuzuGraph.open(join(dir, 'switching'), { preparedMaxRows: 5 });
+  journaled = await KuzuGraph.open(join(dir, 'journaled'), { journalMaxRows: Number.MAX_SAFE_INTEGER });
+  copied = await KuzuGraph.open(join(dir, 'copied'), { journalMaxRows: 0 });
+  switching = await KuzuGraph.open(join(dir, 'switching'), { journalMaxRows: 5 });
 });
 afterAll(async () => {
-  for (const g of [prepared, copied, switching]) await g?.close();
+  for (const g of [journaled, copied, switching]) await g?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
+const segments = (graphDir: string): string[] => readdirSync(graphDir).filter((f) => f.startsWith('journal-'));
+
 describe('KuzuGraph write paths', () => {
-  it('stores the same rows through prepared statements and COPY, and loads them back as written', async () => {
+  it('stores the same rows through the journal and COPY, and loads them back as written', async () => {
     const groups = [group(1, 1), group(100, TEXTS.length), group(1_000, 40)];
     for (const g of groups) {
-      await prepared.commit(g);
+      await journaled.commit(g);
       await copied.commit(g);
     }
-    expect(prepared.writeStats()).toMatchObject({ preparedGroups: 3, copyGroups: 0 });
-    expect(copied.writeStats()).toMatchObject({ preparedGroups: 0, copyGroups: 3 });
-    const a = await prepared.loadAll();
+    expect(journaled.writeStats()).toMatchObject({ journalGroups: 3, copyGroups: 0 });
+    expect(journaled.journalRows()).toBeGreaterThan(0); // acknowledged from the journal, not yet in the engine
+    expect(copied.writeStats()).toMatchObject({ journalGroups: 0, copyGroups: 3 });
+    const a = await journaled.loadAll(); // a read copies the journal in first
+    expect(journaled.journalRows()).toBe(0);
+    expect(journaled.writeStats().flushes).toBeGreaterThan(0);
     const b = await copied.loadAll();
     expect(a).toEqual(b);
     const all = (k: keyof CommitGroup) => groups.flatMap((g) => g[k] as unknown[]);
@@ -168,48 +174,88 @@ describe('KuzuGraph write paths', () => {
     expect(a.nodes.filter((n) => n.statement === null).length).toBeGreaterThan(0);
   });
 
-  it('picks the path by the group size: up to the threshold prepared, above it COPY', async () => {
+  it('picks the path by the group size: up to the threshold journaled, above it COPY with the journal', async () => {
     const one: CommitGroup = { ...emptyGroup(), nodes: [node(10_000, 1)] };
-    await switching.commit(one); // 1 row: autocommit
+    await switching.commit(one);
     await switching.commit({
       ...one,
       nodes: [node(10_001, 2), node(10_002, 3)],
       edges: [edge(10_003, 1), edge(10_004, 2), edge(10_005, 3)],
     }); // 5 rows
-    expect(switching.writeStats()).toMatchObject({ preparedGroups: 2, preparedRows: 6, copyGroups: 0 });
+    expect(switching.writeStats()).toMatchObject({ journalGroups: 2, journalRows: 6, copyGroups: 0 });
+    expect(switching.journalRows()).toBe(6);
     await switching.commit({
       ...one,
       nodes: [node(10_006, 4), node(10_007, 5), node(10_008, 6)],
       edges: [edge(10_009, 4), edge(10_010, 5), edge(10_011, 6)],
-    }); // 6 rows
-    expect(switching.writeStats()).toMatchObject({ preparedGroups: 2, copyGroups: 1, copyRows: 6 });
+    }); // 6 rows: copied at once, and the journal's six with them
+    expect(switching.writeStats()).toMatchObject({ journalGroups: 2, copyGroups: 1, copyRows: 6, flushedRows: 6 });
+    expect(switching.journalRows()).toBe(0);
+    expect(segments(join(dir, 'switching'))).toHaveLength(1); // the sealed segment is gone, a fresh one open
     const loaded = await switching.loadAll();
     expect(loaded.nodes.map((n) => n.seq)).toEqual([10_000, 10_001, 10_002, 10_006, 10_007, 10_008]);
     expect(loaded.edges.map((e) => e.seq)).toEqual([10_003, 10_004, 10_005, 10_009, 10_010, 10_011]);
   });
 
-  it.each([
-    ['prepared', () => prepared],
-    ['COPY', () => copied],
-  ] as const)('rolls a failing group back whole (%s)', async (_, graph) => {
-    const before = await graph().counts();
+  it('rolls a failing COPY group back whole, with the journal rows, and keeps them for the next copy', async () => {
+    await switching.commit({ ...emptyGroup(), nodes: [node(20_000, 1)] }); // journaled
+    const before = await copied.counts();
     // The last table's row repeats a committed primary key: every row before it must go too.
     const bad = group(50_000, 3);
     bad.invalidations = [{ ...bad.invalidations[0]!, seq: 5 }]; // the invalidation of group(1, 1)
-    await expect(graph().commit(bad)).rejects.toThrow(/primary key/i);
-    expect(await graph().counts()).toEqual(before);
+    await expect(copied.commit(bad)).rejects.toThrow(/primary key/i);
+    expect(await copied.counts()).toEqual(before);
     // The writer is usable afterwards, with no transaction left open.
-    await graph().commit(group(60_000, 2));
-    expect((await graph().counts()).Block).toBe(before.Block! + 2);
+    await copied.commit(group(60_000, 2));
+    expect((await copied.counts()).Block).toBe(before.Block! + 2);
+
+    await switching.commit({ ...emptyGroup(), nodes: [node(20_001, 2)] }); // journaled
+    const bigBad = group(70_000, 3);
+    bigBad.nodes[0] = { ...bigBad.nodes[0]!, seq: 10_000 }; // stored already
+    await expect(switching.commit(bigBad)).rejects.toThrow(/primary key/i);
+    expect(switching.journalRows()).toBe(2); // still durable in the journal
+    const after = await switching.loadAll();
+    expect(after.nodes.map((n) => n.seq).filter((q) => q >= 20_000)).toEqual([20_000, 20_001]);
   });
 
-  it('binds instants as exact integers and refuses what an INT64 column would round', () => {
-    expect(paramOf(AT, 'int')).toBe(AT);
-    expect(paramOf(OPEN_END, 'int')).toBe(OPEN_END);
-    expect(() => paramOf(1.5, 'int')).toThrow(TypeError);
-    expect(() => paramOf(2 ** 60, 'int')).toThrow(TypeError);
-    expect(() => paramOf(Number.NaN, 'float')).toThrow(TypeError);
-    expect(paramOf('', 'text')).toBe('""');
-    expect(paramOf(null, 'text')).toBeNull();
+  it('refuses a cell an INT64 column would round before it is journaled', async () => {
+    expect(() => checkCell(AT, 'int')).not.toThrow();
+    expect(() => checkCell(OPEN_END, 'int')).not.toThrow();
+    expect(() => checkCell(1.5, 'int')).toThrow(TypeError);
+    expect(() => checkCell(2 ** 60, 'int')).toThrow(TypeError);
+    expect(() => checkCell(Number.NaN, 'float')).toThrow(TypeError);
+    expect(() => checkCell(null, 'int')).not.toThrow();
+    const rows = journaled.journalRows();
+    await expect(journaled.commit({ ...emptyGroup(), nodes: [{ ...node(30_000, 1), asserted_at: 1.5 }] })).rejects.toThrow(TypeError);
+    expect(journaled.journalRows()).toBe(rows);
+  });
+});
+
+describe('write journal recovery', () => {
+  it('copies in what a crash left in the journal, skips rows already stored, and stops at a torn record', async () => {
+    const graphDir = join(dir, 'crashed');
+    const first = await KuzuGraph.open(graphDir, { journalMaxRows: 0 });
+    await first.commit(group(100_000, 2)); // copied in at once
+    await first.close();
+    // Segments as a crashed process would have left them: one record whose rows are already in the engine
+    // (killed between the copy's commit and the segment's deletion), one new record, and a torn record
+    // after it (killed mid-append, so never acknowledged).
+    const name = join(graphDir, 'journal-0000000900.log');
+    appendFileSync(name, encodeRecord(journalRecordOf(group(100_000, 2))));
+    appendFileSync(name, encodeRecord(journalRecordOf(group(200_000, 3))));
+    appendFileSync(name, encodeRecord(journalRecordOf(group(300_000, 1))).subarray(0, 40));
+    expect(readSegment(name)).toHaveLength(2);
+
+    const reopened = await KuzuGraph.open(graphDir);
+    expect(reopened.journalRows()).toBe(0);
+    expect(segments(graphDir)).toHaveLength(1);
+    const loaded = await reopened.loadAll();
+    const g1 = group(100_000, 2);
+    const g2 = group(200_000, 3);
+    expect(loaded.nodes.map((n) => n.seq)).toEqual([...g1.nodes, ...g2.nodes].map((n) => n.seq));
+    expect(loaded.edges).toEqual([...g1.edges, ...g2.edges]);
+    expect(loaded.batches.map((b) => b.id).sort()).toEqual([g1.batches[0]!.id, g2.batches[0]!.id].sort());
+    expect(loaded.nodes.some((n) => n.seq >= 300_000)).toBe(false); // the torn record was never acknowledged
+    await reopened.close();
   });
 });
