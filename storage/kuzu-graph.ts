@@ -567,7 +567,7 @@ export class KuzuGraph implements GraphStore {
     if (rows === 0) return;
     const t0 = performance.now();
     if (rows <= this.#journalMaxRows) {
-      this.#journal.append(journalRecord(parts));
+      await this.#journal.append(journalRecord(parts));
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
       this.#stats.journalMs += performance.now() - t0;
@@ -618,7 +618,7 @@ export class KuzuGraph implements GraphStore {
    * release replays rows already in.
    */
   async #copyJournal(group: readonly TableRows[], opts: { recovering?: boolean } = {}): Promise<void> {
-    const { records, segments } = this.#journal.take();
+    const { records, segments } = await this.#journal.take();
     let journal = journalParts(records);
     const journalRows = journal.reduce((n, p) => n + p.count, 0);
     if (journalRows > 0 && (opts.recovering || this.#retrying)) journal = await this.#withoutStored(journal);
@@ -819,7 +819,7 @@ export class KuzuGraph implements GraphStore {
     this.#closed = true;
     // A failed copy leaves the rows in the journal, where the next open finds them.
     await this.#drain().catch((error: unknown) => console.error('write journal: copy on close failed, kept for the next open:', error));
-    this.#journal.close();
+    await this.#journal.close();
     await this.#writer.close();
     await this.#reader.close();
     await this.#db.close();

@@ -11,7 +11,7 @@
 // the next one, so appends never wait for a copy into the engine; a sealed segment is deleted once its
 // rows are committed there. A crash between that commit and the deletion replays rows the engine already
 // holds: the graph store skips rows whose primary key it finds.
-import { closeSync, fdatasyncSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Cell } from './table-rows.ts';
@@ -71,6 +71,10 @@ export class WriteJournal {
   #activeRecords: JournalRecord[] = [];
   /** Segments sealed but not yet known to be in the engine, oldest first, with their records. */
   #sealed: { n: number; records: JournalRecord[] }[];
+  /** The fdatasync in flight: a segment is sealed (its descriptor closed) only after it settles. */
+  #syncing: Promise<void> = Promise.resolve();
+  /** Set when an fdatasync failed: whether that record reached the disk is unknown, so no more appends. */
+  #failed: Error | null = null;
   #closed = false;
 
   private constructor(dir: string, sealed: { n: number; records: JournalRecord[] }[], next: number) {
@@ -103,14 +107,28 @@ export class WriteJournal {
     return n;
   }
 
-  /** Appends one record and returns once it is on disk: the caller may acknowledge it then. */
-  append(record: JournalRecord): void {
+  /**
+   * Appends one record and resolves once it is on disk: the caller may acknowledge it then. The fdatasync
+   * runs off the main thread, so other requests are planned meanwhile; callers append one at a time (the
+   * ledger commits one group at a time).
+   */
+  async append(record: JournalRecord): Promise<void> {
     if (this.#closed) throw new Error('write journal is closed');
+    if (this.#failed) throw new Error(`write journal unusable after a failed fdatasync (restart the server): ${this.#failed.message}`);
     const bytes = encodeRecord(record);
     let written = 0;
     while (written < bytes.length) written += writeSync(this.#fd, bytes, written, bytes.length - written);
-    fdatasyncSync(this.#fd);
     this.#activeRecords.push(record);
+    const fd = this.#fd;
+    this.#syncing = new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    try {
+      await this.#syncing;
+    } catch (error) {
+      // Like a commit whose outcome is unknown: refused to the caller, possibly replayed on the next open.
+      this.#failed = error as Error;
+      this.#syncing = Promise.resolve();
+      throw error;
+    }
   }
 
   /**
@@ -118,7 +136,8 @@ export class WriteJournal {
    * caller copies them into the engine and then calls `release` with the same count; if the copy fails,
    * nothing is released and the next `take` returns them again.
    */
-  take(): { records: JournalRecord[]; segments: number } {
+  async take(): Promise<{ records: JournalRecord[]; segments: number }> {
+    await this.#syncing;
     if (this.#activeRecords.length > 0) {
       closeSync(this.#fd);
       this.#sealed.push({ n: this.#active, records: this.#activeRecords });
@@ -136,8 +155,9 @@ export class WriteJournal {
     syncDir(this.#dir);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.#closed) return;
+    await this.#syncing;
     this.#closed = true;
     closeSync(this.#fd);
   }
