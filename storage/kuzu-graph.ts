@@ -447,13 +447,18 @@ const DECODE = {
 const SPECS: readonly TableSpec<never>[] = [BATCH, NODE, EDGE, DECLARATION, VERDICT, INVALIDATION] as TableSpec<never>[];
 const specOf = (table: string): TableSpec<never> => {
   const spec = SPECS.find((t) => t.table === table);
-  if (!spec) throw new Error(`write journal names an unknown table: ${table}`);
+  if (!spec)
+    throw new Error(
+      `write journal names a table this release does not have (${table}): open the data folder with the release that wrote it`,
+    );
   return spec;
 };
 const keyColumn = (spec: Pick<TableSpec<never>, 'table'>): string => (spec.table === BATCH.table ? 'key' : 'seq');
 
 /** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
 function journalParts(records: readonly JournalRecord[]): TableRows[] {
+  // A record naming a table this release does not have (a newer release's journal) stops the open.
+  for (const r of records) for (const t of r.tables) specOf(t.table);
   return SPECS.map((spec) => {
     const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
     const seen = new Set<Cell>();
