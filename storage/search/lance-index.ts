@@ -16,7 +16,9 @@ import {
   Utf8,
   type Data,
 } from 'apache-arrow';
+import { envMegabytes } from '../env-megabytes.ts';
 import type { Micros } from '../time.ts';
+import { mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 
 export interface IndexRow {
   id: string;
@@ -92,6 +94,12 @@ const HNSW_EF_CONSTRUCTION = 150;
 const INDEX_CACHE_BYTES = 256n * 1024n * 1024n;
 const METADATA_CACHE_BYTES = 64n * 1024n * 1024n;
 
+/** Memory for the in-memory vector columns of tables without a vector index (vector-mirror.ts); 0 turns them off. */
+export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number =>
+  envMegabytes(env, 'SVC_SEARCH_VECTORS_MB', 256, 0) * 1024 * 1024;
+
+const MIRROR_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to', 'vector'];
+
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
 
@@ -157,12 +165,14 @@ export class LanceIndex {
   readonly #db: lancedb.Connection;
   readonly #schema: Schema;
   readonly #tables = new Map<string, Promise<TableState>>();
+  readonly #mirrors: VectorMirrors;
   readonly dimension: number;
   /** Length of the word-vector column; 0 when the tables have none. */
   readonly wordDimension: number;
 
-  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number) {
+  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number, mirrorBytes: number) {
     this.#db = db;
+    this.#mirrors = new VectorMirrors(mirrorBytes);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
     const instant = (name: string): Field => new Field(name, new Float64(), false);
@@ -182,10 +192,10 @@ export class LanceIndex {
     ]);
   }
 
-  static async open(dir: string, dimension: number, wordDimension = 0): Promise<LanceIndex> {
+  static async open(dir: string, dimension: number, wordDimension = 0, mirrorBytes = vectorMirrorBytes()): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
-    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension);
+    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes);
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -280,6 +290,7 @@ export class LanceIndex {
     if (!state) return;
     await state.table.add(this.#arrow(rows));
     state.appends++;
+    if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
     await this.#ensureTextIndex(state);
   }
 
@@ -306,6 +317,7 @@ export class LanceIndex {
       await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
       for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });
       state.hasVectorIndex = true;
+      this.#mirrors.drop(tenant);
     }
   }
 
@@ -330,11 +342,21 @@ export class LanceIndex {
   ): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
+    if (!state.hasVectorIndex) {
+      const mirror = await this.#mirrors.get(tenant, () => this.#mirrorRows(state.table));
+      if (mirror) return mirror.nearest(vector, filter, limit, column);
+    }
     const where = wherePredicate(filter);
     let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
     if (where !== null) query = query.where(where);
     const rows = await query.select(['id', 'seq', '_distance']).limit(limit).toArray();
     return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
+  }
+
+  /** Every row's filter and vector columns, to fill a tenant's mirror. */
+  async #mirrorRows(table: lancedb.Table): Promise<MirrorRow[]> {
+    const columns = this.wordDimension > 0 ? [...MIRROR_COLUMNS, 'wvec'] : MIRROR_COLUMNS;
+    return mirrorRows(await table.query().select(columns).toArrow(), this.dimension);
   }
 
   async countRows(tenant?: string): Promise<number> {
@@ -357,12 +379,14 @@ export class LanceIndex {
 
   async dropAll(): Promise<void> {
     this.#tables.clear();
+    this.#mirrors.drop();
     for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
   }
 
   async close(): Promise<void> {
     for (const s of this.#tables.values()) (await s.catch(() => null))?.table.close();
     this.#tables.clear();
+    this.#mirrors.drop();
     this.#db.close();
   }
 }

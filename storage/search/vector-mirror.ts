@@ -1,0 +1,217 @@
+// The vector columns of a tenant's small table, held in memory and scanned in JS. Below HNSW_MIN_ROWS
+// LanceDB answers a nearest-vector query by a flat scan too, but each query costs ~1 ms of planning plus
+// reading and decoding the whole column from the table's files (~3 ms at 600 rows × 384 dimensions,
+// ~11 ms at 6,000), and a search asks two of them (the embedder's and the word vectors). The same scan over
+// vectors already in memory takes a fraction of that. The answers are LanceDB's: the same prefilter
+// (wherePredicate, in JS), cosine distance rounded to float32, rows with a zero vector left out, ties in
+// write order. Tables with a vector index are searched by LanceDB; mirrors beyond a byte budget are dropped,
+// least recently used first, and reloaded from the table when next searched.
+import type { Table as ArrowTable } from 'apache-arrow';
+import type { Hit, RowFilter } from './lance-index.ts';
+
+/** The columns of one row the mirror keeps: the prefilter's and the two vector columns. */
+export interface MirrorRow {
+  id: string;
+  seq: number;
+  space: string;
+  kind: string;
+  category: string | null;
+  known_at: number;
+  asserted_at: number;
+  valid_from: number;
+  valid_to: number;
+  vector: Float32Array;
+  wvec?: Float32Array | undefined;
+}
+
+interface Kept extends MirrorRow {
+  /** Euclidean norms of the two vectors (0: the row is never a cosine neighbour, as in LanceDB). */
+  norm: number;
+  wnorm: number;
+}
+
+const norm = (v: Float32Array | undefined): number => {
+  if (!v) return 0;
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
+  return Math.sqrt(s);
+};
+
+/** Whether the row passes the prefilter `wherePredicate(f)` writes in SQL (lance-index.ts); keep the two in step. */
+export function admits(r: MirrorRow, f: RowFilter, only?: ReadonlySet<string>, excluded?: ReadonlySet<string>): boolean {
+  const asOf = Math.trunc(f.asOf);
+  if (f.hidden) {
+    if (!(r.known_at > asOf)) return false;
+  } else if (!f.allKnown && !(r.known_at <= asOf)) return false;
+  if (f.validAt !== undefined) {
+    const v = Math.trunc(f.validAt);
+    if (!(r.asserted_at <= v && r.valid_from <= v && r.valid_to > v)) return false;
+  }
+  if (f.asserted !== undefined && !(r.asserted_at >= Math.trunc(f.asserted.from) && r.asserted_at < Math.trunc(f.asserted.to)))
+    return false;
+  if (f.space !== undefined && r.space !== f.space) return false;
+  if (f.kind !== undefined && r.kind !== f.kind) return false;
+  if (f.category !== undefined && r.category !== f.category) return false;
+  if (excluded?.has(r.id)) return false;
+  if (only && !only.has(r.id)) return false;
+  return true;
+}
+
+/** One tenant's rows, in write (seq) order. */
+export class TenantVectors {
+  readonly #rows: Kept[] = [];
+  #maxSeq = Number.NEGATIVE_INFINITY;
+  #bytes = 0;
+
+  /** Appends rows written after those held (a row at or below the highest seq held is already here). */
+  append(rows: readonly MirrorRow[]): void {
+    for (const r of rows) {
+      if (r.seq <= this.#maxSeq) continue;
+      this.#maxSeq = r.seq;
+      this.#rows.push({ ...r, norm: norm(r.vector), wnorm: norm(r.wvec) });
+      this.#bytes += 4 * (r.vector.length + (r.wvec?.length ?? 0)) + 200;
+    }
+  }
+
+  get size(): number {
+    return this.#rows.length;
+  }
+
+  /** Approximate memory held. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The `limit` nearest rows by cosine among those `f` admits, as LanceDB's flat search returns them. */
+  nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] {
+    const qn = norm(query);
+    if (qn === 0 || limit <= 0) return [];
+    const only = f.onlyIds !== undefined ? new Set(f.onlyIds) : undefined;
+    const excluded = f.excludeIds !== undefined && f.excludeIds.length > 0 ? new Set(f.excludeIds) : undefined;
+    // The best `limit` so far, nearest first; a later row enters only if strictly nearer (ties keep write order).
+    const top: { row: Kept; distance: number }[] = [];
+    for (const r of this.#rows) {
+      const v = column === 'vector' ? r.vector : r.wvec;
+      const rn = column === 'vector' ? r.norm : r.wnorm;
+      if (!v || rn === 0 || v.length !== query.length) continue;
+      let dot = 0;
+      for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+      const distance = Math.fround(1 - dot / (qn * rn));
+      if (top.length >= limit && distance >= top[top.length - 1]!.distance) continue;
+      if (!admits(r, f, only, excluded)) continue;
+      let at = top.length;
+      while (at > 0 && top[at - 1]!.distance > distance) at--;
+      top.splice(at, 0, { row: r, distance });
+      if (top.length > limit) top.pop();
+    }
+    return top.map(({ row, distance }) => ({ id: row.id, seq: row.seq, score: 1 - distance }));
+  }
+}
+
+/** Mirrors of many tenants within a byte budget, least recently used dropped first. */
+export class VectorMirrors {
+  readonly #budget: number;
+  readonly #mirrors = new Map<string, Promise<TenantVectors | null>>();
+  readonly #held = new Map<string, TenantVectors>();
+
+  constructor(budgetBytes: number) {
+    this.#budget = budgetBytes;
+  }
+
+  /** The tenant's mirror, loaded by `load` (rows in any order) when absent; null when it would not fit the budget. */
+  get(tenant: string, load: () => Promise<MirrorRow[]>): Promise<TenantVectors | null> {
+    const cached = this.#mirrors.get(tenant);
+    if (cached) {
+      // Most recently used last, for eviction.
+      this.#mirrors.delete(tenant);
+      this.#mirrors.set(tenant, cached);
+      return cached;
+    }
+    if (this.#budget <= 0) return Promise.resolve(null);
+    const loading = load().then((rows) => {
+      const m = new TenantVectors();
+      m.append([...rows].sort((a, b) => a.seq - b.seq));
+      if (m.bytes > this.#budget) {
+        this.#mirrors.delete(tenant);
+        return null;
+      }
+      this.#held.set(tenant, m);
+      this.#evict();
+      return m;
+    });
+    loading.catch(() => this.#mirrors.delete(tenant));
+    this.#mirrors.set(tenant, loading);
+    return loading;
+  }
+
+  /** Appends rows just written to the table, if the tenant is mirrored (waits for a load in progress). */
+  async append(tenant: string, rows: readonly MirrorRow[]): Promise<void> {
+    const m = await this.#mirrors.get(tenant)?.catch(() => null);
+    if (!m || this.#held.get(tenant) !== m) return;
+    m.append(rows);
+    this.#evict();
+  }
+
+  /** Forgets a tenant (its table got a vector index, or was dropped). */
+  drop(tenant?: string): void {
+    if (tenant === undefined) {
+      this.#mirrors.clear();
+      this.#held.clear();
+    } else {
+      this.#mirrors.delete(tenant);
+      this.#held.delete(tenant);
+    }
+  }
+
+  #evict(): void {
+    let total = 0;
+    for (const m of this.#held.values()) total += m.bytes;
+    for (const tenant of this.#mirrors.keys()) {
+      if (total <= this.#budget) break;
+      const m = this.#held.get(tenant);
+      if (!m) continue;
+      total -= m.bytes;
+      this.drop(tenant);
+    }
+  }
+}
+
+/** The mirror's rows from a table read with the mirror's columns (`wvec` when the table has it). */
+export function mirrorRows(data: ArrowTable, dimension: number): MirrorRow[] {
+  const col = (name: string) => data.getChild(name);
+  const [id, seq, space, kind, category, knownAt, assertedAt, validFrom, validTo, vector, wvec] = [
+    'id',
+    'seq',
+    'space',
+    'kind',
+    'category',
+    'known_at',
+    'asserted_at',
+    'valid_from',
+    'valid_to',
+    'vector',
+    'wvec',
+  ].map(col);
+  // A FixedSizeList cell is a vector of floats; copied, so the mirror does not pin the batch it came in.
+  const floats = (c: typeof vector, i: number): Float32Array | undefined => {
+    const v: unknown = c?.get(i);
+    return v && typeof v === 'object' && 'toArray' in v ? Float32Array.from((v as { toArray(): ArrayLike<number> }).toArray()) : undefined;
+  };
+  const rows: MirrorRow[] = [];
+  for (let i = 0; i < data.numRows; i++) {
+    rows.push({
+      id: String(id?.get(i)),
+      seq: Number(seq?.get(i)),
+      space: String(space?.get(i)),
+      kind: String(kind?.get(i)),
+      category: (category?.get(i) as string | null | undefined) ?? null,
+      known_at: Number(knownAt?.get(i)),
+      asserted_at: Number(assertedAt?.get(i)),
+      valid_from: Number(validFrom?.get(i)),
+      valid_to: Number(validTo?.get(i)),
+      vector: floats(vector, i) ?? new Float32Array(dimension),
+      wvec: floats(wvec, i),
+    });
+  }
+  return rows;
+}
