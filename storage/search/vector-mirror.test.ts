@@ -138,8 +138,10 @@ describe('vector mirror', () => {
       valid_to: 9,
       vector: new Float32Array(100).fill(1),
     });
-    // A row costs about 4 × 100 + 200 bytes; the budget holds two tenants of one row.
-    const mirrors = new VectorMirrors(1300);
+    // The budget holds two tenants of one row, not three.
+    const probe = new TenantVectors();
+    probe.append([one(1)]);
+    const mirrors = new VectorMirrors(Math.floor(2.5 * probe.bytes));
     let loads = 0;
     const load = async () => {
       loads++;
@@ -155,6 +157,6 @@ describe('vector mirror', () => {
     await mirrors.get('b', load);
     expect(loads).toBe(4);
     // Too large alone: not kept.
-    expect(await new VectorMirrors(100).get('x', load)).toBeNull();
+    expect(await new VectorMirrors(probe.bytes - 1).get('x', load)).toBeNull();
   });
 });

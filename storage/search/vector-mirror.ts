@@ -24,21 +24,73 @@ export interface MirrorRow {
   wvec?: Float32Array | undefined;
 }
 
-interface Kept extends MirrorRow {
-  /** Euclidean norms of the two vectors (0: the row is never a cosine neighbour, as in LanceDB). */
-  norm: number;
-  wnorm: number;
+/** A row's prefilter columns (its vectors live in the mirror's flat buffers). */
+type Scalars = Omit<MirrorRow, 'vector' | 'wvec'>;
+
+/** Dot product, four lanes at a time (about twice as fast as one in V8). */
+function dot(a: Float32Array, at: number, q: Float32Array): number {
+  const d = q.length;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0,
+    i = 0;
+  for (; i + 3 < d; i += 4) {
+    s0 += a[at + i]! * q[i]!;
+    s1 += a[at + i + 1]! * q[i + 1]!;
+    s2 += a[at + i + 2]! * q[i + 2]!;
+    s3 += a[at + i + 3]! * q[i + 3]!;
+  }
+  for (; i < d; i++) s0 += a[at + i]! * q[i]!;
+  return s0 + s1 + s2 + s3;
 }
 
-const norm = (v: Float32Array | undefined): number => {
-  if (!v) return 0;
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
-  return Math.sqrt(s);
-};
+/** One vector column: rows' vectors end to end in a buffer that doubles when full, and their norms. */
+class Column {
+  #data = new Float32Array(0);
+  #norms = new Float64Array(0);
+  dimension = -1;
+
+  set(row: number, v: Float32Array | undefined): void {
+    if (this.dimension < 0 && v) this.dimension = v.length;
+    const d = Math.max(0, this.dimension);
+    if ((row + 1) * d > this.#data.length || row >= this.#norms.length) {
+      const rows = Math.max(64, (row + 1) * 2);
+      const data = new Float32Array(rows * d);
+      data.set(this.#data);
+      const norms = new Float64Array(rows);
+      norms.set(this.#norms);
+      this.#data = data;
+      this.#norms = norms;
+    }
+    // A vector of another length (none in practice: the index pads) is kept as a zero vector: never a neighbour.
+    if (!v || v.length !== d) {
+      this.#norms[row] = 0;
+      return;
+    }
+    this.#data.set(v, row * d);
+    this.#norms[row] = Math.sqrt(dot(v, 0, v));
+  }
+
+  /** Cosine distance from `q` (of norm `qn`) to row `row`, rounded to float32 as LanceDB reports it; NaN for a zero vector. */
+  distance(row: number, q: Float32Array, qn: number): number {
+    const rn = this.#norms[row] ?? 0;
+    if (rn === 0 || q.length !== this.dimension) return Number.NaN;
+    return Math.fround(1 - dot(this.#data, row * this.dimension, q) / (qn * rn));
+  }
+
+  get bytes(): number {
+    return this.#data.byteLength + this.#norms.byteLength;
+  }
+}
 
 /** Whether the row passes the prefilter `wherePredicate(f)` writes in SQL (lance-index.ts); keep the two in step. */
-export function admits(r: MirrorRow, f: RowFilter, only?: ReadonlySet<string>, excluded?: ReadonlySet<string>): boolean {
+export function admits(
+  r: Omit<MirrorRow, 'vector' | 'wvec'>,
+  f: RowFilter,
+  only?: ReadonlySet<string>,
+  excluded?: ReadonlySet<string>,
+): boolean {
   const asOf = Math.trunc(f.asOf);
   if (f.hidden) {
     if (!(r.known_at > asOf)) return false;
@@ -59,17 +111,21 @@ export function admits(r: MirrorRow, f: RowFilter, only?: ReadonlySet<string>, e
 
 /** One tenant's rows, in write (seq) order. */
 export class TenantVectors {
-  readonly #rows: Kept[] = [];
+  readonly #rows: Scalars[] = [];
+  readonly #vector = new Column();
+  readonly #wvec = new Column();
   #maxSeq = Number.NEGATIVE_INFINITY;
-  #bytes = 0;
 
   /** Appends rows written after those held (a row at or below the highest seq held is already here). */
   append(rows: readonly MirrorRow[]): void {
     for (const r of rows) {
       if (r.seq <= this.#maxSeq) continue;
       this.#maxSeq = r.seq;
-      this.#rows.push({ ...r, norm: norm(r.vector), wnorm: norm(r.wvec) });
-      this.#bytes += 4 * (r.vector.length + (r.wvec?.length ?? 0)) + 200;
+      const { vector, wvec, ...scalars } = r;
+      const at = this.#rows.length;
+      this.#vector.set(at, vector);
+      this.#wvec.set(at, wvec);
+      this.#rows.push(scalars);
     }
   }
 
@@ -79,25 +135,23 @@ export class TenantVectors {
 
   /** Approximate memory held. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#vector.bytes + this.#wvec.bytes + 200 * this.#rows.length;
   }
 
   /** The `limit` nearest rows by cosine among those `f` admits, as LanceDB's flat search returns them. */
   nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] {
-    const qn = norm(query);
+    const qn = Math.sqrt(dot(query, 0, query));
     if (qn === 0 || limit <= 0) return [];
+    const vectors = column === 'vector' ? this.#vector : this.#wvec;
     const only = f.onlyIds !== undefined ? new Set(f.onlyIds) : undefined;
     const excluded = f.excludeIds !== undefined && f.excludeIds.length > 0 ? new Set(f.excludeIds) : undefined;
     // The best `limit` so far, nearest first; a later row enters only if strictly nearer (ties keep write order).
-    const top: { row: Kept; distance: number }[] = [];
-    for (const r of this.#rows) {
-      const v = column === 'vector' ? r.vector : r.wvec;
-      const rn = column === 'vector' ? r.norm : r.wnorm;
-      if (!v || rn === 0 || v.length !== query.length) continue;
-      let dot = 0;
-      for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
-      const distance = Math.fround(1 - dot / (qn * rn));
+    const top: { row: Scalars; distance: number }[] = [];
+    for (let i = 0; i < this.#rows.length; i++) {
+      const distance = vectors.distance(i, query, qn);
+      if (Number.isNaN(distance)) continue;
       if (top.length >= limit && distance >= top[top.length - 1]!.distance) continue;
+      const r = this.#rows[i]!;
       if (!admits(r, f, only, excluded)) continue;
       let at = top.length;
       while (at > 0 && top[at - 1]!.distance > distance) at--;
