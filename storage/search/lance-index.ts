@@ -172,7 +172,7 @@ export class LanceIndex {
 
   private constructor(db: lancedb.Connection, dimension: number, wordDimension: number, mirrorBytes: number) {
     this.#db = db;
-    this.#mirrors = new VectorMirrors(mirrorBytes);
+    this.#mirrors = new VectorMirrors(mirrorBytes, HNSW_MIN_ROWS);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
     const instant = (name: string): Field => new Field(name, new Float64(), false);
@@ -343,7 +343,12 @@ export class LanceIndex {
     const state = await this.#state(tenant, false);
     if (!state) return [];
     if (!state.hasVectorIndex) {
-      const mirror = await this.#mirrors.get(tenant, () => this.#mirrorRows(state.table));
+      const mirror = await this.#mirrors.get(tenant, async () =>
+        // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
+        this.#mirrors.fits(await state.table.countRows(), 4 * (this.dimension + this.wordDimension) + 216)
+          ? this.#mirrorRows(state.table)
+          : null,
+      );
       if (mirror) return mirror.nearest(vector, filter, limit, column);
     }
     const where = wherePredicate(filter);

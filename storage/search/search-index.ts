@@ -296,6 +296,7 @@ export class SearchIndex {
     limit: number,
     timing = new SearchTiming(),
   ): Promise<Candidates> {
+    timing.add('maintaining', this.#maintaining ? 1 : 0);
     const [vector] = await timing.time('embed', () => this.embedder.embed([query]));
     const t = performance.now();
     const wvec = this.words?.embed(query);

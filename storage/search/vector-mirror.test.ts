@@ -158,5 +158,13 @@ describe('vector mirror', () => {
     expect(loads).toBe(4);
     // Too large alone: not kept.
     expect(await new VectorMirrors(probe.bytes - 1).get('x', load)).toBeNull();
+    // Past maxRows (its table gets a vector index) a mirror is dropped; a declined load keeps nothing.
+    const capped = new VectorMirrors(1 << 20, 1);
+    expect((await capped.get('a', load))?.size).toBe(1);
+    await capped.append('a', [one(2)]);
+    expect(await capped.get('a', async () => null)).toBeNull();
+    expect(capped.fits(1, 10)).toBe(true);
+    expect(capped.fits(2, 10)).toBe(false);
+    expect((await capped.get('a', load))?.size).toBe(1);
   });
 });

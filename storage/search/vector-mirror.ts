@@ -165,15 +165,26 @@ export class TenantVectors {
 /** Mirrors of many tenants within a byte budget, least recently used dropped first. */
 export class VectorMirrors {
   readonly #budget: number;
+  readonly #maxRows: number;
   readonly #mirrors = new Map<string, Promise<TenantVectors | null>>();
   readonly #held = new Map<string, TenantVectors>();
 
-  constructor(budgetBytes: number) {
+  /** `maxRows`: a tenant's mirror is dropped once it holds more (its table gets a vector index then). */
+  constructor(budgetBytes: number, maxRows = Number.POSITIVE_INFINITY) {
     this.#budget = budgetBytes;
+    this.#maxRows = maxRows;
   }
 
-  /** The tenant's mirror, loaded by `load` (rows in any order) when absent; null when it would not fit the budget. */
-  get(tenant: string, load: () => Promise<MirrorRow[]>): Promise<TenantVectors | null> {
+  /** Whether a mirror of `rows` rows of `bytesPerRow` each would be kept: ask before loading one. */
+  fits(rows: number, bytesPerRow: number): boolean {
+    return rows <= this.#maxRows && rows * bytesPerRow <= this.#budget;
+  }
+
+  /**
+   * The tenant's mirror, loaded by `load` (rows in any order) when absent; null when it would not fit the
+   * budget or `load` declines (null): nothing is kept then, and the next call asks `load` again.
+   */
+  get(tenant: string, load: () => Promise<MirrorRow[] | null>): Promise<TenantVectors | null> {
     const cached = this.#mirrors.get(tenant);
     if (cached) {
       // Most recently used last, for eviction.
@@ -183,6 +194,10 @@ export class VectorMirrors {
     }
     if (this.#budget <= 0) return Promise.resolve(null);
     const loading = load().then((rows) => {
+      if (rows === null) {
+        this.#mirrors.delete(tenant);
+        return null;
+      }
       const m = new TenantVectors();
       m.append([...rows].sort((a, b) => a.seq - b.seq));
       if (m.bytes > this.#budget) {
@@ -203,6 +218,7 @@ export class VectorMirrors {
     const m = await this.#mirrors.get(tenant)?.catch(() => null);
     if (!m || this.#held.get(tenant) !== m) return;
     m.append(rows);
+    if (m.size > this.#maxRows) this.drop(tenant);
     this.#evict();
   }
 
