@@ -67,7 +67,9 @@ export const HNSW_MIN_ROWS = 20_000;
  * flat scan that scores every one of them, ~0.03 ms a row per query). Each `optimize` compacts, merges the
  * index deltas and cleans up old versions, and its cost grows with the table (measured: ~30 ms at 600 rows,
  * ~120 ms at 6,000, 0.2–0.8 s at 20k), so the allowance grows with it: a share of the indexed rows, at
- * least FTS_MIN_UNINDEXED, at most FTS_MAX_UNINDEXED. A fixed 10,000 left a LoCoMo conversation (~600 turns
+ * least FTS_MIN_UNINDEXED, at most FTS_MAX_UNINDEXED. The share applies only to a table searched since its
+ * last optimize (a bulk import nobody reads meanwhile is optimized as before: past FTS_MAX_UNINDEXED rows,
+ * MAX_APPENDS_BEFORE_COMPACTION appends, or once writes pause). A fixed 10,000 left a LoCoMo conversation (~600 turns
  * written session by session, searched between sessions) flat-scanned whole: full text took 34 ms of a
  * 36 ms search (p50).
  */
@@ -157,6 +159,8 @@ function tableName(tenant: string): string {
 interface TableState {
   table: lancedb.Table;
   appends: number;
+  /** Searched by full text since its last optimize: only then is the flat scan of unindexed rows paid. */
+  searched: boolean;
   hasTextIndex: boolean;
   hasVectorIndex: boolean;
 }
@@ -220,6 +224,7 @@ export class LanceIndex {
     return {
       table,
       appends: 0,
+      searched: false,
       hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
       hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
     };
@@ -301,7 +306,9 @@ export class LanceIndex {
     await this.#ensureTextIndex(state);
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
-    if (force || unindexed > ftsAllowance(stats?.numIndexedRows ?? 0) || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
+    const readers = state.searched && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
+    if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
+      state.searched = false;
       await state.table.optimize();
       state.appends = 0;
     }
@@ -325,6 +332,7 @@ export class LanceIndex {
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state || !state.hasTextIndex || terms.length === 0) return [];
+    state.searched = true;
     const where = wherePredicate(filter);
     let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
     if (where !== null) query = query.where(where);
