@@ -51,14 +51,8 @@ export interface SearchAnswer {
   invalidated: number;
 }
 
-/**
- * Candidates fetched from each list per direct hit wanted: fusion needs more than the final cut. A deeper
- * full-text list costs more (LanceDB: 2.0 ms for 40 hits, 3.7 ms for 100 on one LoCoMo conversation).
- * Chosen on LoCoMo conversations 1-5 (limit 25; recall_any@10 / recall_all@10 / recall_any@25 / MRR, live
- * p50): 4 (pool 100) 0.824 / 0.693 / 0.897 / 0.533, 19.6 ms; 2 (50) 0.828 / 0.699 / 0.896 / 0.531, 14.3 ms;
- * 1 (40) 0.829 / 0.701 / 0.895 / 0.532, 17.4 ms (at load 5: latency differences under ~3 ms are noise).
- */
-const POOL_FACTOR = 2;
+/** Candidates fetched from each list per direct hit wanted: fusion needs more than the final cut. */
+const POOL_FACTOR = 4;
 const MIN_POOL = 40;
 /** Hidden matches counted at most: the count is a signal, not worth a full scan. */
 const HIDDEN_CAP = 100;
