@@ -15,6 +15,7 @@ import { replayMessages, turnsByNode } from './lib/locomo-messages.ts';
 import { byCategory, CATEGORY_NAMES, KS, score, type Outcome } from './lib/locomo-score.ts';
 import { PROJECT_ROOT, spawnServer } from './lib/spawn-server.ts';
 import { percentile, progress, table } from './lib/stats.ts';
+import { phaseTable, timingLines } from './lib/locomo-timing.ts';
 
 const SEARCH_LIMIT = 25;
 /** Conversations (1-based positions in locomo10.json) that weights and rules may be tuned on. */
@@ -89,6 +90,7 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
       progress('replay', i + 1, conversations.length);
     }
     const replaySeconds = (performance.now() - t0) / 1000;
+    const liveTimings = timingLines(server.log());
     const total = conversations.reduce((n, c) => n + c.questions.filter((q) => q.category in CATEGORY_NAMES).length, 0);
     let done = 0;
     for (const [i, c] of conversations.entries()) {
@@ -116,6 +118,12 @@ export async function runLocomo(conversations: Conversation[], mode: string, rep
       }
     }
     if (dumpPath && dump) writeFileSync(dumpPath, `${JSON.stringify(dump)}\n`);
+    if (liveTimings.length > 0) {
+      console.log(phaseTable('live-replay search phases', liveTimings, live));
+      console.log(
+        phaseTable('after-replay search phases (leakage checks included)', timingLines(server.log()).slice(liveTimings.length), latencies),
+      );
+    }
     const round = (o: Record<string, number>): Record<string, number> =>
       Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v.toFixed(4))]));
     const cats = byCategory(outcomes);

@@ -1,22 +1,13 @@
-// The only module that touches LanceDB and Arrow. One table per tenant, one row per node version:
+// The only module that touches LanceDB (Arrow batches are built in arrow-rows.ts). One table per tenant, one row per node version:
 // filters are SQL `where` prefilters (applied before ranking), full text is LanceDB's BM25 index with
 // stemming, vectors are searched flat until a table is large enough for an HNSW index to pay off.
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
-import {
-  Field,
-  FixedSizeList,
-  Float32,
-  Float64,
-  makeData,
-  RecordBatch,
-  Schema,
-  Struct,
-  Table as ArrowTable,
-  Utf8,
-  type Data,
-} from 'apache-arrow';
+import type { Schema } from 'apache-arrow';
+import { envMegabytes } from '../env-megabytes.ts';
+import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import type { Micros } from '../time.ts';
+import { mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 
 export interface IndexRow {
   id: string;
@@ -62,10 +53,23 @@ export interface Hit {
 export const HNSW_MIN_ROWS = 20_000;
 /**
  * Rows left out of the full-text index before it is brought up to date (they are still searched, by a
- * flat scan). Each `optimize` compacts, merges the index deltas and cleans up old versions, ~0.2–0.8 s
- * at 20k rows: at 1,000 it ran after every other 1,000-row write.
+ * flat scan that scores every one of them, ~0.03 ms a row per query). Each `optimize` compacts, merges the
+ * index deltas and cleans up old versions, and its cost grows with the table (measured: ~30 ms at 600 rows,
+ * ~120 ms at 6,000, 0.2–0.8 s at 20k), so the allowance grows with it: a share of the indexed rows, at
+ * least FTS_MIN_UNINDEXED, at most FTS_MAX_UNINDEXED. The share applies only to a table searched since its
+ * last optimize (a bulk import nobody reads meanwhile is optimized as before: past FTS_MAX_UNINDEXED rows,
+ * MAX_APPENDS_BEFORE_COMPACTION appends, or once writes pause). A fixed 10,000 left a LoCoMo conversation (~600 turns
+ * written session by session, searched between sessions) flat-scanned whole: full text took 34 ms of a
+ * 36 ms search (p50).
  */
+const FTS_MIN_UNINDEXED = 50;
+const FTS_UNINDEXED_SHARE = 1 / 16;
 const FTS_MAX_UNINDEXED = 10_000;
+
+/** Unindexed full-text rows a table of `indexed` rows may carry before an optimize. */
+export function ftsAllowance(indexed: number): number {
+  return Math.min(FTS_MAX_UNINDEXED, Math.max(FTS_MIN_UNINDEXED, Math.floor(indexed * FTS_UNINDEXED_SHARE)));
+}
 /** Small appends each make a data fragment; compacting them keeps scans fast. */
 const MAX_APPENDS_BEFORE_COMPACTION = 32;
 /**
@@ -80,6 +84,12 @@ const HNSW_EF_CONSTRUCTION = 150;
  */
 const INDEX_CACHE_BYTES = 256n * 1024n * 1024n;
 const METADATA_CACHE_BYTES = 64n * 1024n * 1024n;
+
+/** Memory for the in-memory vector columns of tables without a vector index (vector-mirror.ts); 0 turns them off. */
+export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number =>
+  envMegabytes(env, 'SVC_SEARCH_VECTORS_MB', 256, 0) * 1024 * 1024;
+
+const MIRROR_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to', 'vector'];
 
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
@@ -102,34 +112,6 @@ export function wherePredicate(f: RowFilter): string | null {
   return parts.length > 0 ? parts.join(' AND ') : null;
 }
 
-/** A Utf8 column written straight into one values buffer and an offsets array; null makes a null slot. */
-function utf8<T>(rows: readonly T[], pick: (r: T) => string | null): Data<Utf8> {
-  const n = rows.length;
-  const values: (string | null)[] = new Array<string | null>(n);
-  let bytes = 0;
-  let nulls = 0;
-  for (let i = 0; i < n; i++) {
-    const v = pick(rows[i]!);
-    values[i] = v;
-    if (v === null) nulls++;
-    else bytes += Buffer.byteLength(v, 'utf8');
-  }
-  const data = Buffer.allocUnsafe(bytes);
-  const offsets = new Int32Array(n + 1);
-  const validity = nulls > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v !== null && v !== undefined) {
-      at += data.write(v, at, 'utf8');
-      if (validity) validity[i >> 3]! |= 1 << (i & 7);
-    }
-    offsets[i + 1] = at;
-  }
-  const bytesView = new Uint8Array(data.buffer, data.byteOffset, bytes);
-  return makeData({ type: new Utf8(), length: n, nullCount: nulls, nullBitmap: validity, valueOffsets: offsets, data: bytesView });
-}
-
 function tableName(tenant: string): string {
   const hex = Buffer.from(tenant, 'utf8').toString('hex');
   return hex.length <= 96 ? `t_${hex}` : `h_${createHash('sha256').update(tenant).digest('hex')}`;
@@ -138,6 +120,8 @@ function tableName(tenant: string): string {
 interface TableState {
   table: lancedb.Table;
   appends: number;
+  /** Searched by full text since its last optimize: only then is the flat scan of unindexed rows paid. */
+  searched: boolean;
   hasTextIndex: boolean;
   hasVectorIndex: boolean;
 }
@@ -146,35 +130,23 @@ export class LanceIndex {
   readonly #db: lancedb.Connection;
   readonly #schema: Schema;
   readonly #tables = new Map<string, Promise<TableState>>();
+  readonly #mirrors: VectorMirrors;
   readonly dimension: number;
   /** Length of the word-vector column; 0 when the tables have none. */
   readonly wordDimension: number;
 
-  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number) {
+  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number, mirrorBytes: number) {
     this.#db = db;
+    this.#mirrors = new VectorMirrors(mirrorBytes, HNSW_MIN_ROWS);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
-    const instant = (name: string): Field => new Field(name, new Float64(), false);
-    this.#schema = new Schema([
-      new Field('id', new Utf8(), false),
-      new Field('seq', new Float64(), false),
-      new Field('space', new Utf8(), false),
-      new Field('kind', new Utf8(), false),
-      new Field('category', new Utf8(), true),
-      instant('known_at'),
-      instant('asserted_at'),
-      instant('valid_from'),
-      instant('valid_to'),
-      new Field('text', new Utf8(), false),
-      new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
-      ...(wordDimension > 0 ? [new Field('wvec', new FixedSizeList(wordDimension, new Field('item', new Float32(), true)), false)] : []),
-    ]);
+    this.#schema = indexSchema(dimension, wordDimension);
   }
 
-  static async open(dir: string, dimension: number, wordDimension = 0): Promise<LanceIndex> {
+  static async open(dir: string, dimension: number, wordDimension = 0, mirrorBytes = vectorMirrorBytes()): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
-    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension);
+    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes);
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -199,6 +171,7 @@ export class LanceIndex {
     return {
       table,
       appends: 0,
+      searched: false,
       hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
       hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
     };
@@ -214,61 +187,13 @@ export class LanceIndex {
     state.hasTextIndex = true;
   }
 
-  /** One vector column as one flat buffer: the embedder's own when the rows are consecutive views into it. */
-  #flatVectors(rows: readonly IndexRow[], d: number, pick: (r: IndexRow) => Float32Array | undefined): Float32Array {
-    const first = rows[0] ? pick(rows[0]) : undefined;
-    if (
-      first &&
-      rows.every((r, i) => {
-        const v = pick(r);
-        return v?.length === d && v.buffer === first.buffer && v.byteOffset === first.byteOffset + i * d * 4;
-      })
-    ) {
-      return new Float32Array(first.buffer, first.byteOffset, rows.length * d);
-    }
-    const flat = new Float32Array(rows.length * d);
-    rows.forEach((r, i) => {
-      const v = pick(r);
-      if (v) flat.set(v, i * d);
-    });
-    return flat;
-  }
-
-  // Columns are built as Arrow buffers directly (no per-value builders): ~4× faster than from objects.
-  #arrow(rows: readonly IndexRow[]): ArrowTable {
-    const n = rows.length;
-    const f64 = (pick: (r: IndexRow) => number) => makeData({ type: new Float64(), length: n, data: Float64Array.from(rows, pick) });
-    const list = (field: number, d: number, pick: (r: IndexRow) => Float32Array | undefined) =>
-      makeData({
-        type: this.#schema.fields[field]!.type as FixedSizeList<Float32>,
-        length: n,
-        nullCount: 0,
-        child: makeData({ type: new Float32(), length: n * d, data: this.#flatVectors(rows, d, pick) }),
-      });
-    const children = [
-      utf8(rows, (r) => r.id),
-      f64((r) => r.seq),
-      utf8(rows, (r) => r.space),
-      utf8(rows, (r) => r.kind),
-      utf8(rows, (r) => r.category),
-      f64((r) => r.known_at),
-      f64((r) => r.asserted_at),
-      f64((r) => r.valid_from),
-      f64((r) => r.valid_to),
-      utf8(rows, (r) => r.text),
-      list(10, this.dimension, (r) => r.vector),
-      ...(this.wordDimension > 0 ? [list(11, this.wordDimension, (r) => r.wvec)] : []),
-    ];
-    const batch = new RecordBatch(this.#schema, makeData({ type: new Struct(this.#schema.fields), length: n, nullCount: 0, children }));
-    return new ArrowTable([batch]);
-  }
-
   async add(tenant: string, rows: readonly IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
     const state = await this.#state(tenant, true);
     if (!state) return;
-    await state.table.add(this.#arrow(rows));
+    await state.table.add(rowsToArrow(this.#schema, rows));
     state.appends++;
+    if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
     await this.#ensureTextIndex(state);
   }
 
@@ -279,7 +204,9 @@ export class LanceIndex {
     await this.#ensureTextIndex(state);
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
-    if (force || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
+    const readers = state.searched && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
+    if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
+      state.searched = false;
       await state.table.optimize();
       state.appends = 0;
     }
@@ -295,6 +222,7 @@ export class LanceIndex {
       await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
       for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });
       state.hasVectorIndex = true;
+      this.#mirrors.drop(tenant);
     }
   }
 
@@ -302,6 +230,7 @@ export class LanceIndex {
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state || !state.hasTextIndex || terms.length === 0) return [];
+    state.searched = true;
     const where = wherePredicate(filter);
     let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
     if (where !== null) query = query.where(where);
@@ -319,11 +248,26 @@ export class LanceIndex {
   ): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
+    if (!state.hasVectorIndex) {
+      const mirror = await this.#mirrors.get(tenant, async () =>
+        // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
+        this.#mirrors.fits(await state.table.countRows(), 4 * (this.dimension + this.wordDimension) + 216)
+          ? this.#mirrorRows(state.table)
+          : null,
+      );
+      if (mirror) return mirror.nearest(vector, filter, limit, column);
+    }
     const where = wherePredicate(filter);
     let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
     if (where !== null) query = query.where(where);
     const rows = await query.select(['id', 'seq', '_distance']).limit(limit).toArray();
     return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
+  }
+
+  /** Every row's filter and vector columns, to fill a tenant's mirror. */
+  async #mirrorRows(table: lancedb.Table): Promise<MirrorRow[]> {
+    const columns = this.wordDimension > 0 ? [...MIRROR_COLUMNS, 'wvec'] : MIRROR_COLUMNS;
+    return mirrorRows(await table.query().select(columns).toArrow(), this.dimension);
   }
 
   async countRows(tenant?: string): Promise<number> {
@@ -346,12 +290,14 @@ export class LanceIndex {
 
   async dropAll(): Promise<void> {
     this.#tables.clear();
+    this.#mirrors.drop();
     for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
   }
 
   async close(): Promise<void> {
     for (const s of this.#tables.values()) (await s.catch(() => null))?.table.close();
     this.#tables.clear();
+    this.#mirrors.drop();
     this.#db.close();
   }
 }

@@ -95,3 +95,32 @@ describe('a question naming a date', () => {
     expect((await ask('dated', 'What yoga class did Maria start in September 2023?'))[0]).toBe('sept');
   });
 });
+
+describe('a read at or after the latest known_at hides nothing', () => {
+  it('counts matches learned after as_of only when there are some (the read as of the latest skips the count)', async () => {
+    const t1 = at('2023-05-01T00:00:00Z');
+    const t2 = at('2023-05-08T00:00:00Z');
+    for (const [id, statement, known] of [
+      ['keeper', 'The lighthouse keeper retired.', t1],
+      ['lamp', 'The lighthouse lamp was replaced.', t2],
+    ] as const)
+      await ledger.write('masked', {
+        space: 's',
+        nodes: [{ id, kind: 'claim', statement }],
+        edges: [],
+        backfill: { declared_captured_at: known, reason: 'test' },
+      });
+    await index.caughtUp();
+    // `now` is the server's clock (today), later than every as_of here, as for a client's "now" read.
+    const read = (asOf: number) =>
+      search(index, ledger.view('masked'), { query: 'lighthouse', asOf, now: ledger.now(), limit: 10, depth: 0, families: [] });
+    for (const asOf of [t2, t2 + 5]) {
+      const r = await read(asOf);
+      expect(r.results.map((x) => x.node.id).sort()).toEqual(['keeper', 'lamp']);
+      expect(r.masked.node).toBe(0);
+    }
+    const before = await read(t2 - 1);
+    expect(before.results.map((x) => x.node.id)).toEqual(['keeper']);
+    expect(before.masked.node).toBe(1);
+  });
+});

@@ -14,6 +14,7 @@ import type { Embedder } from './embedder.ts';
 import { enabled } from './mechanisms.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
 import { timeWindow } from './time-query.ts';
+import { noteWait, SearchTiming } from './timing.ts';
 import { WordVectors } from './word-vectors.ts';
 
 interface Meta {
@@ -270,21 +271,43 @@ export class SearchIndex {
   /** Resolves once every commit queued before this call is indexed. */
   caughtUp(): Promise<void> {
     const target = this.#queued;
-    if (this.#done >= target) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ target, resolve }));
+    if (this.#done >= target) {
+      noteWait(0);
+      return Promise.resolve();
+    }
+    const t0 = performance.now();
+    return new Promise((resolve) =>
+      this.#waiters.push({
+        target,
+        resolve: () => {
+          noteWait(performance.now() - t0);
+          resolve();
+        },
+      }),
+    );
   }
 
   /** Full-text and vector candidates for one tenant (rows, not ids: a node may match by several versions). */
-  async candidates(tenant: string, terms: readonly string[], query: string, filter: RowFilter, limit: number): Promise<Candidates> {
-    const [vector] = await this.embedder.embed([query]);
+  async candidates(
+    tenant: string,
+    terms: readonly string[],
+    query: string,
+    filter: RowFilter,
+    limit: number,
+    timing = new SearchTiming(),
+  ): Promise<Candidates> {
+    timing.add('maintaining', this.#maintaining ? 1 : 0);
+    const [vector] = await timing.time('embed', () => this.embedder.embed([query]));
+    const t = performance.now();
     const wvec = this.words?.embed(query);
+    timing.add('wembed', performance.now() - t);
     const known = wvec !== undefined && wvec.some((x) => x !== 0);
     const window = enabled('time') ? timeWindow(query) : null;
     const [text, near, words, dated] = await Promise.all([
-      this.#lance.fullText(tenant, terms, filter, limit),
-      vector && enabled('vectors') ? this.#lance.nearest(tenant, vector, filter, limit) : Promise.resolve([]),
-      known ? this.#lance.nearest(tenant, wvec, filter, limit, 'wvec') : Promise.resolve([]),
-      window ? this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit) : Promise.resolve([]),
+      timing.time('text', this.#lance.fullText(tenant, terms, filter, limit)),
+      vector && enabled('vectors') ? timing.time('vector', this.#lance.nearest(tenant, vector, filter, limit)) : Promise.resolve([]),
+      known ? timing.time('wvec', this.#lance.nearest(tenant, wvec, filter, limit, 'wvec')) : Promise.resolve([]),
+      window ? timing.time('dated', this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit)) : Promise.resolve([]),
     ]);
     return { text, vector: near, words, dated };
   }

@@ -10,6 +10,7 @@ import type { RowFilter } from './lance-index.ts';
 import { DATED_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
 import { contentWords } from './text-features.ts';
+import { SearchTiming, takeWait } from './timing.ts';
 
 export interface SearchParams {
   query: string;
@@ -75,7 +76,10 @@ export function followedTypes(families: readonly EdgeFamily[]): Set<EdgeType> {
 }
 
 export async function search(index: SearchIndex, view: TenantView, p: SearchParams): Promise<SearchAnswer> {
-  const present = p.now !== undefined && p.asOf >= p.now;
+  // Nothing indexed for this tenant is known after as_of (the view holds every indexed row, and more): the
+  // read needs neither the known_at prefilter nor the hidden-match count. A client's "now" is a little
+  // before the server's, so the ledger's present instant alone rarely says so.
+  const present = (p.now !== undefined && p.asOf >= p.now) || p.asOf >= view.latestBlockKnownAt();
   const filter: RowFilter = {
     asOf: p.asOf,
     validAt: p.validAt,
@@ -90,13 +94,19 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   const pool = Math.max(MIN_POOL, p.limit * POOL_FACTOR);
   const invalidatedIds = p.invalidated ?? [];
   const leftOut = new Set(p.leaveOut);
+  const timing = new SearchTiming();
+  const wait = takeWait();
   const [found, hidden, retracted] = await Promise.all([
-    index.candidates(view.tenant, terms, p.query, filter, pool),
-    present ? Promise.resolve([]) : index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP),
+    timing.time('candidates', index.candidates(view.tenant, terms, p.query, filter, pool, timing)),
+    present ? Promise.resolve([]) : timing.time('hidden', index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP)),
     invalidatedIds.length === 0
       ? Promise.resolve([])
-      : index.textMatches(view.tenant, terms, { ...filter, excludeIds: undefined, onlyIds: invalidatedIds }, HIDDEN_CAP),
+      : timing.time(
+          'retracted',
+          index.textMatches(view.tenant, terms, { ...filter, excludeIds: undefined, onlyIds: invalidatedIds }, HIDDEN_CAP),
+        ),
   ]);
+  const rankStart = timing.since();
   const types = followedTypes(p.families);
   const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space, blocked: p.blocked };
   const lists = [
@@ -117,6 +127,8 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     if (node) direct.push({ node, score, match: 'direct', depth: 0, path: [id], via: null });
   }
   if (p.supersededBy) successorsFirst(direct, p.supersededBy);
+  timing.add('rank', timing.since() - rankStart);
+  const expandStart = timing.since();
   const scores = new Map(direct.map((d) => [d.node.id, d.score]));
   const expanded: SearchResult[] = [];
   const reached: Reached[] =
@@ -137,11 +149,10 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     if (node) expanded.push({ node, score, match: 'expansion', depth: r.depth, path: r.path, via: r.edge.edge_type });
   }
   const results = [...direct, ...expanded].sort((a, b) => b.score - a.score);
-  return {
-    results,
-    masked: { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) },
-    invalidated: retracted.length,
-  };
+  const masked = { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) };
+  timing.add('expand', timing.since() - expandStart);
+  timing.report({ wait, present: present ? 1 : 0, pool });
+  return { results, masked, invalidated: retracted.length };
 }
 
 /**

@@ -1,0 +1,115 @@
+// The index tables' Arrow schema, and index rows turned into an Arrow table for LanceDB. Columns are built
+// as Arrow buffers directly (no per-value builders): ~4× faster than from objects.
+import {
+  Field,
+  FixedSizeList,
+  Float32,
+  Float64,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table as ArrowTable,
+  Utf8,
+  type Data,
+} from 'apache-arrow';
+import type { IndexRow } from './lance-index.ts';
+
+/** The columns of a tenant's table; `wvec` only when the index has word vectors (`wordDimension` > 0). */
+export function indexSchema(dimension: number, wordDimension: number): Schema {
+  const instant = (name: string): Field => new Field(name, new Float64(), false);
+  return new Schema([
+    new Field('id', new Utf8(), false),
+    new Field('seq', new Float64(), false),
+    new Field('space', new Utf8(), false),
+    new Field('kind', new Utf8(), false),
+    new Field('category', new Utf8(), true),
+    instant('known_at'),
+    instant('asserted_at'),
+    instant('valid_from'),
+    instant('valid_to'),
+    new Field('text', new Utf8(), false),
+    new Field('vector', new FixedSizeList(dimension, new Field('item', new Float32(), true)), false),
+    ...(wordDimension > 0 ? [new Field('wvec', new FixedSizeList(wordDimension, new Field('item', new Float32(), true)), false)] : []),
+  ]);
+}
+
+/** One vector column as one flat buffer: the embedder's own when the rows are consecutive views into it. */
+function flatVectors(rows: readonly IndexRow[], d: number, pick: (r: IndexRow) => Float32Array | undefined): Float32Array {
+  const first = rows[0] ? pick(rows[0]) : undefined;
+  if (
+    first &&
+    rows.every((r, i) => {
+      const v = pick(r);
+      return v?.length === d && v.buffer === first.buffer && v.byteOffset === first.byteOffset + i * d * 4;
+    })
+  ) {
+    return new Float32Array(first.buffer, first.byteOffset, rows.length * d);
+  }
+  const flat = new Float32Array(rows.length * d);
+  rows.forEach((r, i) => {
+    const v = pick(r);
+    if (v) flat.set(v, i * d);
+  });
+  return flat;
+}
+
+/** The rows as one record batch of `schema` (indexSchema's), vector lengths taken from it. */
+export function rowsToArrow(schema: Schema, rows: readonly IndexRow[]): ArrowTable {
+  const n = rows.length;
+  const f64 = (pick: (r: IndexRow) => number) => makeData({ type: new Float64(), length: n, data: Float64Array.from(rows, pick) });
+  const list = (field: number, pick: (r: IndexRow) => Float32Array | undefined) => {
+    const type = schema.fields[field]!.type as FixedSizeList<Float32>;
+    const d = type.listSize;
+    return makeData({
+      type,
+      length: n,
+      nullCount: 0,
+      child: makeData({ type: new Float32(), length: n * d, data: flatVectors(rows, d, pick) }),
+    });
+  };
+  const children = [
+    utf8(rows, (r) => r.id),
+    f64((r) => r.seq),
+    utf8(rows, (r) => r.space),
+    utf8(rows, (r) => r.kind),
+    utf8(rows, (r) => r.category),
+    f64((r) => r.known_at),
+    f64((r) => r.asserted_at),
+    f64((r) => r.valid_from),
+    f64((r) => r.valid_to),
+    utf8(rows, (r) => r.text),
+    list(10, (r) => r.vector),
+    ...(schema.fields.length > 11 ? [list(11, (r) => r.wvec)] : []),
+  ];
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children }));
+  return new ArrowTable([batch]);
+}
+
+/** A Utf8 column written straight into one values buffer and an offsets array; null makes a null slot. */
+function utf8<T>(rows: readonly T[], pick: (r: T) => string | null): Data<Utf8> {
+  const n = rows.length;
+  const values: (string | null)[] = new Array<string | null>(n);
+  let bytes = 0;
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = pick(rows[i]!);
+    values[i] = v;
+    if (v === null) nulls++;
+    else bytes += Buffer.byteLength(v, 'utf8');
+  }
+  const data = Buffer.allocUnsafe(bytes);
+  const offsets = new Int32Array(n + 1);
+  const validity = nulls > 0 ? new Uint8Array((n + 7) >> 3) : undefined;
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined) {
+      at += data.write(v, at, 'utf8');
+      if (validity) validity[i >> 3]! |= 1 << (i & 7);
+    }
+    offsets[i + 1] = at;
+  }
+  const bytesView = new Uint8Array(data.buffer, data.byteOffset, bytes);
+  return makeData({ type: new Utf8(), length: n, nullCount: nulls, nullBitmap: validity, valueOffsets: offsets, data: bytesView });
+}

@@ -1,0 +1,170 @@
+// The in-memory vector scan must answer as LanceDB's own flat scan does: the same rows, in the same order,
+// for every prefilter. Two indexes hold the same rows, one with the mirror switched off (budget 0).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LanceIndex, type IndexRow, type RowFilter } from './lance-index.ts';
+import { admits, TenantVectors, VectorMirrors } from './vector-mirror.ts';
+
+const D = 8;
+const W = 4;
+let dir: string;
+let plain: LanceIndex;
+let mirrored: LanceIndex;
+let seed = 7;
+/** A small deterministic generator (mulberry32), so every run tries the same filters. */
+const rand = (): number => {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+// Continuous values: distinct vectors practically never tie, while LanceDB's float32 arithmetic and this
+// scan's could order a near-tie of distinct vectors differently. Equal vectors tie exactly in both.
+const vec = (d: number): Float32Array => Float32Array.from({ length: d }, () => rand() - 0.5);
+
+function rows(from: number, n: number): IndexRow[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    // Every seventh row has the same word vector (ties), every eleventh a zero vector (never a neighbour).
+    const vector = i % 11 === 3 ? new Float32Array(D) : vec(D);
+    return {
+      id: `n${i % 40}`, // several versions of one node
+      seq: i + 1,
+      space: pick(['a', 'b']),
+      kind: pick(['claim', 'turn']),
+      category: pick([null, 'x', 'y']),
+      known_at: 1000 + Math.floor(rand() * 100),
+      asserted_at: 1000 + Math.floor(rand() * 100),
+      valid_from: 1000 + Math.floor(rand() * 50),
+      valid_to: pick([1080, 1e15]),
+      text: `row ${i}`,
+      vector,
+      wvec: i % 7 === 0 ? new Float32Array([1, 0, 0, 1]) : vec(W),
+    };
+  });
+}
+
+function filter(): RowFilter {
+  const f: RowFilter = { asOf: 1000 + Math.floor(rand() * 110) };
+  if (rand() < 0.3) f.allKnown = true;
+  else if (rand() < 0.2) f.hidden = true;
+  if (rand() < 0.3) f.validAt = pick([1080, 1000 + Math.floor(rand() * 100)]); // 1080: a valid_to, the boundary
+  if (rand() < 0.3) f.space = pick(['a', 'b']);
+  if (rand() < 0.2) f.kind = pick(['claim', 'turn']);
+  if (rand() < 0.2) f.category = pick(['x', 'y']);
+  if (rand() < 0.2) f.asserted = { from: 1020, to: 1060 };
+  if (rand() < 0.2) f.excludeIds = ['n1', 'n2', 'n3', "n'4"];
+  if (rand() < 0.1) f.onlyIds = rand() < 0.3 ? [] : ['n5', 'n6', 'n7', 'n8'];
+  return f;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vector-mirror-'));
+  plain = await LanceIndex.open(join(dir, 'plain'), D, W, 0);
+  mirrored = await LanceIndex.open(join(dir, 'mirrored'), D, W, 1 << 20);
+  const first = rows(0, 150);
+  await plain.add('t', first);
+  await mirrored.add('t', first);
+});
+
+afterAll(async () => {
+  await plain.close();
+  await mirrored.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('vector mirror', () => {
+  it('returns what LanceDB returns, for random prefilters, on both vector columns, before and after more writes', async () => {
+    const compare = async (): Promise<number> => {
+      let nonEmpty = 0;
+      for (let q = 0; q < 60; q++) {
+        const f = filter();
+        const column = q % 2 === 0 ? 'vector' : 'wvec';
+        const query = column === 'vector' ? vec(D) : vec(W);
+        const limit = pick([1, 5, 40]);
+        const want = await plain.nearest('t', query, f, limit, column);
+        const got = await mirrored.nearest('t', query, f, limit, column);
+        expect(got.map((h) => [h.id, h.seq])).toEqual(want.map((h) => [h.id, h.seq]));
+        got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 5));
+        if (want.length > 0) nonEmpty++;
+      }
+      return nonEmpty;
+    };
+    expect(await compare()).toBeGreaterThan(20);
+    // Rows written after the mirror was filled are appended to it.
+    const more = rows(150, 60);
+    await plain.add('t', more);
+    await mirrored.add('t', more);
+    expect(await compare()).toBeGreaterThan(20);
+  });
+
+  it('a zero query finds nothing; ties keep write order; a row at or below the highest seq held is not added twice', () => {
+    const m = new TenantVectors();
+    const row = (id: string, seq: number, v: number[]) => ({
+      id,
+      seq,
+      space: 's',
+      kind: 'k',
+      category: null,
+      known_at: 1,
+      asserted_at: 1,
+      valid_from: 1,
+      valid_to: 9,
+      vector: Float32Array.from(v),
+    });
+    m.append([row('a', 1, [1, 0]), row('z', 2, [0, 0]), row('b', 3, [2, 0]), row('c', 4, [0, 1])]);
+    m.append([row('b', 3, [2, 0])]);
+    expect(m.size).toBe(4);
+    expect(m.nearest(new Float32Array([0, 0]), { asOf: 5 }, 10, 'vector')).toEqual([]);
+    expect(m.nearest(new Float32Array([1, 0]), { asOf: 5 }, 10, 'vector').map((h) => h.id)).toEqual(['a', 'b', 'c']);
+    expect(m.nearest(new Float32Array([1, 0]), { asOf: 5 }, 1, 'vector').map((h) => h.id)).toEqual(['a']);
+    expect(admits(row('a', 1, [1, 0]), { asOf: 0 })).toBe(false);
+    expect(admits(row('a', 1, [1, 0]), { asOf: 0, hidden: true })).toBe(true);
+  });
+
+  it('keeps mirrors within the byte budget, dropping the least recently used', async () => {
+    const one = (seq: number) => ({
+      id: `n${seq}`,
+      seq,
+      space: 's',
+      kind: 'k',
+      category: null,
+      known_at: 1,
+      asserted_at: 1,
+      valid_from: 1,
+      valid_to: 9,
+      vector: new Float32Array(100).fill(1),
+    });
+    // The budget holds two tenants of one row, not three.
+    const probe = new TenantVectors();
+    probe.append([one(1)]);
+    const mirrors = new VectorMirrors(Math.floor(2.5 * probe.bytes));
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return [one(1)];
+    };
+    await mirrors.get('a', load);
+    await mirrors.get('b', load);
+    await mirrors.get('a', load); // a used last: b goes first
+    await mirrors.get('c', load);
+    expect(loads).toBe(3);
+    await mirrors.get('a', load);
+    expect(loads).toBe(3);
+    await mirrors.get('b', load);
+    expect(loads).toBe(4);
+    // Too large alone: not kept.
+    expect(await new VectorMirrors(probe.bytes - 1).get('x', load)).toBeNull();
+    // Past maxRows (its table gets a vector index) a mirror is dropped; a declined load keeps nothing.
+    const capped = new VectorMirrors(1 << 20, 1);
+    expect((await capped.get('a', load))?.size).toBe(1);
+    await capped.append('a', [one(2)]);
+    expect(await capped.get('a', async () => null)).toBeNull();
+    expect(capped.fits(1, 10)).toBe(true);
+    expect(capped.fits(2, 10)).toBe(false);
+    expect((await capped.get('a', load))?.size).toBe(1);
+  });
+});
