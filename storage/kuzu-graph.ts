@@ -567,6 +567,8 @@ export class KuzuGraph implements GraphStore {
    */
   async commit(group: CommitGroup): Promise<void> {
     if (this.#closed) throw new Error('graph store is closed');
+    const failure = this.#journal.failure;
+    if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
     const parts = tablesOf(group);
     const rows = parts.reduce((n, p) => n + p.count, 0);
     if (rows === 0) return;

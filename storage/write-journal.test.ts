@@ -76,6 +76,27 @@ describe('WriteJournal', () => {
     await j.close();
   });
 
+  it('never seals a segment under an fdatasync in flight: an append racing a take succeeds and is kept', async () => {
+    for (let round = 0; round < 20; round++) {
+      const j = WriteJournal.open(dir);
+      const first = j.append(rec(1));
+      const taking = j.take(); // waits for the first append's sync
+      let second: Promise<void> | undefined;
+      void first.then(() => {
+        second = j.append(rec(2)); // starts while the take is still waiting
+      });
+      const taken = await taking;
+      await first;
+      await second;
+      const rest = await j.take();
+      const all = [...taken.records, ...rest.records.filter((r) => !taken.records.includes(r))];
+      expect(all).toEqual([rec(1), rec(2)]);
+      expect(j.failure).toBeNull();
+      j.release(rest.segments);
+      await j.close();
+    }
+  });
+
   it('refuses appends once closed', async () => {
     const j = WriteJournal.open(dir);
     await j.close();

@@ -99,6 +99,11 @@ export class WriteJournal {
     return new WriteJournal(dir, sealed, (found.at(-1) ?? 0) + 1);
   }
 
+  /** Why no more writes are taken in this process (a failed fdatasync), or null. */
+  get failure(): Error | null {
+    return this.#failed;
+  }
+
   /** Rows appended or recovered and not yet released. */
   get pendingRows(): number {
     let n = 0;
@@ -116,17 +121,25 @@ export class WriteJournal {
     if (this.#closed) throw new Error('write journal is closed');
     if (this.#failed) throw new Error(`write journal unusable after a failed fdatasync (restart the server): ${this.#failed.message}`);
     const bytes = encodeRecord(record);
-    let written = 0;
-    while (written < bytes.length) written += writeSync(this.#fd, bytes, written, bytes.length - written);
+    try {
+      let written = 0;
+      while (written < bytes.length) written += writeSync(this.#fd, bytes, written, bytes.length - written);
+    } catch (error) {
+      // A partial record ends every replay of this segment at it: nothing may be appended after it.
+      this.#failed = error as Error;
+      throw error;
+    }
     this.#activeRecords.push(record);
     const fd = this.#fd;
     this.#syncing = new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
     try {
       await this.#syncing;
     } catch (error) {
-      // Like a commit whose outcome is unknown: refused to the caller, possibly replayed on the next open.
+      // Like a commit whose outcome is unknown: refused to the caller, maybe replayed on the next open. The
+      // record leaves the copy queue and every later write in this process is refused (see `failure`), so
+      // its sequence numbers are never given to another row here.
       this.#failed = error as Error;
-      this.#syncing = Promise.resolve();
+      this.#activeRecords = this.#activeRecords.filter((r) => r !== record);
       throw error;
     }
   }
@@ -137,7 +150,14 @@ export class WriteJournal {
    * nothing is released and the next `take` returns them again.
    */
   async take(): Promise<{ records: JournalRecord[]; segments: number }> {
-    await this.#syncing;
+    // An append may start while we wait (its record pushed, its fdatasync in flight on the active
+    // descriptor): wait again until no sync is in flight, then seal with no await in between. Sealing
+    // under a sync in flight closed its descriptor, failed that write after its record was sealed, and
+    // the ledger reused its sequence numbers: a duplicated primary key when both were copied in.
+    for (let syncing = this.#syncing; ; syncing = this.#syncing) {
+      await syncing.catch(() => undefined);
+      if (syncing === this.#syncing) break;
+    }
     if (this.#activeRecords.length > 0) {
       closeSync(this.#fd);
       this.#sealed.push({ n: this.#active, records: this.#activeRecords });
@@ -157,7 +177,7 @@ export class WriteJournal {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.#syncing;
+    await this.#syncing.catch(() => undefined);
     this.#closed = true;
     closeSync(this.#fd);
   }
