@@ -12,7 +12,7 @@
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
 import kuzu, { type Connection, type Database, type QueryResult } from 'kuzu';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
@@ -286,6 +286,8 @@ export const FLUSH_ROWS = 2_000;
 export const FLUSH_AFTER_MS = 1_000;
 /** A write waits for the copy in progress when the journal holds this many rows: writers cannot outrun it. */
 const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
+/** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
+const RENUMBER_GAP = 1_000_000;
 
 /** SVC_JOURNAL_MAX_ROWS: the largest group journaled; 0 writes every group by COPY at once. */
 export function journalMaxRows(env: NodeJS.ProcessEnv = process.env): number {
@@ -330,6 +332,8 @@ export interface GraphStore {
   lastWritten(): Promise<{ instant: number; seq: number }>;
   spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]>;
   counts(): Promise<Record<string, number>>;
+  /** Rows above this sequence number were renumbered when the store opened; null when none were. */
+  renumberedAbove(): number | null;
   close(): Promise<void>;
 }
 
@@ -504,6 +508,7 @@ export class KuzuGraph implements GraphStore {
   readonly #db: Database;
   readonly #writer: Connection;
   readonly #reader: Connection;
+  readonly #dir: string;
   readonly #stage: string;
   readonly #journal: WriteJournal;
   readonly #journalMaxRows: number;
@@ -529,6 +534,7 @@ export class KuzuGraph implements GraphStore {
     this.#db = new kuzu.Database(join(dir, 'graph.kuzu'), kuzuBufferMb() * 1024 * 1024);
     this.#writer = new kuzu.Connection(this.#db);
     this.#reader = new kuzu.Connection(this.#db);
+    this.#dir = dir;
     this.#stage = join(dir, 'staging');
     rmSync(this.#stage, { recursive: true, force: true });
     mkdirSync(this.#stage, { recursive: true });
@@ -573,7 +579,9 @@ export class KuzuGraph implements GraphStore {
     const rows = parts.reduce((n, p) => n + p.count, 0);
     if (rows === 0) return;
     const t0 = performance.now();
-    if (rows <= this.#journalMaxRows) {
+    // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
+    // #renumbered): a group that opens a batch is copied at once.
+    if (rows <= this.#journalMaxRows && group.batches.length === 0) {
       await this.#journal.append(journalRecord(parts));
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
@@ -629,6 +637,7 @@ export class KuzuGraph implements GraphStore {
     let journal = journalParts(records);
     const journalRows = journal.reduce((n, p) => n + p.count, 0);
     if (journalRows > 0 && (opts.recovering || this.#retrying)) journal = await this.#withoutStored(journal);
+    if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
     try {
       await this.#commitCopy(merged(journal, [...group]).filter((p) => p.count > 0));
       this.#retrying = false;
@@ -643,6 +652,54 @@ export class KuzuGraph implements GraphStore {
     }
   }
   #retrying = false;
+  #renumberedAbove: number | null = null;
+
+  /**
+   * The journal's rows under new sequence numbers, in the same order, above every number used before.
+   * Kuzu 0.11.3 keeps the primary-key index entries of a transaction a SIGKILL interrupted: measured
+   * here, after a kill during a copy of the journal, the rows were not there but inserting their keys
+   * failed with "Found duplicated primary key value" at every later open. A key an interrupted copy may
+   * have used is therefore never inserted again: the rows take numbers past a gap that grows with every
+   * recovery (counted in `recoveries`, durably, before the copy), so a recovery killed in turn does not
+   * reuse its own numbers either. Rows refer to each other by id, never by sequence number.
+   */
+  async #renumbered(parts: readonly TableRows[]): Promise<TableRows[]> {
+    const file = join(this.#dir, 'recoveries');
+    const count = existsSync(file) ? Number(readFileSync(file, 'utf8')) || 0 : 0;
+    writeFileSync(file, String(count + 1), { flush: true });
+    let top = (await this.#lastWritten()).seq;
+    let lowest = Number.POSITIVE_INFINITY;
+    const numbered: { part: number; row: Cell[]; at: number; old: number }[] = [];
+    parts.forEach((part, i) => {
+      const at = part.columns.findIndex((c) => c.name === 'seq');
+      if (at < 0) return;
+      for (const row of part.cells()) {
+        const old = Number(row[at]);
+        numbered.push({ part: i, row, at, old });
+        top = Math.max(top, old);
+        lowest = Math.min(lowest, old);
+      }
+    });
+    const base = top + RENUMBER_GAP * (count + 1);
+    numbered.sort((a, b) => a.old - b.old);
+    const rows: Cell[][][] = parts.map(() => []);
+    numbered.forEach(({ part, row, at }, i) => {
+      const copy = [...row];
+      copy[at] = base + i + 1;
+      rows[part]!.push(copy);
+    });
+    if (numbered.length > 0) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
+    return parts.map((part, i) => (part.columns.some((c) => c.name === 'seq') ? cellRows(part, rows[i]!) : part));
+  }
+
+  /**
+   * The highest sequence number a derived index may have seen under its old value: rows above it were
+   * renumbered on open (see #renumbered), so an index that recorded them must forget and re-read them.
+   * Null when this open renumbered nothing.
+   */
+  renumberedAbove(): number | null {
+    return this.#renumberedAbove;
+  }
 
   /** `parts` without the rows whose primary key is already stored. */
   async #withoutStored(parts: readonly TableRows[]): Promise<TableRows[]> {
@@ -775,6 +832,10 @@ export class KuzuGraph implements GraphStore {
   /** The latest capture instant and sequence number written, for the clock and the sequence on open. */
   async lastWritten(): Promise<{ instant: number; seq: number }> {
     await this.#drain();
+    return this.#lastWritten();
+  }
+
+  async #lastWritten(): Promise<{ instant: number; seq: number }> {
     let instant = 0,
       seq = 0;
     const tables: [string, string][] = [

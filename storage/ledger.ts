@@ -130,6 +130,14 @@ export class Ledger {
     return this.#spaceWriters.get(space)?.tenant ?? null;
   }
 
+  /**
+   * Rows above this sequence number were renumbered when the store recovered its write journal on open:
+   * a derived index that recorded them under their old numbers re-reads everything above it.
+   */
+  renumberedAbove(): number | null {
+    return this.#graph.renumberedAbove();
+  }
+
   /** Node rows above `seq` in every tenant, from the store (a search index catching up). */
   nodesAbove(seq: number): Promise<NodeVersion[]> {
     return this.#graph.nodesAbove(seq);

@@ -120,7 +120,8 @@ export class SearchIndex {
       for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
     }
     const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension(), words?.dimension ?? 0);
-    const seq = fresh ? 0 : meta.seq;
+    // Rows the store renumbered on open were indexed under their old numbers: forget and re-read them.
+    const seq = fresh ? 0 : Math.min(meta.seq, ledger.renumberedAbove() ?? meta.seq);
     if (!fresh) await lance.deleteAbove(seq);
     const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.load(t));
     index.#writeMeta();
