@@ -104,7 +104,7 @@ async function edgesOut(base: string, key: string, id: string): Promise<number> 
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ledger-crash-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => (process.env.KEEP_CRASH_DIR ? console.log('kept', dataDir) : rmSync(dataDir, { recursive: true, force: true })));
 
 describe('crash safety', () => {
   it(
