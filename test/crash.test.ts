@@ -8,6 +8,7 @@
 // groups are acknowledged from the write journal and copied into Kuzu within a second, bulk ones copied at
 // once with the journal's rows, so kills land mid-append, mid-copy and between a copy's commit and the
 // journal's release; every restart replays what the journal holds.
+// KEEP_CRASH_DIR=1 keeps the data folder afterwards (its path is printed) for inspection.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
