@@ -74,4 +74,28 @@ describe('search index derived from the ledger', () => {
     expect(near.vector).toHaveLength(5);
     await index.close();
   });
+
+  it("waits for its own tenant's commits only: another tenant's queued rows do not hold a search up", async () => {
+    const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
+    await index.caughtUp();
+    await ledger.write('other', {
+      space: 's',
+      nodes: Array.from({ length: 2000 }, (_, i) => ({ id: `o${i}`, kind: 'claim', statement: `Other tenant row ${i}` })),
+      edges: [],
+    });
+    // The ledger awaits each commit listener in turn (earlier tests left closed indexes listening).
+    await new Promise((r) => setImmediate(r));
+    let everything = false;
+    const all = index.caughtUp().then(() => {
+      everything = true;
+    });
+    await index.caughtUp('t'); // 't' has nothing queued: resolves while 'other' is still being indexed
+    expect(everything).toBe(false);
+    await all;
+    await write(['f']);
+    await new Promise((r) => setImmediate(r));
+    await index.caughtUp('t');
+    expect(await textHits(index)).toContain('f');
+    await index.close();
+  });
 });

@@ -76,6 +76,8 @@ export class SearchIndex {
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
   #queued = 0;
+  /** Per tenant, the number of the last queued commit holding its rows: a search waits for its own only. */
+  readonly #lastQueued = new Map<string, number>();
   #done = 0;
   #waiters: { target: number; resolve: () => void }[] = [];
   #working: Promise<void> | null = null;
@@ -146,6 +148,7 @@ export class SearchIndex {
     if (this.#closed) return;
     this.#queue.push({ nodes, seq });
     this.#queued++;
+    for (const n of nodes) this.#lastQueued.set(n.tenant, this.#queued);
     this.#working ??= this.#work().finally(() => {
       this.#working = null;
     });
@@ -269,9 +272,13 @@ export class SearchIndex {
     for (const w of ready) w.resolve();
   }
 
-  /** Resolves once every commit queued before this call is indexed. */
-  caughtUp(): Promise<void> {
-    const target = this.#queued;
+  /**
+   * Resolves once every commit queued before this call is indexed: every commit, or with `tenant` the
+   * ones holding that tenant's rows (commits are indexed in order, so waiting for its last one suffices;
+   * another tenant's bulk import does not hold its searches up).
+   */
+  caughtUp(tenant?: string): Promise<void> {
+    const target = tenant === undefined ? this.#queued : (this.#lastQueued.get(tenant) ?? 0);
     if (this.#done >= target) {
       noteWait(0);
       return Promise.resolve();
