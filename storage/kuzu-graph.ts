@@ -448,22 +448,23 @@ const DECODE = {
   }),
 };
 
-const SPECS: readonly TableSpec<never>[] = [BATCH, NODE, EDGE, DECLARATION, VERDICT, INVALIDATION] as TableSpec<never>[];
-const specOf = (table: string): TableSpec<never> => {
-  const spec = SPECS.find((t) => t.table === table);
+/** Every table with its columns, in tablesOf's order: the journal and `counts` use the same list. */
+const TABLES: readonly Pick<TableRows, 'table' | 'columns'>[] = tablesOf(emptyGroup());
+const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
+  const spec = TABLES.find((t) => t.table === table);
   if (!spec)
     throw new Error(
       `write journal names a table this release does not have (${table}): open the data folder with the release that wrote it`,
     );
   return spec;
 };
-const keyColumn = (spec: Pick<TableSpec<never>, 'table'>): string => (spec.table === BATCH.table ? 'key' : 'seq');
+const keyColumn = (spec: Pick<TableRows, 'table'>): string => (spec.table === BATCH.table ? 'key' : 'seq');
 
 /** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
 function journalParts(records: readonly JournalRecord[]): TableRows[] {
   // A record naming a table this release does not have (a newer release's journal) stops the open.
   for (const r of records) for (const t of r.tables) specOf(t.table);
-  return SPECS.map((spec) => {
+  return TABLES.map((spec) => {
     const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
     const seen = new Set<Cell>();
     const rows: Cell[][] = [];
@@ -494,7 +495,7 @@ export function journalRecord(parts: readonly TableRows[]): JournalRecord {
 /** The journal record of a whole commit group (tests build crashed journals with it). */
 export const journalRecordOf = (group: CommitGroup): JournalRecord => journalRecord(tablesOf(group));
 
-/** Per table, the journal's rows followed by the group's. */
+/** Per table, the journal's rows followed by the group's (both in tablesOf's order). */
 function merged(journal: readonly TableRows[], group: readonly TableRows[]): TableRows[] {
   return journal.map((j, i) => {
     const g = group[i];
@@ -526,6 +527,9 @@ export class KuzuGraph implements GraphStore {
   /** Every use of the writer connection runs through this chain: Kuzu allows one write transaction. */
   #writing: Promise<unknown> = Promise.resolve();
   #flushTimer: NodeJS.Timeout | null = null;
+  /** A copy of the journal failed: the next one first skips rows the engine already holds. */
+  #retrying = false;
+  #renumberedAbove: number | null = null;
   #closed = false;
   #copyOuts = 0;
 
@@ -600,20 +604,19 @@ export class KuzuGraph implements GraphStore {
   }
 
   #scheduleFlush(): void {
-    if (this.#journal.pendingRows >= FLUSH_ROWS) {
-      void this.#drain().catch((error: unknown) =>
-        console.error('write journal: copy into the graph store failed, kept for a retry:', error),
-      );
-      return;
-    }
+    if (this.#journal.pendingRows >= FLUSH_ROWS) return this.#flushInBackground();
     if (this.#flushTimer) return;
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = null;
-      void this.#drain().catch((error: unknown) =>
-        console.error('write journal: copy into the graph store failed, kept for a retry:', error),
-      );
+      this.#flushInBackground();
     }, FLUSH_AFTER_MS);
     this.#flushTimer.unref();
+  }
+
+  #flushInBackground(): void {
+    void this.#drain().catch((error: unknown) =>
+      console.error('write journal: copy into the graph store failed, kept for a retry:', error),
+    );
   }
 
   /** Copies whatever the journal holds into the engine; a read of the engine awaits this first. */
@@ -639,7 +642,7 @@ export class KuzuGraph implements GraphStore {
     if (journalRows > 0 && (opts.recovering || this.#retrying)) journal = await this.#withoutStored(journal);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
     try {
-      await this.#commitCopy(merged(journal, [...group]).filter((p) => p.count > 0));
+      await this.#commitCopy(merged(journal, group).filter((p) => p.count > 0));
       this.#retrying = false;
     } catch (error) {
       this.#retrying = journalRows > 0;
@@ -651,9 +654,6 @@ export class KuzuGraph implements GraphStore {
       this.#stats.flushedRows += journal.reduce((n, p) => n + p.count, 0);
     }
   }
-  #retrying = false;
-  #renumberedAbove: number | null = null;
-
   /**
    * The journal's rows under new sequence numbers, in the same order, above every number used before.
    * Kuzu 0.11.3 keeps the primary-key index entries of a transaction a SIGKILL interrupted: measured
@@ -669,9 +669,10 @@ export class KuzuGraph implements GraphStore {
     writeFileSync(file, String(count + 1), { flush: true });
     let top = (await this.#lastWritten()).seq;
     let lowest = Number.POSITIVE_INFINITY;
+    const seqAt = parts.map((part) => part.columns.findIndex((c) => c.name === 'seq'));
     const numbered: { part: number; row: Cell[]; at: number; old: number }[] = [];
     parts.forEach((part, i) => {
-      const at = part.columns.findIndex((c) => c.name === 'seq');
+      const at = seqAt[i] ?? -1;
       if (at < 0) return;
       for (const row of part.cells()) {
         const old = Number(row[at]);
@@ -689,7 +690,7 @@ export class KuzuGraph implements GraphStore {
       rows[part]!.push(copy);
     });
     if (numbered.length > 0) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
-    return parts.map((part, i) => (part.columns.some((c) => c.name === 'seq') ? cellRows(part, rows[i]!) : part));
+    return parts.map((part, i) => ((seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!)));
   }
 
   /**
@@ -875,7 +876,7 @@ export class KuzuGraph implements GraphStore {
   async counts(): Promise<Record<string, number>> {
     await this.#drain();
     const out: Record<string, number> = {};
-    for (const table of [BATCH.table, NODE.table, EDGE.table, DECLARATION.table, VERDICT.table, INVALIDATION.table]) {
+    for (const { table } of TABLES) {
       const [row] = await this.#run(this.#reader, `MATCH (x:${table}) RETURN count(*) AS n`);
       out[table] = decodeInt(row?.n);
     }
