@@ -47,6 +47,20 @@ function rows(from: number, n: number): IndexRow[] {
   });
 }
 
+/** A mirrored row visible from instant 1 to 9, for the hand-made cases. */
+const mirrorRow = (id: string, seq: number, vector: Float32Array) => ({
+  id,
+  seq,
+  space: 's',
+  kind: 'k',
+  category: null,
+  known_at: 1,
+  asserted_at: 1,
+  valid_from: 1,
+  valid_to: 9,
+  vector,
+});
+
 function filter(): RowFilter {
   const f: RowFilter = { asOf: 1000 + Math.floor(rand() * 110) };
   if (rand() < 0.3) f.allKnown = true;
@@ -103,18 +117,7 @@ describe('vector mirror', () => {
 
   it('a zero query finds nothing; ties keep write order; a row at or below the highest seq held is not added twice', () => {
     const m = new TenantVectors();
-    const row = (id: string, seq: number, v: number[]) => ({
-      id,
-      seq,
-      space: 's',
-      kind: 'k',
-      category: null,
-      known_at: 1,
-      asserted_at: 1,
-      valid_from: 1,
-      valid_to: 9,
-      vector: Float32Array.from(v),
-    });
+    const row = (id: string, seq: number, v: number[]) => mirrorRow(id, seq, Float32Array.from(v));
     m.append([row('a', 1, [1, 0]), row('z', 2, [0, 0]), row('b', 3, [2, 0]), row('c', 4, [0, 1])]);
     m.append([row('b', 3, [2, 0])]);
     expect(m.size).toBe(4);
@@ -126,18 +129,7 @@ describe('vector mirror', () => {
   });
 
   it('keeps mirrors within the byte budget, dropping the least recently used', async () => {
-    const one = (seq: number) => ({
-      id: `n${seq}`,
-      seq,
-      space: 's',
-      kind: 'k',
-      category: null,
-      known_at: 1,
-      asserted_at: 1,
-      valid_from: 1,
-      valid_to: 9,
-      vector: new Float32Array(100).fill(1),
-    });
+    const one = (seq: number) => mirrorRow(`n${seq}`, seq, new Float32Array(100).fill(1));
     // The budget holds two tenants of one row, not three.
     const probe = new TenantVectors();
     probe.append([one(1)]);
