@@ -328,7 +328,8 @@ export interface GraphStore {
   commit(group: CommitGroup): Promise<void>;
   loadAll(): Promise<LoadedLedger>;
   loadTenant(tenant: string): Promise<LoadedLedger>;
-  nodesAbove(seq: number): Promise<NodeVersion[]>;
+  /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
+  nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
   lastWritten(): Promise<{ instant: number; seq: number }>;
   spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]>;
   counts(): Promise<Record<string, number>>;
@@ -784,13 +785,14 @@ export class KuzuGraph implements GraphStore {
    * 5.4-8.5 s), the engine's own CSV writer 0.3 s for the same rows. The file holds exactly the encoding
    * COPY FROM reads (text cells JSON-encoded, so one record per line).
    */
-  async #select<R>(spec: TableSpec<R>, where: string, decode: (row: Record<string, unknown>) => R): Promise<R[]> {
+  async #select<R>(spec: TableSpec<R>, where: string, decode: (row: Record<string, unknown>) => R, limit?: number): Promise<R[]> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
+    const order = `ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
     try {
       await this.#run(
         this.#reader,
-        `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}) TO '${file}' (header=false)`,
+        `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
       );
       return parseCsvRows(readFileSync(file, 'utf8'), spec.columns).map(decode);
     } finally {
@@ -825,9 +827,10 @@ export class KuzuGraph implements GraphStore {
   }
 
   /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */
-  async nodesAbove(seq: number): Promise<NodeVersion[]> {
+  async nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]> {
     await this.#drain();
-    return this.#select(NODE, `WHERE x.seq > ${Math.trunc(seq)}`, DECODE.node);
+    const where = `WHERE x.seq > ${Math.trunc(after)} AND x.seq <= ${Math.trunc(upTo)}`;
+    return this.#select(NODE, where, DECODE.node, Math.max(1, Math.trunc(limit)));
   }
 
   /** The latest capture instant and sequence number written, for the clock and the sequence on open. */

@@ -138,9 +138,17 @@ export class Ledger {
     return this.#graph.renumberedAbove();
   }
 
-  /** Node rows above `seq` in every tenant, from the store (a search index catching up). */
-  nodesAbove(seq: number): Promise<NodeVersion[]> {
-    return this.#graph.nodesAbove(seq);
+  /**
+   * Node rows of every tenant with `after` < seq <= `upTo`, in seq order, at most `limit`, from the store
+   * (a search index catching up page by page).
+   */
+  nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]> {
+    return this.#graph.nodesBetween(after, upTo, limit);
+  }
+
+  /** The highest sequence number the store holds (every commit acknowledged so far is in it). */
+  async committedSeq(): Promise<number> {
+    return (await this.#graph.lastWritten()).seq;
   }
 
   /** The server's present instant (`tx_as_of`, and what `now` means in a read). */

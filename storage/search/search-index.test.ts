@@ -75,6 +75,20 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
+  it('rebuilds page by page while commits keep arriving, indexing every row once and in order', async () => {
+    rmSync(indexDir(), { recursive: true, force: true });
+    // Pages of 2 rows: the catch-up is still reading the store when the writes below land.
+    const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger, null, 2);
+    const during = ['p1', 'p2', 'p3'];
+    for (const id of during) await write([id]);
+    await index.caughtUp('t');
+    expect(await textHits(index)).toEqual(['a', 'b', 'c', 'd', 'e', 'p1', 'p2', 'p3']);
+    await index.idle();
+    expect(await index.countRows()).toBe((await ledger.storeCounts()).Block);
+    expect(meta().seq).toBe(await ledger.committedSeq());
+    await index.close();
+  });
+
   it("waits for its own tenant's commits only: another tenant's queued rows do not hold a search up", async () => {
     const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
     await index.caughtUp();

@@ -56,6 +56,12 @@ export interface IndexStatus {
 }
 
 const CHUNK = 8192;
+/**
+ * Rows read from the store at a time while catching up. The next page is read while the previous one is
+ * embedded and written, and no more than two wait in the queue: a rebuild of a large ledger holds a few
+ * pages in memory, not every row, and the store's read overlaps the indexing instead of preceding it.
+ */
+const CATCH_UP_PAGE = 32_768;
 /** Quiet time after the last indexed commit before the tenants written get a full optimize. */
 const SETTLE_MS = 1000;
 
@@ -88,6 +94,13 @@ export class SearchIndex {
   #failure: string | null = null;
   readonly #stale = new Set<string>();
   #closed = false;
+  /** Reading the rows the index lacks from the store; commits arriving meanwhile wait in #held. */
+  #catchingUp: Promise<void> | null = null;
+  #held: { nodes: NodeVersion[]; seq: number }[] = [];
+  /** Rows at or below this seq are read by the catch-up (they landed before it began); commits held meanwhile keep the rest. */
+  #catchUpTo = 0;
+  /** Resolves #queueShort when the queue holds fewer rows than the catch-up waits for. */
+  #queueShort: (() => void) | null = null;
 
   private constructor(
     dir: string,
@@ -111,6 +124,7 @@ export class SearchIndex {
     embedder: Embedder,
     ledger: Ledger,
     words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
+    pageRows = CATCH_UP_PAGE,
   ): Promise<SearchIndex> {
     mkdirSync(dir, { recursive: true });
     await embedder.ready();
@@ -127,21 +141,66 @@ export class SearchIndex {
     if (!fresh) await lance.deleteAbove(seq);
     const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.load(t));
     index.#writeMeta();
-    // From the store, not the read models: they hold only the tenants in use.
-    const missing = await ledger.nodesAbove(seq);
-    for (let i = 0; i < missing.length; i += CHUNK) {
-      const nodes = missing.slice(i, i + CHUNK);
-      index.#push(nodes, nodes.at(-1)?.seq ?? seq);
-    }
-    ledger.onCommit((group) => index.onCommit(group));
+    // Listening first, then reading how far the store goes: a commit that lands in between is in both,
+    // and only its rows above that mark are queued from the listener, so every row is indexed once.
+    index.#catchingUp = (async () => {
+      ledger.onCommit((group) => index.onCommit(group));
+      index.#catchUpTo = await ledger.committedSeq();
+      await index.#catchUp(ledger, seq, pageRows);
+    })()
+      .catch((error: unknown) => {
+        index.#failure = (error as Error).message;
+        console.error('search index: catching up with the store failed; the next start retries:', error);
+      })
+      .finally(() => {
+        index.#catchingUp = null;
+        // Maintenance waited for the catch-up (an HNSW build between its pages would slow every page).
+        if (!index.#working) index.#maintenanceSoon();
+        for (const g of index.#held.splice(0))
+          index.#push(
+            g.nodes.filter((n) => n.seq > index.#catchUpTo),
+            g.seq,
+          );
+      });
     return index;
+  }
+
+  /**
+   * The rows the index lacks, read page by page from the store (not the read models: they hold only
+   * the tenants in use), each page queued once the queue is short.
+   */
+  async #catchUp(ledger: Ledger, from: number, pageRows: number): Promise<void> {
+    let after = from;
+    while (!this.#closed) {
+      const page = await ledger.nodesBetween(after, this.#catchUpTo, pageRows);
+      for (let i = 0; i < page.length; i += CHUNK) {
+        const nodes = page.slice(i, i + CHUNK);
+        this.#push(nodes, nodes.at(-1)?.seq ?? after);
+      }
+      if (page.length < pageRows) return;
+      after = page.at(-1)?.seq ?? after;
+      await this.#untilQueueBelow(pageRows);
+    }
+  }
+
+  #untilQueueBelow(rows: number): Promise<void> {
+    if (this.#pendingRows() < rows || this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#queueShort = resolve;
+    });
+  }
+
+  #pendingRows(): number {
+    return this.#queue.reduce((n, g) => n + g.nodes.length, 0);
   }
 
   /** Queues a commit's nodes; returns at once so the writer is never held up by embedding. */
   onCommit(group: Readonly<CommitGroup>): void {
     let seq = 0;
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
-    this.#push(group.nodes, seq);
+    if (this.#catchingUp === null) return this.#push(group.nodes, seq);
+    // Still catching up: rows the store held when it began are read by it; the rest follow it in order.
+    this.#held.push({ nodes: group.nodes, seq });
   }
 
   #push(nodes: NodeVersion[], seq: number): void {
@@ -157,6 +216,8 @@ export class SearchIndex {
   async #work(): Promise<void> {
     while (this.#queue.length > 0) {
       const groups = this.#queue.splice(0, this.#queue.length);
+      this.#queueShort?.();
+      this.#queueShort = null;
       const touched = new Set<string>();
       try {
         const byTenant = new Map<string, NodeVersion[]>();
@@ -194,7 +255,7 @@ export class SearchIndex {
         this.#unsettled.add(t);
       }
       // Maintenance waits for a quiet queue: during a catch-up it runs once, not after every chunk.
-      if (this.#queue.length === 0) this.#maintenanceSoon();
+      if (this.#queue.length === 0 && this.#catchingUp === null) this.#maintenanceSoon();
       this.#settleLater();
     }
   }
@@ -277,7 +338,13 @@ export class SearchIndex {
    * ones holding that tenant's rows (commits are indexed in order, so waiting for its last one suffices;
    * another tenant's bulk import does not hold its searches up).
    */
-  caughtUp(tenant?: string): Promise<void> {
+  async caughtUp(tenant?: string): Promise<void> {
+    // Until the catch-up has read the store, nobody knows which tenants' rows it will queue.
+    while (this.#catchingUp) await this.#catchingUp;
+    return this.#caughtUpQueued(tenant);
+  }
+
+  #caughtUpQueued(tenant?: string): Promise<void> {
     const target = tenant === undefined ? this.#queued : (this.#lastQueued.get(tenant) ?? 0);
     if (this.#done >= target) {
       noteWait(0);
@@ -332,7 +399,7 @@ export class SearchIndex {
 
   /** Resolves when nothing is queued and no indexing or maintenance is running. */
   async idle(): Promise<void> {
-    while (this.#working || this.#maintaining) await (this.#working ?? this.#maintaining);
+    while (this.#catchingUp || this.#working || this.#maintaining) await (this.#catchingUp ?? this.#working ?? this.#maintaining);
   }
 
   /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
@@ -346,7 +413,7 @@ export class SearchIndex {
       embedder: this.embedder.id,
       dimension: this.#lance.dimension,
       indexedSeq: this.#seq,
-      pendingRows: this.#queue.reduce((n, g) => n + g.nodes.length, 0),
+      pendingRows: this.#pendingRows() + this.#held.reduce((n, g) => n + g.nodes.length, 0),
       failure: this.#failure,
     };
   }
@@ -364,6 +431,7 @@ export class SearchIndex {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#queueShort?.();
     if (this.#settle) clearTimeout(this.#settle);
     await this.idle();
     await this.#lance.close();
