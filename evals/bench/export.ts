@@ -3,7 +3,7 @@
 // from request to the last byte) and the server's peak RSS during the export over its RSS just before
 // (sampled from /proc every 10 ms). Beside it: the offline reader's load rate and a push into a second
 // server (rows per second, one declared batch per write of the source).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,6 +11,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { unpackStream } from '../../storage/bundle/archive-files.ts';
 import { loadBundleFolder } from '../../storage/bundle/reader.ts';
 import { push } from '../../server/sync.ts';
+import { cpuSeconds, rssMb } from '../lib/proc.ts';
 import { spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
 import { fmt, median, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
@@ -20,19 +21,6 @@ const RUNS = 3;
 const T0 = Date.UTC(2023, 0, 1) * 1000;
 const iso = (us: number): string =>
   `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
-
-function rssMb(pid: number | undefined): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? Number.NaN) / 1024;
-}
-
-/** User + system CPU seconds the process has used (/proc/<pid>/stat, clock ticks of 1/100 s). */
-function cpuSeconds(pid: number | undefined): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /, '')
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function post(base: string, body: unknown): Promise<void> {
   const r = await fetch(`${base}/v1/memories`, {

@@ -2,18 +2,14 @@
 // (times --scale), 30k nodes and 30k edges apiece, imported over HTTP into a real server; then a restart
 // under a 300 MB read-model budget: time to the first answered read, RSS after start, the first read of a
 // cold tenant, RSS with one tenant in use, and RSS after touching all ten.
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { rssMb } from '../lib/proc.ts';
 import { spawnServer } from '../lib/spawn-server.ts';
 import { fmt, median, percentile, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const TENANTS = 10;
 const BATCH = 1000;
-
-function rssMb(pid: number | undefined): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
 
 const keys = Array.from({ length: TENANTS }, (_, t) => `k${t}=tenant${t}`).join(',');
 

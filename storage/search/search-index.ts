@@ -405,7 +405,15 @@ export class SearchIndex {
   /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
   async optimize(tenants: readonly string[]): Promise<void> {
     await this.idle();
-    for (const t of tenants) await this.#lance.maintain(t, true);
+    for (const t of tenants) {
+      // Settled now: the optimize due once writes pause would only repeat this one.
+      this.#unsettled.delete(t);
+      await this.#lance.maintain(t, true);
+    }
+    if (this.#unsettled.size === 0 && this.#settle) {
+      clearTimeout(this.#settle);
+      this.#settle = null;
+    }
   }
 
   status(): IndexStatus {

@@ -1,0 +1,44 @@
+// What a benchmark reads about a server process from /proc (Linux only): its resident memory, the CPU
+// it has used, and when it has gone quiet (LanceDB keeps building indexes long after the last write).
+import { readFileSync } from 'node:fs';
+
+/** Resident set size in MB (VmRSS); NaN when the process is gone. */
+export function rssMb(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** User + system CPU seconds the process has used (/proc/<pid>/stat, clock ticks of 1/100 s). */
+export function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Waits until the process has used less than 0.05 CPU s in each 0.5 s for `quietMs`, or `maxMs` has
+ * passed. Returns the seconds it stayed busy and the CPU seconds it used meanwhile.
+ */
+export async function untilQuiet(
+  pid: number | undefined,
+  { quietMs = 3000, maxMs = 300_000 }: { quietMs?: number; maxMs?: number } = {},
+): Promise<{ busySeconds: number; cpuSeconds: number; quiet: boolean }> {
+  const start = performance.now();
+  const cpu0 = cpuSeconds(pid);
+  let quietSince = start;
+  while (performance.now() - quietSince < quietMs && performance.now() - start < maxMs) {
+    const c = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 500));
+    if (cpuSeconds(pid) - c > 0.05) quietSince = performance.now();
+  }
+  return {
+    busySeconds: (quietSince - start) / 1000,
+    cpuSeconds: cpuSeconds(pid) - cpu0,
+    quiet: performance.now() - quietSince >= quietMs,
+  };
+}
