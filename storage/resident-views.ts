@@ -33,12 +33,22 @@ const bytesOf = (v: TenantView): number => {
   return (s.nodes + s.edges + s.verdicts + s.invalidations) * ROW_BYTES;
 };
 
+/**
+ * A tenant loaded again within this long of its eviction counts as a reload: the tenants in use do not
+ * fit the budget, and every write to one of them waits for a load. The log says so once per window.
+ */
+export const RELOAD_WINDOW_MS = 60_000;
+
 export class ResidentViews {
   /** Resident views, least recently used first (a Map keeps insertion order; a use re-inserts). */
   readonly #views = new Map<string, TenantView>();
   readonly #loading = new Map<string, Promise<TenantView>>();
   readonly #pins = new Map<string, number>();
   #evictions = 0;
+  /** When each tenant was last evicted, for as long as a load soon after would count as a reload. */
+  readonly #evictedAt = new Map<string, number>();
+  #reloads = 0;
+  #warnedAt = -Infinity;
 
   /**
    * `load` reads a tenant's rows; `exclusive` runs it apart from commits, so a load sees each commit
@@ -48,6 +58,8 @@ export class ResidentViews {
     private readonly load: (tenant: string) => Promise<LoadedLedger>,
     private readonly budgetBytes: number,
     private readonly exclusive: <T>(fn: () => Promise<T>) => Promise<T>,
+    private readonly warn: (message: string) => void = (m) => console.error(m),
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /** The tenant's view; it must be resident (loaded by `ensure`, and pinned while it is used). */
@@ -68,6 +80,7 @@ export class ResidentViews {
     }
     let loading = this.#loading.get(tenant);
     if (!loading) {
+      this.#noteReload(tenant);
       loading = this.exclusive(async () => {
         const view = new TenantView(tenant);
         fill(view, await this.load(tenant));
@@ -111,10 +124,28 @@ export class ResidentViews {
     return [...this.#views.keys()];
   }
 
-  stats(): { tenants: number; bytes: number; budget: number; evictions: number } {
+  stats(): { tenants: number; bytes: number; budget: number; evictions: number; reloads: number } {
     let bytes = 0;
     for (const v of this.#views.values()) bytes += bytesOf(v);
-    return { tenants: this.#views.size, bytes, budget: this.budgetBytes, evictions: this.#evictions };
+    return { tenants: this.#views.size, bytes, budget: this.budgetBytes, evictions: this.#evictions, reloads: this.#reloads };
+  }
+
+  #noteReload(tenant: string): void {
+    const now = this.clock();
+    for (const [t, at] of this.#evictedAt) if (now - at > RELOAD_WINDOW_MS) this.#evictedAt.delete(t);
+    const evicted = this.#evictedAt.get(tenant);
+    if (evicted === undefined) return;
+    this.#evictedAt.delete(tenant);
+    this.#reloads++;
+    if (now - this.#warnedAt < RELOAD_WINDOW_MS) return;
+    this.#warnedAt = now;
+    const { tenants, bytes, budget } = this.stats();
+    const mb = (b: number): number => Math.round(b / 1048576);
+    this.warn(
+      `read models: tenant ${JSON.stringify(tenant)} is loaded again ${((now - evicted) / 1000).toFixed(1)} s after its eviction ` +
+        `(${this.#reloads} such reloads so far). The tenants in use do not fit SVC_MEMORY_MB=${mb(budget)} ` +
+        `(${tenants} resident, ~${mb(bytes)} MB): each use of an evicted one waits for a load. Raise SVC_MEMORY_MB.`,
+    );
   }
 
   /** Drops least recently used views, never a pinned one nor `keep`, until the rest fit the budget. */
@@ -126,6 +157,7 @@ export class ResidentViews {
       if (tenant === keep || this.#pins.has(tenant)) continue;
       this.#views.delete(tenant);
       this.#evictions++;
+      this.#evictedAt.set(tenant, this.clock());
       bytes -= bytesOf(view);
     }
   }

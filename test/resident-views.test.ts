@@ -5,7 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyGroup, type LoadedLedger } from '../storage/kuzu-graph.ts';
 import { Ledger } from '../storage/ledger.ts';
+import { RELOAD_WINDOW_MS, ResidentViews, ROW_BYTES } from '../storage/resident-views.ts';
+import type { NodeVersion } from '../storage/types.ts';
 import { formatInstant } from '../storage/time.ts';
 import type { Context } from '../tools/context.ts';
 import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';
@@ -17,6 +20,26 @@ const ROWS = 1500;
 
 const nodes = (tenant: string, from: number, n: number) =>
   Array.from({ length: n }, (_, i) => ({ id: `${tenant}-${from + i}`, kind: 'claim', statement: `${tenant} statement ${from + i}` }));
+
+const nodeRow = (tenant: string, i: number): NodeVersion => ({
+  seq: i + 1,
+  tenant,
+  id: `${tenant}-${i}`,
+  space: 's',
+  kind: 'claim',
+  statement: null,
+  category: null,
+  payload: '{}',
+  asserted_at: 1,
+  valid_from: 1,
+  valid_to: Number.MAX_SAFE_INTEGER,
+  captured_at: 1,
+  known_at: 1,
+  batch_id: null,
+  fact_key: null,
+  fact_value: null,
+  hash: 'h',
+});
 
 async function list(tenant: string, asOf: string, limit = 1000): Promise<ListMemoriesOutput> {
   const ctx: Context = { ledger, tenant, services: { version: 'test' } };
@@ -100,5 +123,43 @@ describe('tenants resident on use', () => {
     expect(outcomes.every((o) => o.accepted === 5)).toBe(true);
     await ledger.load('b');
     expect(await allIds('a', 'now')).toHaveLength(ROWS + 100);
+  });
+});
+
+describe('tenants that do not fit the budget', () => {
+  it('counts a load soon after an eviction as a reload and says so in the log once a minute', async () => {
+    const loaded = (tenant: string): LoadedLedger => ({
+      ...emptyGroup(),
+      nodes: [nodeRow(tenant, 0), nodeRow(tenant, 1)],
+    });
+    let now = 0;
+    const warnings: string[] = [];
+    // Room for one tenant of two rows: every load of the other evicts it.
+    const views = new ResidentViews(
+      async (t) => loaded(t),
+      2 * ROW_BYTES,
+      (fn) => fn(),
+      (m) => warnings.push(m),
+      () => now,
+    );
+    await views.ensure('a');
+    await views.ensure('b'); // evicts a
+    expect(views.stats()).toMatchObject({ tenants: 1, evictions: 1, reloads: 0 });
+    now = 10_000;
+    await views.ensure('a'); // 10 s after its eviction: a reload
+    expect(views.stats()).toMatchObject({ evictions: 2, reloads: 1 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/tenant "a" is loaded again 10\.0 s after its eviction.*SVC_MEMORY_MB/);
+    now = 20_000;
+    await views.ensure('b'); // another reload, within the minute of the warning: counted, not logged again
+    expect(views.stats().reloads).toBe(2);
+    expect(warnings).toHaveLength(1);
+    now = 20_000 + RELOAD_WINDOW_MS + 1;
+    await views.ensure('a'); // evicted long ago: a plain load
+    expect(views.stats().reloads).toBe(2);
+    now += 1_000;
+    await views.ensure('b'); // evicted a second ago, past the minute since the warning: logged again
+    expect(views.stats().reloads).toBe(3);
+    expect(warnings).toHaveLength(2);
   });
 });
