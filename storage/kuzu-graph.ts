@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
-import { WriteJournal, type JournalRecord } from './write-journal.ts';
+import { syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
 
 interface Column<Row> {
@@ -666,8 +666,10 @@ export class KuzuGraph implements GraphStore {
    */
   async #renumbered(parts: readonly TableRows[]): Promise<TableRows[]> {
     const file = join(this.#dir, 'recoveries');
-    const count = existsSync(file) ? Number(readFileSync(file, 'utf8')) || 0 : 0;
+    const existed = existsSync(file);
+    const count = existed ? Number(readFileSync(file, 'utf8')) || 0 : 0;
     writeFileSync(file, String(count + 1), { flush: true });
+    if (!existed) syncDir(this.#dir);
     let top = (await this.#lastWritten()).seq;
     let lowest = Number.POSITIVE_INFINITY;
     const seqAt = parts.map((part) => part.columns.findIndex((c) => c.name === 'seq'));

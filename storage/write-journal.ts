@@ -26,7 +26,7 @@ const HEADER = 8;
 
 const segmentName = (n: number): string => `journal-${String(n).padStart(10, '0')}.log`;
 
-function syncDir(dir: string): void {
+export function syncDir(dir: string): void {
   // The new or removed file name must survive a power loss, not only the file's bytes.
   const fd = openSync(dir, 'r');
   try {
