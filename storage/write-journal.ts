@@ -69,6 +69,8 @@ export class WriteJournal {
   #fd: number;
   #active: number;
   #activeRecords: JournalRecord[] = [];
+  /** Rows of the sealed and active records, kept as they come and go (read on every small commit). */
+  #pending = 0;
   /** Segments sealed but not yet known to be in the engine, oldest first, with their records. */
   #sealed: { n: number; records: JournalRecord[] }[];
   /** The fdatasync in flight: a segment is sealed (its descriptor closed) only after it settles. */
@@ -80,6 +82,7 @@ export class WriteJournal {
   private constructor(dir: string, sealed: { n: number; records: JournalRecord[] }[], next: number) {
     this.#dir = dir;
     this.#sealed = sealed;
+    for (const seg of sealed) for (const r of seg.records) this.#pending += rowsOf(r);
     this.#active = next;
     this.#fd = openSync(join(dir, segmentName(next)), 'a');
     syncDir(dir);
@@ -106,10 +109,7 @@ export class WriteJournal {
 
   /** Rows appended or recovered and not yet released. */
   get pendingRows(): number {
-    let n = 0;
-    for (const s of this.#sealed) for (const r of s.records) n += rowsOf(r);
-    for (const r of this.#activeRecords) n += rowsOf(r);
-    return n;
+    return this.#pending;
   }
 
   /**
@@ -130,6 +130,7 @@ export class WriteJournal {
       throw error;
     }
     this.#activeRecords.push(record);
+    this.#pending += rowsOf(record);
     const fd = this.#fd;
     this.#syncing = new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
     try {
@@ -140,6 +141,7 @@ export class WriteJournal {
       // its sequence numbers are never given to another row here.
       this.#failed = error as Error;
       this.#activeRecords = this.#activeRecords.filter((r) => r !== record);
+      this.#pending -= rowsOf(record);
       throw error;
     }
   }
@@ -171,7 +173,10 @@ export class WriteJournal {
 
   /** Deletes the oldest `segments` sealed segments: their rows are committed in the engine. */
   release(segments: number): void {
-    for (const s of this.#sealed.splice(0, segments)) unlinkSync(join(this.#dir, segmentName(s.n)));
+    for (const seg of this.#sealed.splice(0, segments)) {
+      unlinkSync(join(this.#dir, segmentName(seg.n)));
+      for (const r of seg.records) this.#pending -= rowsOf(r);
+    }
     syncDir(this.#dir);
   }
 
