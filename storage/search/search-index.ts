@@ -155,7 +155,7 @@ export class SearchIndex {
       .finally(() => {
         index.#catchingUp = null;
         // Maintenance waited for the catch-up (an HNSW build between its pages would slow every page).
-        if (!index.#working) index.#maintenanceSoon();
+        if (!index.#working && !index.#closed) index.#maintenanceSoon();
         for (const g of index.#held.splice(0))
           index.#push(
             g.nodes.filter((n) => n.seq > index.#catchUpTo),
