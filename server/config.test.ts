@@ -25,3 +25,14 @@ describe('SVC_MEMORY_MB', () => {
     for (const bad of ['0', '1.5', 'lots', '-20']) expect(() => readConfig({ SVC_MEMORY_MB: bad })).toThrow(ConfigError);
   });
 });
+
+describe('SVC_INDEX_NICE', () => {
+  it('defaults to 10 and takes 0 (off) to 19', () => {
+    expect(readConfig({}).indexNice).toBe(10);
+    expect(readConfig({ SVC_INDEX_NICE: '0' }).indexNice).toBe(0);
+    expect(readConfig({ SVC_INDEX_NICE: '19' }).indexNice).toBe(19);
+  });
+  it('refuses anything else, naming the variable', () => {
+    for (const bad of ['20', '-1', '2.5', 'low']) expect(() => readConfig({ SVC_INDEX_NICE: bad })).toThrow(/SVC_INDEX_NICE/);
+  });
+});

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kuzuBufferMb } from '../storage/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/resident-views.ts';
+import { indexNice } from '../storage/search/index-priority.ts';
 
 export interface Config {
   port: number;
@@ -21,6 +22,8 @@ export interface Config {
   kuzuBufferMb: number;
   /** Read-model budget (SVC_MEMORY_MB); the ledger reads the same variable when it opens. */
   memoryMb: number;
+  /** Nice value of the search index's threads (SVC_INDEX_NICE); 0 leaves them at the server's. */
+  indexNice: number;
 }
 
 export class ConfigError extends Error {}
@@ -82,9 +85,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
   let kuzuBuffer: number;
   let memoryMb: number;
+  let nice: number;
   try {
     kuzuBuffer = kuzuBufferMb(env);
     memoryMb = memoryBudgetMb(env);
+    nice = indexNice(env);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -101,5 +106,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes,
     kuzuBufferMb: kuzuBuffer,
     memoryMb,
+    indexNice: nice,
   };
 }

@@ -8,6 +8,7 @@ import type { AppDeps } from './app.ts';
 import type { CheckProvider } from './checks.ts';
 import type { Config } from './config.ts';
 import { mountMcp } from './mcp/http.ts';
+import { keepIndexThreadsLow } from '../storage/search/index-priority.ts';
 import { startSearch } from '../storage/search/start.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { createExtractor } from '../extract/create.ts';
@@ -25,11 +26,13 @@ export async function startServices(config: Config, ledger: Ledger): Promise<Sta
     ledger,
   );
   const extraction = createExtractor(config);
+  const stopNice = search.index ? keepIndexThreadsLow(config.indexNice) : () => undefined;
   return {
     services: { version: SERVICE_VERSION, search: search.index ?? undefined, extractor: extraction.extractor },
     checks: [...search.checks, () => ({ name: 'extractor', ok: true, detail: extraction.detail })],
     mount: mountMcp,
     close: async () => {
+      stopNice();
       await search.index?.close();
     },
   };
