@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { nodeVersion } from '../test/helpers/rows.ts';
 import { declarationInForce, latestDeclaration, rowsWithKey, sameRules } from './facts.ts';
 import { TenantView } from './tenant-view.ts';
-import { OPEN_END } from './time.ts';
 import type { Declaration, NodeVersion, Policy } from './types.ts';
 
 let seq = 0;
@@ -14,25 +14,8 @@ const decl = (fact_key: string, policy: Policy, declared_at: number): Declaratio
   source_order: null,
   declared_at,
 });
-const node = (id: string, fact_key: string | null, space = 's'): NodeVersion => ({
-  seq: ++seq,
-  tenant: 't',
-  id,
-  space,
-  kind: 'claim',
-  statement: null,
-  category: null,
-  payload: '{}',
-  asserted_at: 1,
-  valid_from: 1,
-  valid_to: OPEN_END,
-  captured_at: 1,
-  known_at: 1,
-  batch_id: null,
-  fact_key,
-  fact_value: fact_key === null ? null : '1',
-  hash: `h${seq}`,
-});
+const node = (id: string, fact_key: string | null, space = 's'): NodeVersion =>
+  nodeVersion({ seq: ++seq, id, space, fact_key, fact_value: fact_key === null ? null : '1' });
 
 describe('declarations in force', () => {
   const view = new TenantView('t');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyGroup, type LoadedLedger } from '../storage/kuzu-graph.ts';
 import { Ledger } from '../storage/ledger.ts';
+import { nodeVersion } from './helpers/rows.ts';
 import { RELOAD_WINDOW_MS, ResidentViews, ROW_BYTES } from '../storage/resident-views.ts';
 import type { NodeVersion } from '../storage/types.ts';
 import { formatInstant } from '../storage/time.ts';
@@ -21,25 +22,7 @@ const ROWS = 1500;
 const nodes = (tenant: string, from: number, n: number) =>
   Array.from({ length: n }, (_, i) => ({ id: `${tenant}-${from + i}`, kind: 'claim', statement: `${tenant} statement ${from + i}` }));
 
-const nodeRow = (tenant: string, i: number): NodeVersion => ({
-  seq: i + 1,
-  tenant,
-  id: `${tenant}-${i}`,
-  space: 's',
-  kind: 'claim',
-  statement: null,
-  category: null,
-  payload: '{}',
-  asserted_at: 1,
-  valid_from: 1,
-  valid_to: Number.MAX_SAFE_INTEGER,
-  captured_at: 1,
-  known_at: 1,
-  batch_id: null,
-  fact_key: null,
-  fact_value: null,
-  hash: 'h',
-});
+const nodeRow = (tenant: string, i: number): NodeVersion => nodeVersion({ seq: i + 1, tenant, id: `${tenant}-${i}` });
 
 async function list(tenant: string, asOf: string, limit = 1000): Promise<ListMemoriesOutput> {
   const ctx: Context = { ledger, tenant, services: { version: 'test' } };
