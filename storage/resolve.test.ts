@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { reference } from '../test/helpers/resolve-reference.ts';
+import { nodeVersion } from '../test/helpers/rows.ts';
 import { choose, decide, REASONS, sourceOf, type Reason } from './resolve.ts';
 import { OPEN_END } from './time.ts';
 import { POLICIES, type Declaration, type NodeVersion, type Policy } from './types.ts';
@@ -8,25 +9,18 @@ import { POLICIES, type Declaration, type NodeVersion, type Policy } from './typ
 let seq = 0;
 function row(over: Partial<NodeVersion> & { id: string }): NodeVersion {
   const t = over.asserted_at ?? 100;
-  return {
-    seq: ++seq,
-    tenant: 't',
-    space: 's',
-    kind: 'claim',
-    statement: null,
-    category: null,
-    payload: '{}',
+  ++seq;
+  return nodeVersion({
+    seq,
     asserted_at: t,
     valid_from: t,
-    valid_to: OPEN_END,
     captured_at: 1_000,
     known_at: 1_000,
-    batch_id: null,
     fact_key: 'f',
     fact_value: JSON.stringify(over.id),
     hash: `h-${over.id}-${seq}`,
     ...over,
-  };
+  });
 }
 
 function decl(policy: Policy, source_order: string[] | null = null): Declaration {
