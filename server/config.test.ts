@@ -27,8 +27,9 @@ describe('SVC_MEMORY_MB', () => {
 });
 
 describe('SVC_INDEX_NICE', () => {
-  it('defaults to 10 and takes 0 (off) to 19', () => {
-    expect(readConfig({}).indexNice).toBe(10);
+  it('defaults to 0 (off) and takes up to 19', () => {
+    expect(readConfig({}).indexNice).toBe(0);
+    expect(readConfig({ SVC_INDEX_NICE: '10' }).indexNice).toBe(10);
     expect(readConfig({ SVC_INDEX_NICE: '0' }).indexNice).toBe(0);
     expect(readConfig({ SVC_INDEX_NICE: '19' }).indexNice).toBe(19);
   });
