@@ -1,6 +1,6 @@
 // Ranking rules on small hand-made ledgers: a reply found through the words of the turn it answers (its
-// linked blocks' words are indexed with it, but only those readable with it), and a question naming a
-// date preferring what was said then.
+// linked blocks' words are indexed with it, but only those readable with it), a message found through the
+// messages sent with it, and a question naming a date preferring what was said then.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { Ledger } from '../ledger.ts';
 import { contextText } from './context.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { search } from './search.ts';
-import { SearchIndex } from './search-index.ts';
+import { indexText, SearchIndex } from './search-index.ts';
 
 let dir: string;
 let ledger: Ledger;
@@ -72,6 +72,44 @@ describe('a reply is found through the turn it answers', () => {
       (await index.candidates('later', [word], word, { asOf: ledger.now() }, 10)).text.map((h) => h.id).sort();
     expect(await text('capsized')).toEqual(['b']);
     expect(await text('regatta')).toEqual(['a', 'b']);
+  });
+});
+
+describe('a message is read with the messages of its exchange', () => {
+  const episode = (id: string, content: string) => ({
+    id,
+    kind: 'episode',
+    statement: `chat: ${content.slice(0, 12)}…`,
+    payload: { content },
+  });
+
+  it('finds a reply naming nothing through the message before it in the same write, never one written later', async () => {
+    await ledger.write('exchange', {
+      space: 's',
+      nodes: [
+        episode('ask', 'Nate: I made coconut milk ice cream yesterday, have you ever tried it?'),
+        episode('reply', 'Joanna: Super good! Rich and creamy, my new favourite snack.'),
+        episode('f1', 'Nate: My turtles are sleeping in the sun right now.'),
+        episode('f2', 'Nate: They are so calm, it helps me relax after work.'),
+        episode('other', 'Joanna: The gym was packed this morning, so I went for a run instead.'),
+      ],
+      edges: [],
+    });
+    await ledger.write('exchange', {
+      space: 's',
+      nodes: [episode('later', 'Nate: Rowing on the lake at dawn is my new hobby.')],
+      edges: [],
+    });
+    const view = ledger.view('exchange');
+    const ctx = (id: string) => contextText(view, view.versionsOf(id)[0]!);
+    // An episode is indexed by its message, not the name extraction gives it.
+    expect(indexText(view.versionsOf('reply')[0]!)).toContain('favourite snack');
+    expect(ctx('reply')).toContain('coconut milk ice cream');
+    // The previous message of another write is not part of the exchange.
+    expect(ctx('later')).toBe('');
+    const ranked = await ask('exchange', 'What did Joanna think of the coconut milk ice cream?');
+    expect(ranked.indexOf('reply')).toBeGreaterThanOrEqual(0);
+    expect(ranked.indexOf('reply')).toBeLessThan(ranked.indexOf('other') < 0 ? Infinity : ranked.indexOf('other'));
   });
 });
 
