@@ -8,7 +8,8 @@ import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from 
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
 import { exchangeOf } from './context.ts';
-import { DATED_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
+import { entityList } from './entity-reach.ts';
+import { DATED_WEIGHT, ENTITY_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
 import { contentWords } from './text-features.ts';
 import { SearchTiming, takeWait } from './timing.ts';
@@ -123,7 +124,9 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   ];
   if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
   if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
-  const fused = fuse(lists);
+  let fused = fuse(lists);
+  const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownVersion(view, id, filter) !== null, filter, pool);
+  if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
   const ranked = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
