@@ -1,11 +1,13 @@
 // Ranking rules on small hand-made ledgers: a reply found through the words of the turn it answers (its
 // linked blocks' words are indexed with it, but only those readable with it), a message found through the
-// messages sent with it, and a question naming a date preferring what was said then.
+// messages sent with it, a turn that asks ranked below the reply that answers it, and a question naming a
+// date preferring what was said then.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../ledger.ts';
+import { endsAsking } from './asking.ts';
 import { contextText } from './context.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { search } from './search.ts';
@@ -110,6 +112,30 @@ describe('a message is read with the messages of its exchange', () => {
     const ranked = await ask('exchange', 'What did Joanna think of the coconut milk ice cream?');
     expect(ranked.indexOf('reply')).toBeGreaterThanOrEqual(0);
     expect(ranked.indexOf('reply')).toBeLessThan(ranked.indexOf('other') < 0 ? Infinity : ranked.indexOf('other'));
+  });
+});
+
+describe('a turn that asks is not the answer', () => {
+  it('ranks the reply above the question it answers, which shares the asked words', async () => {
+    const turns = [
+      ['ask', 'Joanna: That sounds fun! What inspired you to start making gaming videos?'],
+      ['answer', 'Nate: I am a big fan of them and thought it would be a fun idea to try it myself.'],
+      ['later', 'Joanna: Way to go, Nate! You will do great.'],
+    ];
+    await ledger.write('asking', {
+      space: 's',
+      nodes: turns.map(([id, statement]) => ({ id, kind: 'turn', statement })),
+      edges: turns.slice(1).map(([id], i) => ({ source_id: turns[i]![0]!, target_id: id!, edge_type: 'CONCURRENT_SIGNAL' })),
+    });
+    const ranked = await ask('asking', 'What inspired Nate to start making gaming videos?');
+    expect(ranked.indexOf('answer')).toBeGreaterThanOrEqual(0);
+    expect(ranked.indexOf('answer')).toBeLessThan(ranked.indexOf('ask'));
+  });
+
+  it('recognises a text ending in a question, quotes and brackets aside', () => {
+    expect(endsAsking('Did you make it?')).toBe(true);
+    expect(endsAsking('She asked "why not?" ')).toBe(true);
+    expect(endsAsking('Why? Because it rained.')).toBe(false);
   });
 });
 

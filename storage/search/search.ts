@@ -7,6 +7,7 @@ import { edgeVisible, walk, type Reached } from '../traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
+import { withAskingLowered } from './asking.ts';
 import { exchangeOf } from './context.ts';
 import { entityList } from './entity-reach.ts';
 import { DATED_WEIGHT, ENTITY_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
@@ -127,13 +128,15 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   let fused = fuse(lists);
   const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownVersion(view, id, filter) !== null, filter, pool);
   if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
-  const ranked = withNeighbours(fused, (id, visit) => {
+  const lifted = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
     // Messages of one exchange lift each other as linked turns do (a shown episode's write is readable with it).
     const shown = EXCHANGE_LIFT[0] + EXCHANGE_LIFT[1] > 0 ? shownVersion(view, id, filter) : null;
     if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
+  const shownAt = (id: string): NodeVersion | null => shownVersion(view, id, filter);
+  const ranked = withAskingLowered(lifted, shownAt);
   const direct: SearchResult[] = [];
   for (const { id, score } of ranked) {
     if (direct.length >= p.limit) break;
