@@ -9,6 +9,7 @@ import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
 import { withAskingLowered } from './asking.ts';
 import { exchangeOf } from './context.ts';
+import { withCoverage } from './coverage.ts';
 import { entityList } from './entity-reach.ts';
 import { DATED_WEIGHT, ENTITY_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
@@ -135,8 +136,9 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     const shown = EXCHANGE_LIFT[0] + EXCHANGE_LIFT[1] > 0 ? shownVersion(view, id, filter) : null;
     if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
+  const wordWeight = (w: string): number => index.words?.weight(w) ?? 1;
   const shownAt = (id: string): NodeVersion | null => shownVersion(view, id, filter);
-  const ranked = withAskingLowered(lifted, shownAt);
+  const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool);
   const direct: SearchResult[] = [];
   for (const { id, score } of ranked) {
     if (direct.length >= p.limit) break;
