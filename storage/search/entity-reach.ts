@@ -119,10 +119,14 @@ export function entityList(
   if (entities.length === 0) return [];
   const prior = new Map(fused.map((f) => [f.id, f.score]));
   const seqOf = (id: string): number => view.versionsOf(id).at(-1)?.seq ?? 0;
-  return [...mentioningBlocks(view, entities, r)]
-    .filter(([id]) => admit(id))
+  const ranked = [...mentioningBlocks(view, entities, r)]
     .map(([id, score]) => ({ id, score, prior: prior.get(id) ?? 0, seq: seqOf(id) }))
-    .sort((a, b) => b.score - a.score || b.prior - a.prior || b.seq - a.seq)
-    .slice(0, limit)
-    .map(({ id, seq, score }) => ({ id, seq, score }));
+    .sort((a, b) => b.score - a.score || b.prior - a.prior || b.seq - a.seq);
+  // A speaker's name can reach half the tenant: only the head is checked against the read's filters.
+  const out: Hit[] = [];
+  for (const { id, seq, score } of ranked) {
+    if (out.length >= limit) break;
+    if (admit(id)) out.push({ id, seq, score });
+  }
+  return out;
 }
