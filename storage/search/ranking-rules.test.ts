@@ -1,15 +1,17 @@
 // Ranking rules on small hand-made ledgers: a reply found through the words of the turn it answers (its
-// linked blocks' words are indexed with it, but only those readable with it), and a question naming a
+// linked blocks' words are indexed with it, but only those readable with it), a message found through the
+// messages sent with it, a turn that asks ranked below the reply that answers it, and a question naming a
 // date preferring what was said then.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../ledger.ts';
+import { endsAsking } from './asking.ts';
 import { contextText } from './context.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { search } from './search.ts';
-import { SearchIndex } from './search-index.ts';
+import { indexText, SearchIndex } from './search-index.ts';
 
 let dir: string;
 let ledger: Ledger;
@@ -72,6 +74,68 @@ describe('a reply is found through the turn it answers', () => {
       (await index.candidates('later', [word], word, { asOf: ledger.now() }, 10)).text.map((h) => h.id).sort();
     expect(await text('capsized')).toEqual(['b']);
     expect(await text('regatta')).toEqual(['a', 'b']);
+  });
+});
+
+describe('a message is read with the messages of its exchange', () => {
+  const episode = (id: string, content: string) => ({
+    id,
+    kind: 'episode',
+    statement: `chat: ${content.slice(0, 12)}…`,
+    payload: { content },
+  });
+
+  it('finds a reply naming nothing through the message before it in the same write, never one written later', async () => {
+    await ledger.write('exchange', {
+      space: 's',
+      nodes: [
+        episode('ask', 'Nate: I made coconut milk ice cream yesterday, have you ever tried it?'),
+        episode('reply', 'Joanna: Super good! Rich and creamy, my new favourite snack.'),
+        episode('f1', 'Nate: My turtles are sleeping in the sun right now.'),
+        episode('f2', 'Nate: They are so calm, it helps me relax after work.'),
+        episode('other', 'Joanna: The gym was packed this morning, so I went for a run instead.'),
+      ],
+      edges: [],
+    });
+    await ledger.write('exchange', {
+      space: 's',
+      nodes: [episode('later', 'Nate: Rowing on the lake at dawn is my new hobby.')],
+      edges: [],
+    });
+    const view = ledger.view('exchange');
+    const ctx = (id: string) => contextText(view, view.versionsOf(id)[0]!);
+    // An episode is indexed by its message, not the name extraction gives it.
+    expect(indexText(view.versionsOf('reply')[0]!)).toContain('favourite snack');
+    expect(ctx('reply')).toContain('coconut milk ice cream');
+    // The previous message of another write is not part of the exchange.
+    expect(ctx('later')).toBe('');
+    const ranked = await ask('exchange', 'What did Joanna think of the coconut milk ice cream?');
+    expect(ranked.indexOf('reply')).toBeGreaterThanOrEqual(0);
+    expect(ranked.indexOf('reply')).toBeLessThan(ranked.indexOf('other') < 0 ? Infinity : ranked.indexOf('other'));
+  });
+});
+
+describe('a turn that asks is not the answer', () => {
+  it('ranks the reply above the question it answers, which shares the asked words', async () => {
+    const turns = [
+      ['ask', 'Joanna: That sounds fun! What inspired you to start making gaming videos?'],
+      ['answer', 'Nate: I am a big fan of them and thought it would be a fun idea to try it myself.'],
+      ['later', 'Joanna: Way to go, Nate! You will do great.'],
+    ];
+    await ledger.write('asking', {
+      space: 's',
+      nodes: turns.map(([id, statement]) => ({ id, kind: 'turn', statement })),
+      edges: turns.slice(1).map(([id], i) => ({ source_id: turns[i]![0]!, target_id: id!, edge_type: 'CONCURRENT_SIGNAL' })),
+    });
+    const ranked = await ask('asking', 'What inspired Nate to start making gaming videos?');
+    expect(ranked.indexOf('answer')).toBeGreaterThanOrEqual(0);
+    expect(ranked.indexOf('answer')).toBeLessThan(ranked.indexOf('ask'));
+  });
+
+  it('recognises a text ending in a question, quotes and brackets aside', () => {
+    expect(endsAsking('Did you make it?')).toBe(true);
+    expect(endsAsking('She asked "why not?" ')).toBe(true);
+    expect(endsAsking('Why? Because it rained.')).toBe(false);
   });
 });
 

@@ -9,7 +9,7 @@ import type { CommitGroup } from '../kuzu-graph.ts';
 import type { Ledger } from '../ledger.ts';
 import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
-import { contextText } from './context.ts';
+import { contextText, messageText } from './context.ts';
 import type { Embedder } from './embedder.ts';
 import { enabled } from './mechanisms.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
@@ -27,7 +27,7 @@ interface Meta {
 
 /** What the tables hold: the text column (own text plus linked blocks' words, context.ts, or own text alone) and the word-vector column. */
 const layout = (words: WordVectors | null): string =>
-  `${enabled('context') ? 'text+context-2' : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
+  `${enabled('context') ? `text+context-3${enabled('exchange') ? '+exchange' : ''}` : 'text'}${words ? `+wvec-${words.dimension}` : ''}`;
 
 /**
  * The full-text document of a block with context: its own text twice, then the linked blocks' words, so
@@ -65,9 +65,9 @@ const CATCH_UP_PAGE = 32_768;
 /** Quiet time after the last indexed commit before the tenants written get a full optimize. */
 const SETTLE_MS = 1000;
 
-/** The text a block is found by: its statement, else its id and kind. */
+/** The text a block is found by: its statement (an episode's message), else its id and kind. */
 export function indexText(n: NodeVersion): string {
-  return n.statement ?? `${n.kind} ${n.id}`;
+  return messageText(n) ?? `${n.kind} ${n.id}`;
 }
 
 export class SearchIndex {

@@ -7,7 +7,11 @@ import { edgeVisible, walk, type Reached } from '../traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './lance-index.ts';
-import { DATED_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
+import { withAskingLowered } from './asking.ts';
+import { exchangeOf } from './context.ts';
+import { withCoverage } from './coverage.ts';
+import { entityList } from './entity-reach.ts';
+import { DATED_WEIGHT, ENTITY_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
 import type { SearchIndex } from './search-index.ts';
 import { contentWords } from './text-features.ts';
 import { SearchTiming, takeWait } from './timing.ts';
@@ -50,6 +54,13 @@ export interface SearchAnswer {
   /** Matching nodes left out because they were invalidated as of the read (capped like hidden matches). */
   invalidated: number;
 }
+
+/**
+ * Messages either side of a candidate episode in its write that lift it like linked turns (rank.ts,
+ * NEIGHBOUR_WEIGHTS). LoCoMo 1-5, messages mode (recall_any@10 / recall_all@10 / MRR): none 0.816 / 0.691 /
+ * 0.544, one either side 0.829 / 0.704 / 0.564.
+ */
+const EXCHANGE_LIFT: readonly [number, number] = [1, 1];
 
 /** Candidates fetched from each list per direct hit wanted: fusion needs more than the final cut. */
 const POOL_FACTOR = 4;
@@ -115,11 +126,19 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   ];
   if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
   if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
-  const fused = fuse(lists);
-  const ranked = withNeighbours(fused, (id, visit) => {
+  let fused = fuse(lists);
+  const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownVersion(view, id, filter) !== null, filter, pool);
+  if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
+  const lifted = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
+    // Messages of one exchange lift each other as linked turns do (a shown episode's write is readable with it).
+    const shown = EXCHANGE_LIFT[0] + EXCHANGE_LIFT[1] > 0 ? shownVersion(view, id, filter) : null;
+    if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
+  const wordWeight = (w: string): number => index.words?.weight(w) ?? 1;
+  const shownAt = (id: string): NodeVersion | null => shownVersion(view, id, filter);
+  const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool);
   const direct: SearchResult[] = [];
   for (const { id, score } of ranked) {
     if (direct.length >= p.limit) break;

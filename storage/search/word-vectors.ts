@@ -73,6 +73,12 @@ export class WordVectors {
     return new WordVectors(list, dims, vectors);
   }
 
+  /** A word's smooth-inverse-frequency weight: near 0 for the commonest words, 1 for one not in the list. */
+  weight(word: string): number {
+    const i = this.#index.get(word);
+    return i === undefined ? 1 : (this.#weights[i] ?? 1);
+  }
+
   /** The SIF-weighted mean of the content words' vectors, unit length; zero when no word is known. */
   embed(text: string, into?: Float32Array): Float32Array {
     const v = into ?? new Float32Array(this.dimension);
