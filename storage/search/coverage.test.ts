@@ -1,19 +1,17 @@
 // Query-term coverage on a small hand-made ledger: the words of a block count fully, those of the blocks
 // it is read with count half, and a block naming every part of the question outranks one that repeats a
 // single word.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '../ledger.ts';
+import { tempLedger, type TempLedger } from '../../test/helpers/temp-ledger.ts';
+import type { Ledger } from '../ledger.ts';
 import { CONTEXT_COVERAGE, coverage, queryStems, withCoverage } from './coverage.ts';
 
-let dir: string;
+let temp: TempLedger;
 let ledger: Ledger;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'coverage-'));
-  ledger = await Ledger.open(join(dir, 'data'));
+  temp = await tempLedger('coverage');
+  ledger = temp.ledger;
   await ledger.write('t', {
     space: 's',
     nodes: [
@@ -26,10 +24,7 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await ledger.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => temp.remove());
 
 const even = (): number => 1;
 const node = (id: string) => ledger.view('t').versionsOf(id)[0]!;

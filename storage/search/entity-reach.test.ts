@@ -1,17 +1,16 @@
 // Entity-aware retrieval on small hand-made ledgers: a question naming an entity reaches the block that
 // MENTIONS it even when the block's words do not name it, a rare entity counts more than a common one,
 // and a mention learned after the read's as_of is not followed.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '../ledger.ts';
+import { tempLedger, type TempLedger } from '../../test/helpers/temp-ledger.ts';
+import type { Ledger } from '../ledger.ts';
 import { entityList, mentioningBlocks, namedEntities } from './entity-reach.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { search } from './search.ts';
 import { SearchIndex } from './search-index.ts';
 
-let dir: string;
+let temp: TempLedger;
 let ledger: Ledger;
 let index: SearchIndex;
 const at = (iso: string) => Date.parse(iso) * 1000;
@@ -19,9 +18,9 @@ const T1 = at('2023-07-01T00:00:00Z');
 const T2 = at('2023-07-08T00:00:00Z');
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'entity-reach-'));
-  ledger = await Ledger.open(join(dir, 'data'));
-  index = await SearchIndex.open(join(dir, 'search'), new LocalEmbedder(), ledger, null);
+  temp = await tempLedger('entity-reach');
+  ledger = temp.ledger;
+  index = await SearchIndex.open(join(temp.dir, 'search'), new LocalEmbedder(), ledger, null);
   // Blocks linked to the entities they name; the trip's names no town, its MENTIONS edge does. The
   // link to the town is learned a week after the episodes (a later pass over the same messages).
   await ledger.write('trip', {
@@ -47,17 +46,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await index.close();
-  await ledger.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.remove();
 });
 
 const ask = async (query: string, asOf: number) => {
   const r = await search(index, ledger.view('trip'), { query, asOf, now: ledger.now(), limit: 10, depth: 0, families: [] });
-  console.log(
-    query,
-    asOf,
-    r.results.map((x) => [x.node.id, x.score]),
-  );
   return r.results.map((x) => x.node.id);
 };
 
