@@ -6,8 +6,9 @@
 // never reaches a block through a mention learned later.
 import type { TenantView } from '../tenant-view.ts';
 import type { Micros } from '../time.ts';
-import type { EdgeRecord } from '../types.ts';
-import { inForceAt, knownAt } from '../visibility.ts';
+import { edgeVisible } from '../traverse.ts';
+import type { EdgeType } from '../types.ts';
+import { knownAt } from '../visibility.ts';
 import type { Hit } from './lance-index.ts';
 import { enabled } from './mechanisms.ts';
 import { STOP_WORDS, words } from './text-features.ts';
@@ -55,8 +56,7 @@ export interface EntityRead {
   space?: string | undefined;
 }
 
-const visible = (e: EdgeRecord, r: EntityRead): boolean =>
-  e.edge_type === 'MENTIONS' && knownAt(e, r.asOf) && inForceAt(e, r.validAt) && (r.space === undefined || e.space === r.space);
+const MENTIONS_ONLY: ReadonlySet<EdgeType> = new Set<EdgeType>(['MENTIONS']);
 
 /** Entity ids the query names (any run of its words equal to an entity's name) that the read can see. */
 export function namedEntities(view: TenantView, query: string, r: EntityRead): string[] {
@@ -85,9 +85,10 @@ export function namedEntities(view: TenantView, query: string, r: EntityRead): s
 export function mentioningBlocks(view: TenantView, entities: readonly string[], r: EntityRead): Map<string, number> {
   const by = new Map<string, Set<string>>();
   const all = new Set<string>();
+  const mentions = { ...r, types: MENTIONS_ONLY };
   for (const id of entities) {
     const sources = new Set<string>();
-    for (const e of view.edgesTo(id)) if (visible(e, r)) sources.add(e.source_id);
+    for (const e of view.edgesTo(id)) if (edgeVisible(e, mentions)) sources.add(e.source_id);
     by.set(id, sources);
     for (const s of sources) all.add(s);
   }
