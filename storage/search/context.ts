@@ -6,6 +6,7 @@
 import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
 import { enabled } from './mechanisms.ts';
+import { grownPerView } from './view-scan.ts';
 
 /**
  * Linked blocks whose words are added, the nearest in write order first. On LoCoMo 1-5 (a turn linked to
@@ -44,32 +45,22 @@ export function messageText(n: NodeVersion): string | null {
  * and captured_at, so each is readable with the others and with nothing written later.
  */
 interface Writes {
-  scanned: number;
   byWrite: Map<string, NodeVersion[]>;
   /** seq → position in its write's list. */
   place: Map<number, number>;
 }
-const writesOf = new WeakMap<TenantView, Writes>();
 const writeKey = (n: NodeVersion): string => `${n.space}\u001f${n.captured_at}`;
 
-function writes(view: TenantView): Writes {
-  let w = writesOf.get(view);
-  if (!w) {
-    w = { scanned: 0, byWrite: new Map(), place: new Map() };
-    writesOf.set(view, w);
-  }
-  const rows = view.nodesIn();
-  for (let i = w.scanned; i < rows.length; i++) {
-    const r = rows[i]!;
-    if (r.kind !== 'episode') continue;
+const writes = grownPerView<Writes>(
+  () => ({ byWrite: new Map(), place: new Map() }),
+  (w, r) => {
+    if (r.kind !== 'episode') return;
     const list = w.byWrite.get(writeKey(r)) ?? [];
     if (list.length === 0) w.byWrite.set(writeKey(r), list);
     w.place.set(r.seq, list.length);
     list.push(r);
-  }
-  w.scanned = rows.length;
-  return w;
-}
+  },
+);
 
 /**
  * Messages either side of an episode in its write whose words it is indexed with. On LoCoMo 1-5, messages

@@ -12,43 +12,28 @@ import { knownAt } from '../visibility.ts';
 import type { Hit } from './lance-index.ts';
 import { enabled } from './mechanisms.ts';
 import { STOP_WORDS, words } from './text-features.ts';
+import { grownPerView } from './view-scan.ts';
 
 /** Longest entity name matched against the query, in words. */
 const MAX_NAME_WORDS = 5;
 
-interface EntityNames {
-  /** Rows of `view.nodesIn()` already looked at (the array only grows). */
-  scanned: number;
-  /** Entity name (its words, space-joined) → entity ids carrying it. */
-  byName: Map<string, string[]>;
-}
-
-const namesOf = new WeakMap<TenantView, EntityNames>();
-
 /** The comparable form of a name: its words, as the query is split. */
 export const nameKey = (name: string): string => words(name).join(' ');
 
-function entityNames(view: TenantView): Map<string, string[]> {
-  let names = namesOf.get(view);
-  if (!names) {
-    names = { scanned: 0, byName: new Map() };
-    namesOf.set(view, names);
-  }
-  const rows = view.nodesIn();
-  for (let i = names.scanned; i < rows.length; i++) {
-    const n = rows[i]!;
-    if (n.kind !== 'entity' || !n.statement) continue;
+/** Per view, entity name (its words, space-joined) → the ids of the entities carrying it. */
+const entityNames = grownPerView(
+  () => new Map<string, string[]>(),
+  (byName, n) => {
+    if (n.kind !== 'entity' || !n.statement) return;
     const key = nameKey(n.statement);
     const ws = key.split(' ');
     // A name made only of function words ("The", "It") names nothing a query could mean.
-    if (key === '' || ws.length > MAX_NAME_WORDS || ws.every((w) => STOP_WORDS.has(w))) continue;
-    const ids = names.byName.get(key);
-    if (!ids) names.byName.set(key, [n.id]);
+    if (key === '' || ws.length > MAX_NAME_WORDS || ws.every((w) => STOP_WORDS.has(w))) return;
+    const ids = byName.get(key);
+    if (!ids) byName.set(key, [n.id]);
     else if (!ids.includes(n.id)) ids.push(n.id);
-  }
-  names.scanned = rows.length;
-  return names.byName;
-}
+  },
+);
 
 export interface EntityRead {
   asOf: Micros;
