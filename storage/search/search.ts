@@ -126,23 +126,30 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   ];
   if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
   if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
+  // The version each candidate is shown as, looked up once: the entity list, the lift, the asking rule,
+  // coverage and the cut all ask for it, and nothing is committed to the view while ranking runs.
+  const shownMemo = new Map<string, NodeVersion | null>();
+  const shownAt = (id: string): NodeVersion | null => {
+    let v = shownMemo.get(id);
+    if (v === undefined) shownMemo.set(id, (v = shownVersion(view, id, filter)));
+    return v;
+  };
   let fused = fuse(lists);
-  const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownVersion(view, id, filter) !== null, filter, pool);
+  const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownAt(id) !== null, filter, pool);
   if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
   const lifted = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
     // Messages of one exchange lift each other as linked turns do (a shown episode's write is readable with it).
-    const shown = EXCHANGE_LIFT[0] + EXCHANGE_LIFT[1] > 0 ? shownVersion(view, id, filter) : null;
+    const shown = shownAt(id);
     if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
   const wordWeight = (w: string): number => index.words?.weight(w) ?? 1;
-  const shownAt = (id: string): NodeVersion | null => shownVersion(view, id, filter);
   const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool);
   const direct: SearchResult[] = [];
   for (const { id, score } of ranked) {
     if (direct.length >= p.limit) break;
-    const node = shownVersion(view, id, filter);
+    const node = shownAt(id);
     if (node) direct.push({ node, score, match: 'direct', depth: 0, path: [id], via: null });
   }
   if (p.supersededBy) successorsFirst(direct, p.supersededBy);
