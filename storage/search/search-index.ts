@@ -191,7 +191,7 @@ export class SearchIndex {
   }
 
   #pendingRows(): number {
-    return this.#queue.reduce((n, g) => n + g.nodes.length, 0);
+    return rowsIn(this.#queue);
   }
 
   /** Queues a commit's nodes; returns at once so the writer is never held up by embedding. */
@@ -421,7 +421,7 @@ export class SearchIndex {
       embedder: this.embedder.id,
       dimension: this.#lance.dimension,
       indexedSeq: this.#seq,
-      pendingRows: this.#pendingRows() + this.#held.reduce((n, g) => n + g.nodes.length, 0),
+      pendingRows: this.#pendingRows() + rowsIn(this.#held),
       failure: this.#failure,
     };
   }
@@ -445,6 +445,8 @@ export class SearchIndex {
     await this.#lance.close();
   }
 }
+
+const rowsIn = (groups: readonly { nodes: readonly NodeVersion[] }[]): number => groups.reduce((n, g) => n + g.nodes.length, 0);
 
 function readMeta(dir: string): Meta | null {
   const path = join(dir, 'meta.json');
