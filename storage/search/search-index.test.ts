@@ -7,6 +7,7 @@ import { Ledger } from '../ledger.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { OpenAIEmbedder } from './openai-embedder.ts';
 import { SearchIndex } from './search-index.ts';
+import { WordVectors } from './word-vectors.ts';
 
 let dir: string;
 let ledger: Ledger;
@@ -111,5 +112,48 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp('t');
     expect(await textHits(index)).toContain('f');
     await index.close();
+  });
+
+  it('embeds a large batch (on the embedding thread) exactly as it embeds rows written a few at a time', async () => {
+    const words = WordVectors.fromParts({
+      words: ['harbour', 'crane', 'storm', 'ship', 'broke'],
+      dimension: 4,
+      vectors: Int8Array.from({ length: 20 }, (_, i) => ((i * 53) % 255) - 127),
+    });
+    const statements = Array.from(
+      { length: 400 },
+      (_, i) => `${['Harbour', 'Storm', 'Ship'][i % 3]} crane ${i} broke near berth ${i % 17}`,
+    );
+    const built: SearchIndex[] = [];
+    const ledgers: Ledger[] = [];
+    // One index catches up on all 400 rows at once (the thread's batch), the other indexes each commit of 10 as it lands.
+    for (const [name, groupSize] of [
+      ['whole', 400],
+      ['small', 10],
+    ] as const) {
+      const l = await Ledger.open(join(dir, `ledger-${name}`));
+      const open = () => SearchIndex.open(join(dir, `search-${name}`), new LocalEmbedder(), l, words);
+      const early = name === 'small' ? await open() : null;
+      for (let i = 0; i < statements.length; i += groupSize) {
+        const nodes = statements.slice(i, i + groupSize).map((statement, j) => ({ id: `n${i + j}`, kind: 'claim', statement }));
+        await l.write('t', { space: 's', nodes, edges: [] });
+        if (early) await early.caughtUp();
+      }
+      const index = early ?? (await open());
+      await index.caughtUp();
+      ledgers.push(l);
+      built.push(index);
+    }
+    for (const query of ['storm crane', 'ship broke near berth 3', 'harbour']) {
+      const [whole, small] = await Promise.all(
+        built.map((index, i) => index.candidates('t', query.split(' '), query, { asOf: ledgers[i]!.now() }, 20)),
+      );
+      expect(whole!.vector.length).toBe(20);
+      expect(whole!.vector).toEqual(small!.vector);
+      expect(whole!.words.length).toBe(20);
+      expect(whole!.words).toEqual(small!.words);
+    }
+    for (const index of built) await index.close();
+    for (const l of ledgers) await l.close();
   });
 });

@@ -4,6 +4,7 @@
 // Commits are queued, not awaited by the writer; a search first waits until every row committed
 // before it was called is indexed, so a search right after an acknowledged write finds it.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { CommitGroup } from '../kuzu-graph.ts';
 import type { Ledger } from '../ledger.ts';
@@ -11,6 +12,8 @@ import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
 import { contextText, messageText } from './context.ts';
 import type { Embedder } from './embedder.ts';
+import { EmbedThread } from './embed-thread.ts';
+import { LocalEmbedder } from './local-embedder.ts';
 import { enabled } from './mechanisms.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
 import { timeWindow } from './time-query.ts';
@@ -57,6 +60,11 @@ export interface IndexStatus {
 
 const CHUNK = 8192;
 /**
+ * Batches this large are embedded on the embedding thread; a small write's rows cost less than the
+ * hand-off. With one core the thread only adds its start (~0.5 s of CPU) and hand-offs, so it is not used.
+ */
+const THREAD_MIN_ROWS = 256;
+/**
  * Rows read from the store at a time while catching up. The next page is read while the previous one is
  * embedded and written, and no more than two wait in the queue: a rebuild of a large ledger holds a few
  * pages in memory, not every row, and the store's read overlaps the indexing instead of preceding it.
@@ -99,6 +107,8 @@ export class SearchIndex {
   #held: { nodes: NodeVersion[]; seq: number }[] = [];
   /** Rows at or below this seq are read by the catch-up (they landed before it began); commits held meanwhile keep the rest. */
   #catchUpTo = 0;
+  /** Started with the first large batch; null when it could not start or has stopped. */
+  #thread: EmbedThread | null | undefined = undefined;
   /** Resolves #queueShort when the queue holds fewer rows than the catch-up waits for. */
   #queueShort: (() => void) | null = null;
 
@@ -307,8 +317,7 @@ export class SearchIndex {
 
   async #rows(nodes: NodeVersion[]): Promise<IndexRow[]> {
     const texts = nodes.map(indexText);
-    const vectors = await this.embedder.embed(texts);
-    const wvecs = this.words?.embedAll(texts);
+    const { vectors, wvecs } = await this.#vectors(texts);
     // Called with one tenant's rows at a time.
     const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant) : null;
     return nodes.map((n, i) => ({
@@ -325,6 +334,36 @@ export class SearchIndex {
       vector: vectors[i] ?? new Float32Array(this.#lance.dimension),
       wvec: wvecs?.[i],
     }));
+  }
+
+  /** Both vector columns of `texts`: a large batch's on the embedding thread, a small one's here. */
+  async #vectors(texts: string[]): Promise<{ vectors: Float32Array[]; wvecs: Float32Array[] | undefined }> {
+    const local = this.embedder instanceof LocalEmbedder;
+    const thread = texts.length >= THREAD_MIN_ROWS && (local || this.words) && availableParallelism() > 1 ? this.#embedThread(local) : null;
+    if (thread) {
+      try {
+        const [remote, done] = await Promise.all([local ? null : this.embedder.embed(texts), thread.embed(texts)]);
+        const vectors = done.local ?? remote;
+        if (vectors) return { vectors, wvecs: done.wvecs ?? undefined };
+      } catch (error) {
+        if (!thread.failure) throw error;
+        console.error('search index: the embedding thread stopped; embedding on the main thread from now on:', thread.failure);
+        this.#thread = null;
+      }
+    }
+    return { vectors: await this.embedder.embed(texts), wvecs: this.words?.embedAll(texts) };
+  }
+
+  #embedThread(local: boolean): EmbedThread | null {
+    if (this.#thread === undefined) {
+      try {
+        this.#thread = EmbedThread.start(local, this.words);
+      } catch (error) {
+        console.error('search index: no embedding thread; embedding on the main thread:', error);
+        this.#thread = null;
+      }
+    }
+    return this.#thread;
   }
 
   #wake(): void {
@@ -442,6 +481,7 @@ export class SearchIndex {
     this.#queueShort?.();
     if (this.#settle) clearTimeout(this.#settle);
     await this.idle();
+    await this.#thread?.close();
     await this.#lance.close();
   }
 }

@@ -32,6 +32,13 @@ export const DEFAULT_WORD_VECTORS_PATH = join(
 const SIF_A = 1e-3;
 const ZIPF_NORM = Math.log(50_000) + 0.5772;
 
+export interface WordVectorParts {
+  /** In rank order: a word's position is its frequency rank. */
+  words: string[];
+  dimension: number;
+  vectors: Int8Array;
+}
+
 export class WordVectors {
   readonly dimension: number;
   readonly #index: Map<string, number>;
@@ -71,6 +78,15 @@ export class WordVectors {
     const vectors = new Int8Array(count * dims);
     vectors.set(new Int8Array(buf.buffer, buf.byteOffset + start, count * dims));
     return new WordVectors(list, dims, vectors);
+  }
+
+  /** What another thread needs to rebuild these vectors (see fromParts): structured-clonable. */
+  parts(): WordVectorParts {
+    return { words: [...this.#index.keys()], dimension: this.dimension, vectors: this.#vectors };
+  }
+
+  static fromParts(parts: WordVectorParts): WordVectors {
+    return new WordVectors(parts.words, parts.dimension, parts.vectors);
   }
 
   /** A word's smooth-inverse-frequency weight: near 0 for the commonest words, 1 for one not in the list. */

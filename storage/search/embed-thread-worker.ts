@@ -1,0 +1,27 @@
+// The embedding thread's side (see embed-thread.ts): texts in, the local embedder's and the word
+// vectors' flat arrays out, transferred rather than copied.
+import { parentPort, workerData } from 'node:worker_threads';
+import { embedLocal, LOCAL_DIMENSION } from './local-embedder.ts';
+import type { EmbedReply, EmbedRequest, ThreadSetup } from './embed-thread.ts';
+import { WordVectors } from './word-vectors.ts';
+
+const setup = workerData as ThreadSetup;
+const words = setup.words ? WordVectors.fromParts(setup.words) : null;
+
+parentPort?.on('message', ({ id, texts }: EmbedRequest) => {
+  try {
+    const local = setup.local ? new Float32Array(texts.length * LOCAL_DIMENSION) : null;
+    const wvecs = words ? new Float32Array(texts.length * words.dimension) : null;
+    texts.forEach((text, i) => {
+      if (local) embedLocal(text, local.subarray(i * LOCAL_DIMENSION, (i + 1) * LOCAL_DIMENSION));
+      if (words && wvecs) words.embed(text, wvecs.subarray(i * words.dimension, (i + 1) * words.dimension));
+    });
+    const reply: EmbedReply = { id, local, wvecs };
+    parentPort?.postMessage(
+      reply,
+      [local?.buffer, wvecs?.buffer].filter((b): b is ArrayBuffer => b !== undefined),
+    );
+  } catch (error) {
+    parentPort?.postMessage({ id, local: null, wvecs: null, error: (error as Error).message } satisfies EmbedReply);
+  }
+});

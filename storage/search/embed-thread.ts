@@ -1,0 +1,116 @@
+// Embedding large batches on a thread of their own. Measured on the 50k-row catch-up, the main thread was
+// busy 84-99% of the time and embedding (hashed features plus word vectors) was most of it, while LanceDB's
+// writes ran on its own threads: the two cores were never both busy. With the embedding moved here, the
+// main thread reads pages from the store and hands Arrow batches to LanceDB while this thread embeds the
+// next batch, and a search arriving meanwhile does not wait behind a batch's embedding.
+// The vectors are the same functions' output (local-embedder.ts, word-vectors.ts), bit for bit.
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { LOCAL_DIMENSION } from './local-embedder.ts';
+import type { WordVectorParts, WordVectors } from './word-vectors.ts';
+
+export interface ThreadSetup {
+  /** Whether to compute the local embedder's vectors (a remote embedder's come from its server). */
+  local: boolean;
+  words: WordVectorParts | null;
+}
+
+export interface EmbedRequest {
+  id: number;
+  texts: readonly string[];
+}
+
+export interface EmbedReply {
+  id: number;
+  local: Float32Array | null;
+  wvecs: Float32Array | null;
+  error?: string;
+}
+
+export interface ThreadVectors {
+  /** The local embedder's vectors, or null when the thread was not asked for them. */
+  local: Float32Array[] | null;
+  wvecs: Float32Array[] | null;
+}
+
+/** The worker's entry: beside this module, as TypeScript in a source checkout and JavaScript in the build. */
+function workerSource(): { code: string; eval: true } | { path: URL; eval: false } {
+  const ext = extname(fileURLToPath(import.meta.url));
+  const entry = new URL(`./embed-thread-worker${ext}`, import.meta.url);
+  if (ext !== '.ts') return { path: entry, eval: false };
+  // A source checkout runs through tsx (bin/memory-ledger.mjs); a worker starts without the parent's
+  // loader, so it registers tsx itself before importing its entry.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return {
+    eval: true,
+    code: `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`,
+  };
+}
+
+const split = (flat: Float32Array, dimension: number): Float32Array[] =>
+  Array.from({ length: flat.length / dimension }, (_, i) => flat.subarray(i * dimension, (i + 1) * dimension));
+
+export class EmbedThread {
+  readonly #worker: Worker;
+  readonly #wordDimension: number;
+  readonly #pending = new Map<number, { resolve: (v: ThreadVectors) => void; reject: (e: Error) => void }>();
+  #next = 0;
+  #failure: Error | null = null;
+
+  private constructor(worker: Worker, wordDimension: number) {
+    this.#worker = worker;
+    this.#wordDimension = wordDimension;
+    // Idle, the thread must not keep the process alive; a batch in flight refs it (see embed).
+    worker.unref();
+    worker.on('message', (reply: EmbedReply) => this.#settle(reply));
+    worker.on('error', (error) => this.#fail(error));
+    worker.on('exit', (code) => this.#fail(new Error(`the embedding thread exited (code ${code})`)));
+  }
+
+  static start(local: boolean, words: WordVectors | null): EmbedThread {
+    const source = workerSource();
+    const setup: ThreadSetup = { local, words: words?.parts() ?? null };
+    const worker = source.eval
+      ? new Worker(source.code, { eval: true, workerData: setup })
+      : new Worker(source.path, { workerData: setup });
+    return new EmbedThread(worker, words?.dimension ?? 0);
+  }
+
+  /** Why the thread stopped, or null while it works; a stopped thread refuses every batch. */
+  get failure(): Error | null {
+    return this.#failure;
+  }
+
+  embed(texts: readonly string[]): Promise<ThreadVectors> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const id = ++this.#next;
+    if (this.#pending.size === 0) this.#worker.ref();
+    const reply = new Promise<ThreadVectors>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    this.#worker.postMessage({ id, texts } satisfies EmbedRequest);
+    return reply;
+  }
+
+  #settle(reply: EmbedReply): void {
+    const waiter = this.#pending.get(reply.id);
+    if (!waiter) return;
+    this.#pending.delete(reply.id);
+    if (this.#pending.size === 0) this.#worker.unref();
+    if (reply.error !== undefined) return waiter.reject(new Error(`embedding thread: ${reply.error}`));
+    waiter.resolve({
+      local: reply.local ? split(reply.local, LOCAL_DIMENSION) : null,
+      wvecs: reply.wvecs && this.#wordDimension > 0 ? split(reply.wvecs, this.#wordDimension) : null,
+    });
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    for (const waiter of this.#pending.values()) waiter.reject(this.#failure);
+    this.#pending.clear();
+  }
+
+  async close(): Promise<void> {
+    this.#failure ??= new Error('the embedding thread is closed');
+    await this.#worker.terminate();
+  }
+}
