@@ -61,6 +61,21 @@ server_pid=$!
 for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/v1/version" > "$work/version.json" 2>/dev/null && break; sleep 0.5; done
 [ -s "$work/version.json" ] || { cat "$work/serve.log"; fail "the installed server did not answer /v1/version"; }
 echo "serve: $(cat "$work/version.json")"
+# A write of 300 blocks is embedded on the embedding thread, which the build starts from JavaScript.
+node -e '
+  const base = process.argv[1];
+  const nodes = Array.from({ length: 300 }, (_, i) => ({ id: `n${i}`, kind: "claim", statement: `Harbour crane ${i} broke down` }));
+  (async () => {
+    const w = await fetch(`${base}/v1/memories`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ space: "pack", nodes }) });
+    if (w.status !== 200) throw new Error(`write answered ${w.status}: ${await w.text()}`);
+    const { now } = await (await fetch(`${base}/v1/version`)).json();
+    const s = await fetch(`${base}/v1/search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "crane 217", limit: 3, as_of: now }) });
+    const hits = JSON.stringify(await s.json());
+    if (s.status !== 200 || !hits.includes("\"n217\"")) throw new Error(`search answered ${s.status}: ${hits.slice(0, 300)}`);
+  })().catch((e) => { console.error(e.message); process.exit(1); });
+' "http://127.0.0.1:$port" || { cat "$work/serve.log"; fail "the installed server did not find a block of a 300-block write"; }
+grep -q 'embedding thread' "$work/serve.log" && { cat "$work/serve.log"; fail "the installed server's embedding thread failed"; }
+echo "search: a 300-block write is found"
 set +e
 PORT=$port SVC_DATA_DIR="$work/data2" timeout 60 "$bin" serve > "$work/taken.out" 2> "$work/taken.err"
 code=$?
