@@ -1,5 +1,6 @@
 // The embedding thread gives the vectors the main thread would, bit for bit, and a search index whose
 // batches go through it finds what one embedding inline finds.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EmbedThread } from './embed-thread.ts';
 import { LocalEmbedder } from './local-embedder.ts';
@@ -52,5 +53,24 @@ describe('the embedding thread', () => {
     await thread.close();
     expect(thread.failure).not.toBeNull();
     await expect(thread.embed(['cat'])).rejects.toThrow(/closed/);
+  });
+
+  it.runIf(existsSync('/proc/self/task'))("runs at SVC_INDEX_NICE, like the index's other threads", async () => {
+    const niceOf = (task: string): number => {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const before = readdirSync('/proc/self/task').filter((t) => niceOf(t) === 9).length;
+    const saved = process.env.SVC_INDEX_NICE;
+    process.env.SVC_INDEX_NICE = '9';
+    const thread = EmbedThread.start(true, null);
+    try {
+      await thread.embed(['warm']);
+      expect(readdirSync('/proc/self/task').filter((t) => niceOf(t) === 9).length).toBe(before + 1);
+    } finally {
+      if (saved === undefined) delete process.env.SVC_INDEX_NICE;
+      else process.env.SVC_INDEX_NICE = saved;
+      await thread.close();
+    }
   });
 });
