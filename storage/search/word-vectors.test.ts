@@ -28,6 +28,16 @@ describe('word vectors', () => {
     expect([...w.embed('unknown words only')].every((x) => x === 0)).toBe(true);
   });
 
+  it('gives the cosine of a listed word with each query word in one pass', () => {
+    const w = tiny();
+    const units = [w.unit('cat')!, w.unit('car')!];
+    const out = w.cosinesAt(units, w.indexOf('kitten'), new Float32Array(2));
+    expect(out[0]).toBeCloseTo(120 / Math.hypot(120, 40), 5);
+    expect(out[1]).toBeCloseTo(40 / Math.hypot(120, 40), 5);
+    expect(w.indexOf('dog')).toBe(-1);
+    expect(w.unit('dog')).toBeNull();
+  });
+
   it('is absent, not fatal, when the file is missing or malformed', () => {
     expect(WordVectors.load('/nonexistent/word-vectors.bin')).toBeNull();
     expect(() => WordVectors.parse(Buffer.from('nope'))).toThrow();

@@ -94,8 +94,11 @@ export class WordVectors {
     return normalise(Float32Array.from(this.#vectors.subarray(i * this.dimension, (i + 1) * this.dimension)));
   }
 
-  /** Cosine similarity of the word at place `i` (from `indexOf`) with a unit vector (from `unit`). */
-  cosineAt(unit: Float32Array, i: number): number {
+  /**
+   * Cosine similarities of the word at place `i` (from `indexOf`) with each of `units` (unit vectors, from
+   * `unit`), into `out`: one pass over the word's vector serves every query word.
+   */
+  cosinesAt(units: readonly Float32Array[], i: number, out: Float32Array): Float32Array {
     const d = this.dimension;
     const v = this.#vectors;
     const at = i * d;
@@ -106,9 +109,15 @@ export class WordVectors {
       for (let k = 0; k < d; k++) sum += v[at + k]! * v[at + k]!;
       inverse[i] = inv = sum > 0 ? 1 / Math.sqrt(sum) : 0;
     }
-    let dot = 0;
-    for (let k = 0; k < d; k++) dot += unit[k]! * v[at + k]!;
-    return dot * inv;
+    const m = units.length;
+    out.fill(0);
+    for (let k = 0; k < d; k++) {
+      const x = v[at + k]!;
+      if (x === 0) continue;
+      for (let u = 0; u < m; u++) out[u]! += units[u]![k]! * x;
+    }
+    for (let u = 0; u < m; u++) out[u]! *= inv;
+    return out;
   }
 
   /** The SIF-weighted mean of the content words' vectors, unit length; zero when no word is known. */
