@@ -1,10 +1,13 @@
 // Query-term coverage on a small hand-made ledger: the words of a block count fully, those of the blocks
 // it is read with count half, and a block naming every part of the question outranks one that repeats a
-// single word.
+// single word; a word related to a query word (by the word vectors) counts in part, unless the query word
+// is a name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempLedger, type TempLedger } from '../../test/helpers/temp-ledger.ts';
 import type { Ledger } from '../ledger.ts';
-import { CONTEXT_COVERAGE, coverage, queryStems, withCoverage } from './coverage.ts';
+import { wvec } from '../../test/helpers/word-vectors-file.ts';
+import { CONTEXT_COVERAGE, coverage, queryStems, RELATED_FLOOR, relatedQuery, withCoverage } from './coverage.ts';
+import { WordVectors } from './word-vectors.ts';
 
 let temp: TempLedger;
 let ledger: Ledger;
@@ -66,5 +69,57 @@ describe('query-term coverage', () => {
     );
     expect(ranked.map((r) => r.id)).toEqual(['gone', 'all', 'p']);
     expect(ranked[0]!.score).toBe(2);
+  });
+});
+
+describe('related words', () => {
+  // "drew" is close to "drawing" (cosine 0.88); "caroline" is close to "melanie" (0.95), as names are.
+  const vectors = WordVectors.parse(
+    wvec([
+      ['drawing', [127, 0, 0]],
+      ['drew', [110, 60, 0]],
+      ['melanie', [0, 127, 0]],
+      ['caroline', [0, 120, 40]],
+      ['weather', [0, 0, 127]],
+    ]),
+  );
+  const question = 'What did Melanie say about the drawing?';
+
+  beforeAll(async () => {
+    await ledger.write('related', {
+      space: 's',
+      nodes: [
+        { id: 'drew', kind: 'turn', statement: 'Caroline: I drew it last week.' },
+        { id: 'other', kind: 'turn', statement: 'Caroline: Nice weather today.' },
+      ],
+      edges: [],
+    });
+  });
+
+  const version = (id: string) => ledger.view('related').versionsOf(id)[0]!;
+
+  it('counts a related word for a query word the block lacks, scaled from the floor up', () => {
+    const q = queryStems(question, even);
+    const cos = 110 / Math.hypot(110, 60);
+    expect(coverage(ledger.view('related'), version('drew'), q)).toBe(0);
+    expect(coverage(ledger.view('related'), version('drew'), q, relatedQuery(question, vectors))).toBeCloseTo(
+      (cos - RELATED_FLOOR) / (1 - RELATED_FLOOR) / q.size,
+    );
+  });
+
+  it('gives a name no credit for another name', () => {
+    const q = queryStems(question, even);
+    expect(coverage(ledger.view('related'), version('other'), q, relatedQuery(question, vectors))).toBe(0);
+  });
+
+  it('lifts the block saying it in other words above one that led on nothing the question asks', () => {
+    const fused = [
+      { id: 'other', score: 0.5 },
+      { id: 'drew', score: 0.45 },
+    ];
+    const rank = (words: WordVectors | null) =>
+      withCoverage(fused, ledger.view('related'), version, question, even, 10, words).map((r) => r.id);
+    expect(rank(null)).toEqual(['other', 'drew']);
+    expect(rank(vectors)).toEqual(['drew', 'other']);
   });
 });

@@ -145,7 +145,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
   const wordWeight = (w: string): number => index.words?.weight(w) ?? 1;
-  const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool);
+  const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool, index.words, p.limit);
   const direct: SearchResult[] = [];
   for (const { id, score } of ranked) {
     if (direct.length >= p.limit) break;

@@ -6,18 +6,7 @@ import { Ledger } from '../ledger.ts';
 import { LocalEmbedder } from './local-embedder.ts';
 import { SearchIndex } from './search-index.ts';
 import { WordVectors } from './word-vectors.ts';
-
-/** A WVEC1 file as bin/word-vectors.mjs writes it. */
-function wvec(entries: [string, number[]][]): Buffer {
-  const dims = entries[0]![1].length;
-  const words = Buffer.from(entries.map(([w]) => w).join('\n'), 'utf8');
-  const head = Buffer.alloc(18);
-  head.write('WVEC1\n', 0, 'latin1');
-  head.writeUInt32LE(entries.length, 6);
-  head.writeUInt32LE(dims, 10);
-  head.writeUInt32LE(words.length, 14);
-  return Buffer.concat([head, words, Buffer.from(Int8Array.from(entries.flatMap(([, v]) => v)).buffer)]);
-}
+import { wvec } from '../../test/helpers/word-vectors-file.ts';
 
 const tiny = () =>
   WordVectors.parse(
@@ -37,6 +26,16 @@ describe('word vectors', () => {
     expect(dot(cat, cat)).toBeCloseTo(1, 5);
     expect(dot(cat, w.embed('a kitten'))).toBeGreaterThan(dot(cat, w.embed('a car')));
     expect([...w.embed('unknown words only')].every((x) => x === 0)).toBe(true);
+  });
+
+  it('gives the cosine of a listed word with each query word in one pass', () => {
+    const w = tiny();
+    const units = [w.unit('cat')!, w.unit('car')!];
+    const out = w.cosinesAt(units, w.indexOf('kitten'), new Float32Array(2));
+    expect(out[0]).toBeCloseTo(120 / Math.hypot(120, 40), 5);
+    expect(out[1]).toBeCloseTo(40 / Math.hypot(120, 40), 5);
+    expect(w.indexOf('dog')).toBe(-1);
+    expect(w.unit('dog')).toBeNull();
   });
 
   it('is absent, not fatal, when the file is missing or malformed', () => {

@@ -95,6 +95,47 @@ export class WordVectors {
     return i === undefined ? 1 : (this.#weights[i] ?? 1);
   }
 
+  /** Each word's inverse vector length, computed when first asked for (-1: not yet). */
+  #inverseNorms: Float32Array | null = null;
+
+  /** The word's place in the list, or -1 when it is not in it. */
+  indexOf(word: string): number {
+    return this.#index.get(word) ?? -1;
+  }
+
+  /** The word's vector scaled to unit length, or null when the word is not in the list. */
+  unit(word: string): Float32Array | null {
+    const i = this.#index.get(word);
+    if (i === undefined) return null;
+    return normalise(Float32Array.from(this.#vectors.subarray(i * this.dimension, (i + 1) * this.dimension)));
+  }
+
+  /**
+   * Cosine similarities of the word at place `i` (from `indexOf`) with each of `units` (unit vectors, from
+   * `unit`), into `out`: one pass over the word's vector serves every query word.
+   */
+  cosinesAt(units: readonly Float32Array[], i: number, out: Float32Array): Float32Array {
+    const d = this.dimension;
+    const v = this.#vectors;
+    const at = i * d;
+    const inverse = (this.#inverseNorms ??= new Float32Array(this.#index.size).fill(-1));
+    let inv = inverse[i]!;
+    if (inv < 0) {
+      let sum = 0;
+      for (let k = 0; k < d; k++) sum += v[at + k]! * v[at + k]!;
+      inverse[i] = inv = sum > 0 ? 1 / Math.sqrt(sum) : 0;
+    }
+    const m = units.length;
+    out.fill(0);
+    for (let k = 0; k < d; k++) {
+      const x = v[at + k]!;
+      if (x === 0) continue;
+      for (let u = 0; u < m; u++) out[u]! += units[u]![k]! * x;
+    }
+    for (let u = 0; u < m; u++) out[u]! *= inv;
+    return out;
+  }
+
   /** The SIF-weighted mean of the content words' vectors, unit length; zero when no word is known. */
   embed(text: string, into?: Float32Array): Float32Array {
     const v = into ?? new Float32Array(this.dimension);
