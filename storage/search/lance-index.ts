@@ -281,7 +281,10 @@ export class LanceIndex {
     await this.#ensureTextIndex(state);
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
-    const readers = state.searched && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
+    // A table whose full text its copy answers scores its unindexed rows in memory: the flat scan the
+    // allowance bounds is paid only by the few queries left to LanceDB, while each optimize makes the
+    // searches meanwhile wait for LanceDB (the copy is not used while the index changes).
+    const readers = state.searched && !state.text && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
     if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
       state.searched = false;
       await this.#changing(state, async () => {
@@ -383,6 +386,13 @@ export class LanceIndex {
       s.text = undefined;
       this.#textRecent.delete(t);
     }
+  }
+
+  /** Rows not yet in the tenant's full-text index (tests, diagnosis). */
+  async unindexedTextRows(tenant: string): Promise<number> {
+    const state = await this.#state(tenant, false);
+    const stats = state?.hasTextIndex ? await state.table.indexStats('text_idx') : undefined;
+    return stats?.numUnindexedRows ?? 0;
   }
 
   /** How many full-text queries the in-memory copies answered, and how many LanceDB did (tests, diagnosis). */

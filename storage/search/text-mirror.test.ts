@@ -133,6 +133,28 @@ describe('full-text copy against LanceDB', () => {
   });
 });
 
+describe('index upkeep with a copy', () => {
+  it('leaves rows unindexed for a searched table its copy answers, and keeps answering from the copy', async () => {
+    const tenant = 'upkeep';
+    const first = rows(10_000, 30);
+    await plain.add(tenant, first);
+    await mirrored.add(tenant, first);
+    const f: RowFilter = { asOf: 2000, allKnown: true };
+    expectSame(await mirrored.fullText(tenant, ['painting'], f, 10), await plain.fullText(tenant, ['painting'], f, 10), 'before');
+    const more = rows(10_030, 60); // past the 50 unindexed rows a searched table is allowed
+    await plain.add(tenant, more);
+    await mirrored.add(tenant, more);
+    await plain.maintain(tenant);
+    await mirrored.maintain(tenant);
+    expect(await plain.unindexedTextRows(tenant)).toBe(0);
+    expect(await mirrored.unindexedTextRows(tenant)).toBe(60);
+    const before = mirrored.textAnswers().copy;
+    const terms = ['painting', 'caroline'];
+    await mirrored.fullText(tenant, terms, f, 10);
+    expect(mirrored.textAnswers().copy).toBe(before + 1);
+  });
+});
+
 describe('TokenCache', () => {
   it('asks for unknown chunks in one call and splits the answer at the markers', async () => {
     const calls: string[] = [];
