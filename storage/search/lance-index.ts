@@ -1,12 +1,14 @@
 // The only module that touches LanceDB (Arrow batches are built in arrow-rows.ts). One table per tenant, one row per node version:
 // filters are SQL `where` prefilters (applied before ranking), full text is LanceDB's BM25 index with
-// stemming, vectors are searched flat until a table is large enough for an HNSW index to pay off.
+// stemming (a small table's answered from an in-memory copy, text-mirror.ts), vectors are searched flat
+// until a table is large enough for an HNSW index to pay off.
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
-import type { Schema } from 'apache-arrow';
+import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { envMegabytes } from '../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import type { Micros } from '../time.ts';
+import { byScore, CUT_SLACK, TenantText, TokenCache, type TextRow } from './text-mirror.ts';
 import { mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 
 export interface IndexRow {
@@ -89,6 +91,14 @@ const METADATA_CACHE_BYTES = 64n * 1024n * 1024n;
 export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number =>
   envMegabytes(env, 'SVC_SEARCH_VECTORS_MB', 256, 0) * 1024 * 1024;
 
+/**
+ * Rows from which a tenant's full text is searched by LanceDB instead of its in-memory copy
+ * (text-mirror.ts, ~1 KB a row), and rows held in such copies at most over all tenants (least recently
+ * searched dropped first). 0 turns the copies off.
+ */
+export const TEXT_MIRROR_MAX_ROWS = 20_000;
+const TEXT_MIRROR_ROWS = 50_000;
+
 const MIRROR_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to', 'vector'];
 
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -124,6 +134,14 @@ interface TableState {
   searched: boolean;
   hasTextIndex: boolean;
   hasVectorIndex: boolean;
+  /** The in-memory full text: undefined until loaded, null when not kept (too large, or rows were deleted). */
+  text: TenantText | null | undefined;
+  /** Writes and index updates in flight: the table may differ from the copy meanwhile. */
+  busy: number;
+  /** Bumped by every write and index update: a copy read while it changed is thrown away. */
+  epoch: number;
+  /** Rows were deleted from the table: its full-text index may still count them, which no copy can know. */
+  deleted: boolean;
 }
 
 export class LanceIndex {
@@ -131,22 +149,37 @@ export class LanceIndex {
   readonly #schema: Schema;
   readonly #tables = new Map<string, Promise<TableState>>();
   readonly #mirrors: VectorMirrors;
+  readonly #tokens = new TokenCache();
+  /** Full-text queries answered by a tenant's copy and by LanceDB. */
+  readonly #textAnswers = { copy: 0, lance: 0 };
+  /** Tenants with a full-text copy, least recently searched first. */
+  readonly #textRecent = new Map<string, TableState>();
+  readonly #textMirrorRows: number;
+  /** Tables whose rows `deleteAbove` deleted. */
+  readonly #deletedIn = new Set<string>();
   readonly dimension: number;
   /** Length of the word-vector column; 0 when the tables have none. */
   readonly wordDimension: number;
 
-  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number, mirrorBytes: number) {
+  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number, mirrorBytes: number, textMirrorRows: number) {
     this.#db = db;
+    this.#textMirrorRows = textMirrorRows;
     this.#mirrors = new VectorMirrors(mirrorBytes, HNSW_MIN_ROWS);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
     this.#schema = indexSchema(dimension, wordDimension);
   }
 
-  static async open(dir: string, dimension: number, wordDimension = 0, mirrorBytes = vectorMirrorBytes()): Promise<LanceIndex> {
+  static async open(
+    dir: string,
+    dimension: number,
+    wordDimension = 0,
+    mirrorBytes = vectorMirrorBytes(),
+    textMirrorRows = TEXT_MIRROR_ROWS,
+  ): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
-    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes);
+    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes, textMirrorRows);
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -174,6 +207,10 @@ export class LanceIndex {
       searched: false,
       hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
       hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
+      text: undefined,
+      busy: 0,
+      epoch: 0,
+      deleted: this.#deletedIn.has(name),
     };
   }
 
@@ -181,19 +218,59 @@ export class LanceIndex {
   // after it badly (measured on LoCoMo: recall@10 0.10 against 0.68 for the same rows indexed).
   async #ensureTextIndex(state: TableState): Promise<void> {
     if (state.hasTextIndex) return;
-    await state.table.createIndex('text', {
-      config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }),
+    await this.#changing(state, async () => {
+      await state.table.createIndex('text', {
+        config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }),
+      });
+      state.hasTextIndex = true;
+      await this.#noteIndexed(state);
     });
-    state.hasTextIndex = true;
+  }
+
+  /** Runs a write or an index update of the table; the full-text copy is not used meanwhile, and dropped if it fails. */
+  async #changing<T>(state: TableState, work: () => Promise<T>): Promise<T> {
+    state.busy++;
+    try {
+      return await work();
+    } catch (error) {
+      state.text = undefined;
+      throw error;
+    } finally {
+      state.busy--;
+      state.epoch++;
+    }
+  }
+
+  /** Tells the full-text copy how many rows the index now covers (a prefix: rows are appended in seq order). */
+  async #noteIndexed(state: TableState): Promise<void> {
+    if (!state.text) return;
+    const stats = await state.table.indexStats('text_idx');
+    if (stats) state.text.setIndexed(stats.numIndexedRows);
+    else state.text = undefined;
+  }
+
+  #tokenize(table: lancedb.Table): (text: string) => Promise<string[]> {
+    return async (text) => (await table.tokenize(text, { column: 'text' })).map((t) => t.text);
   }
 
   async add(tenant: string, rows: readonly IndexRow[]): Promise<void> {
     if (rows.length === 0) return;
     const state = await this.#state(tenant, true);
     if (!state) return;
-    await state.table.add(rowsToArrow(this.#schema, rows));
-    state.appends++;
-    if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
+    await this.#changing(state, async () => {
+      await state.table.add(rowsToArrow(this.#schema, rows));
+      state.appends++;
+      if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
+      const text = state.text;
+      if (text) {
+        const tokens = await this.#tokens.tokens(
+          rows.map((r) => r.text),
+          this.#tokenize(state.table),
+        );
+        if (state.text === text) text.append(rows, tokens);
+        if (text.size > TEXT_MIRROR_MAX_ROWS) state.text = null;
+      }
+    });
     await this.#ensureTextIndex(state);
   }
 
@@ -204,10 +281,16 @@ export class LanceIndex {
     await this.#ensureTextIndex(state);
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
-    const readers = state.searched && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
+    // A table whose full text its copy answers scores its unindexed rows in memory: the flat scan the
+    // allowance bounds is paid only by the few queries left to LanceDB, while each optimize makes the
+    // searches meanwhile wait for LanceDB (the copy is not used while the index changes).
+    const readers = state.searched && !state.text && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
     if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
       state.searched = false;
-      await state.table.optimize();
+      await this.#changing(state, async () => {
+        await state.table.optimize();
+        await this.#noteIndexed(state);
+      });
       state.appends = 0;
     }
     if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
@@ -226,16 +309,95 @@ export class LanceIndex {
     }
   }
 
-  /** BM25 over the stemmed text of the rows the filter admits. `terms` are plain words (no query syntax). */
+  /**
+   * BM25 over the stemmed text of the rows the filter admits, best first, equal scores newest first
+   * (byScore: LanceDB's own order of equal scores changes from one call to the next). Answered from the
+   * tenant's in-memory copy when it has one. `terms` are plain words (no query syntax).
+   */
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state || !state.hasTextIndex || terms.length === 0) return [];
     state.searched = true;
+    const copy = await this.#textCopy(tenant, state);
+    if (copy) {
+      const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
+      // Read again: a write may have begun while the query was tokenized.
+      const hits = state.busy === 0 && state.text === copy ? copy.search(tokens ?? [], filter, limit) : null;
+      if (hits) {
+        this.#textAnswers.copy++;
+        return hits;
+      }
+    }
+    this.#textAnswers.lance++;
     const where = wherePredicate(filter);
     let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
     if (where !== null) query = query.where(where);
-    const rows = await query.select(['id', 'seq', '_score']).limit(limit).toArray();
-    return rows.map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }));
+    const rows = await query
+      .select(['id', 'seq', '_score'])
+      .limit(limit + CUT_SLACK)
+      .toArray();
+    return rows
+      .map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }))
+      .sort(byScore)
+      .slice(0, limit);
+  }
+
+  /** The tenant's full-text copy when it matches the table now, loaded on first use; null otherwise. */
+  async #textCopy(tenant: string, state: TableState): Promise<TenantText | null> {
+    if (state.busy > 0 || state.deleted || this.#textMirrorRows <= 0 || state.text === null) return null;
+    if (state.text) {
+      this.#textUsed(tenant, state);
+      return state.text;
+    }
+    const epoch = state.epoch;
+    const rows = await state.table.countRows();
+    if (rows > Math.min(TEXT_MIRROR_MAX_ROWS, this.#textMirrorRows)) {
+      state.text = null;
+      return null;
+    }
+    const data = await state.table.query().select(TEXT_COLUMNS).toArrow();
+    const read = textRows(data);
+    read.sort((a, b) => a.seq - b.seq);
+    const tokens = await this.#tokens.tokens(
+      read.map((r) => r.text),
+      this.#tokenize(state.table),
+    );
+    const stats = await state.table.indexStats('text_idx');
+    // Written or re-indexed while it was read: the next search reads it again.
+    if (state.epoch !== epoch || state.busy > 0 || !stats || state.text !== undefined) return null;
+    const copy = new TenantText();
+    copy.append(read, tokens);
+    copy.setIndexed(stats.numIndexedRows);
+    state.text = copy;
+    this.#textUsed(tenant, state);
+    return copy;
+  }
+
+  /** Marks the tenant's copy most recently used and drops the least recently used beyond the row budget. */
+  #textUsed(tenant: string, state: TableState): void {
+    this.#textRecent.delete(tenant);
+    this.#textRecent.set(tenant, state);
+    let total = 0;
+    for (const s of this.#textRecent.values()) total += s.text?.size ?? 0;
+    for (const [t, s] of this.#textRecent) {
+      if (total <= this.#textMirrorRows) break;
+      total -= s.text?.size ?? 0;
+      // Undefined, not null: it is loaded again when next searched.
+      s.text = undefined;
+      this.#textRecent.delete(t);
+    }
+  }
+
+  /** Rows not yet in the tenant's full-text index (tests, diagnosis). */
+  async unindexedTextRows(tenant: string): Promise<number> {
+    const state = await this.#state(tenant, false);
+    const stats = state?.hasTextIndex ? await state.table.indexStats('text_idx') : undefined;
+    return stats?.numUnindexedRows ?? 0;
+  }
+
+  /** How many full-text queries the in-memory copies answered, and how many LanceDB did (tests, diagnosis). */
+  textAnswers(): { copy: number; lance: number } {
+    return { ...this.#textAnswers };
   }
 
   /** Nearest vectors (cosine) in `column` among the rows the filter admits. */
@@ -285,11 +447,18 @@ export class LanceIndex {
 
   /** Removes rows above `seq` (written after the last recorded progress, e.g. before a crash). */
   async deleteAbove(seq: number): Promise<void> {
-    for (const name of await this.#allTenantTables()) await (await this.#db.openTable(name)).delete(`seq > ${num(seq)}`);
+    for (const name of await this.#allTenantTables()) {
+      const table = await this.#db.openTable(name);
+      const before = await table.countRows();
+      await table.delete(`seq > ${num(seq)}`);
+      if ((await table.countRows()) < before) this.#deletedIn.add(name);
+    }
   }
 
   async dropAll(): Promise<void> {
     this.#tables.clear();
+    this.#textRecent.clear();
+    this.#deletedIn.clear();
     this.#mirrors.drop();
     for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
   }
@@ -297,7 +466,32 @@ export class LanceIndex {
   async close(): Promise<void> {
     for (const s of this.#tables.values()) (await s.catch(() => null))?.table.close();
     this.#tables.clear();
+    this.#textRecent.clear();
     this.#mirrors.drop();
     this.#db.close();
   }
+}
+
+const TEXT_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to', 'text'];
+
+/** The full-text copy's rows from a table read with TEXT_COLUMNS. */
+function textRows(data: ArrowTable): TextRow[] {
+  const col = (name: string) => data.getChild(name);
+  const [id, seq, space, kind, category, knownAt, assertedAt, validFrom, validTo, text] = TEXT_COLUMNS.map(col);
+  const rows: TextRow[] = [];
+  for (let i = 0; i < data.numRows; i++) {
+    rows.push({
+      id: String(id?.get(i)),
+      seq: Number(seq?.get(i)),
+      space: String(space?.get(i)),
+      kind: String(kind?.get(i)),
+      category: (category?.get(i) as string | null | undefined) ?? null,
+      known_at: Number(knownAt?.get(i)),
+      asserted_at: Number(assertedAt?.get(i)),
+      valid_from: Number(validFrom?.get(i)),
+      valid_to: Number(validTo?.get(i)),
+      text: String(text?.get(i) ?? ''),
+    });
+  }
+  return rows;
 }

@@ -38,9 +38,12 @@ describe('search index derived from the ledger', () => {
     await write(['a', 'b', 'c']);
     await index.caughtUp();
     expect(await textHits(index)).toEqual(['a', 'b', 'c']);
+    // The progress is recorded off the event loop: by the time the index is idle.
+    await index.idle();
     expect(meta()).toMatchObject({ embedder: 'local', dimension: 384 });
     const seq = meta().seq;
     expect(seq).toBeGreaterThanOrEqual(3);
+    expect(seq).toBe(index.status().indexedSeq);
     await index.close();
 
     await write(['d', 'e']); // committed while no index listens
@@ -48,6 +51,7 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp();
     expect(await textHits(index)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(await index.countRows()).toBe(5);
+    await index.idle();
     expect(meta().seq).toBeGreaterThan(seq);
     await index.close();
   });

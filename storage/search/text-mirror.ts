@@ -1,0 +1,215 @@
+// The full-text side of a small tenant's table, held in memory and scored in JS. LanceDB's BM25 query
+// costs several milliseconds even on a few hundred rows (planning, reading the index and the unindexed
+// fragments, Arrow across the JS boundary), more with the rows appended since the last optimize, which
+// it scans flat. The mirror gives LanceDB's answers: its own tokenizer's tokens (asked of LanceDB, word
+// by word, and kept), BM25 with k1 = 1.2 and b = 0.75 in float32, rows in the full-text index scored
+// with the index's statistics (rows without a token not counted), rows appended since scored with those
+// plus the appended rows the prefilter admits (what LanceDB's flat scan reads), and the same prefilter
+// (admits, vector-mirror.ts). Equal scores come in LanceDB in no fixed order (it varies from one call to
+// the next on the same table), so both paths order them newest first (byScore; LanceDB's answer is
+// fetched with CUT_SLACK rows more, so that a tie at the cut is settled among all its rows). A result the
+// mirror cannot order for sure (two scores so close that LanceDB's float32 arithmetic may tie them or
+// swap them, or a tie at the cut wider than the slack) is left to LanceDB: `search` returns null.
+import type { Hit, RowFilter } from './lance-index.ts';
+import { admits, type MirrorRow } from './vector-mirror.ts';
+
+/** A row's prefilter columns and its text. */
+export type TextRow = Omit<MirrorRow, 'vector' | 'wvec'> & { text: string };
+
+type Scalars = Omit<TextRow, 'text'>;
+
+/** LanceDB's tokenizer for the table's full-text index: one text in, its tokens out. */
+export type Tokenize = (text: string) => Promise<string[]>;
+
+const K1 = 1.2;
+const B = 0.75;
+const f32 = Math.fround;
+
+/** Two different scores this close may be equal, or the other way round, in LanceDB's arithmetic. */
+const NEAR = 1e-5;
+/** Rows fetched from LanceDB beyond the limit, so that equal scores at the cut are ordered among all of them. */
+export const CUT_SLACK = 16;
+
+/** Best first; equal scores newest (highest seq) first, in both paths. */
+export const byScore = (a: { score: number; seq: number }, b: { score: number; seq: number }): number => b.score - a.score || b.seq - a.seq;
+
+/** BM25's inverse document frequency, in float32 as LanceDB computes it. */
+const idf = (withToken: number, docs: number): number => f32(Math.log(f32(f32(f32(docs - withToken) + 0.5) / f32(withToken + 0.5)) + 1));
+
+/**
+ * Tokens of whitespace-separated chunks, asked of LanceDB in batches and kept: its tokenizer splits on
+ * every non-alphanumeric character and filters token by token (lowercase, stem, stop words, folding),
+ * so a text's tokens are its chunks' tokens end to end. A batch is one call: chunks between a marker
+ * chunk whose single token is known, so each chunk's tokens are those between two markers.
+ */
+export class TokenCache {
+  readonly #known = new Map<string, readonly string[]>();
+  static readonly MARKER = 'qjxzvq';
+  /** Chunks kept at most (about 100 bytes each); the cache starts over beyond. */
+  readonly #maxChunks: number;
+
+  constructor(maxChunks = 500_000) {
+    this.#maxChunks = maxChunks;
+  }
+
+  /** Each text's tokens, in order; `tokenize` is any table's with the same index settings. */
+  async tokens(texts: readonly string[], tokenize: Tokenize): Promise<string[][]> {
+    const chunked = texts.map((t) => t.split(/\s+/).filter((c) => c !== ''));
+    const missing = new Set<string>();
+    for (const chunks of chunked) for (const c of chunks) if (!this.#known.has(c)) missing.add(c);
+    if (this.#known.size + missing.size > this.#maxChunks) {
+      this.#known.clear();
+      for (const chunks of chunked) for (const c of chunks) missing.add(c);
+    }
+    if (missing.size > 0) await this.#learn([...missing], tokenize);
+    return chunked.map((chunks) => chunks.flatMap((c) => this.#known.get(c) ?? []));
+  }
+
+  async #learn(chunks: string[], tokenize: Tokenize): Promise<void> {
+    const marker = TokenCache.MARKER;
+    // A chunk that could yield the marker's token is asked alone.
+    const alone = chunks.filter((c) => c.toLowerCase().includes(marker));
+    const batched = chunks.filter((c) => !c.toLowerCase().includes(marker));
+    if (batched.length > 0) {
+      const tokens = await tokenize([marker, ...batched.flatMap((c) => [c, marker])].join(' '));
+      const per: string[][] = [];
+      let current: string[] | null = null;
+      for (const t of tokens) {
+        if (t === marker) {
+          if (current) per.push(current);
+          current = [];
+        } else current?.push(t);
+      }
+      // A chunk that folds into the marker shifts the groups: then each is asked alone.
+      if (per.length === batched.length) batched.forEach((c, i) => this.#known.set(c, per[i] ?? []));
+      else alone.push(...batched);
+    }
+    for (const c of alone) this.#known.set(c, await tokenize(c));
+  }
+}
+
+/** One token's rows (indexes into the tenant's rows, ascending) and its frequency in each. */
+interface Postings {
+  rows: number[];
+  tf: number[];
+}
+
+/** One tenant's texts, in write (seq) order; the first `indexed` are in LanceDB's full-text index. */
+export class TenantText {
+  readonly #rows: Scalars[] = [];
+  readonly #lengths: number[] = [];
+  readonly #postings = new Map<string, Postings>();
+  #indexed = 0;
+  /** Indexed rows with a token (LanceDB counts no others), and their tokens. */
+  #indexedDocs = 0;
+  #indexedTokens = 0;
+  #maxSeq = Number.NEGATIVE_INFINITY;
+
+  /** Appends rows written after those held, with their tokens (same order). */
+  append(rows: readonly TextRow[], tokens: readonly (readonly string[])[]): void {
+    rows.forEach((r, i) => {
+      if (r.seq <= this.#maxSeq) return;
+      this.#maxSeq = r.seq;
+      const { text: _text, ...row } = r;
+      const at = this.#rows.length;
+      const list = tokens[i] ?? [];
+      const tf = new Map<string, number>();
+      for (const t of list) tf.set(t, (tf.get(t) ?? 0) + 1);
+      for (const [t, n] of tf) {
+        let p = this.#postings.get(t);
+        if (!p) this.#postings.set(t, (p = { rows: [], tf: [] }));
+        p.rows.push(at);
+        p.tf.push(n);
+      }
+      this.#rows.push(row);
+      this.#lengths.push(list.length);
+    });
+  }
+
+  get size(): number {
+    return this.#rows.length;
+  }
+
+  /** The full-text index now covers the first `rows` rows (after LanceDB built or updated it). */
+  setIndexed(rows: number): void {
+    this.#indexed = Math.min(rows, this.#rows.length);
+    this.#indexedTokens = 0;
+    this.#indexedDocs = 0;
+    for (let i = 0; i < this.#indexed; i++) {
+      this.#indexedTokens += this.#lengths[i]!;
+      if (this.#lengths[i]! > 0) this.#indexedDocs++;
+    }
+  }
+
+  /**
+   * The `limit` best rows by BM25 among those `f` admits, in byScore order, as LanceDB's full-text query
+   * returns them; null when two of them (or the last and the first left out) score too close to order for
+   * sure, or equal scores at the cut run past CUT_SLACK rows.
+   */
+  search(query: readonly string[], f: RowFilter, limit: number): Hit[] | null {
+    if (limit <= 0 || query.length === 0 || this.#rows.length === 0) return [];
+    const only = f.onlyIds !== undefined ? new Set(f.onlyIds) : undefined;
+    const excluded = f.excludeIds !== undefined && f.excludeIds.length > 0 ? new Set(f.excludeIds) : undefined;
+    // Rows appended since the index was updated are scored with the statistics of the indexed rows and
+    // of the appended rows the prefilter admits (the ones LanceDB's flat scan reads).
+    const total = this.#rows.length;
+    const flat = new Uint8Array(total - this.#indexed);
+    let flatDocs = 0;
+    let flatTokens = 0;
+    for (let i = this.#indexed; i < total; i++) {
+      if (!admits(this.#rows[i]!, f, only, excluded)) continue;
+      flat[i - this.#indexed] = 1;
+      flatTokens += this.#lengths[i]!;
+      if (this.#lengths[i]! > 0) flatDocs++;
+    }
+    const avgIndexed = f32(this.#indexedTokens / this.#indexedDocs);
+    const flatAll = this.#indexedDocs + flatDocs;
+    const avgAll = f32((this.#indexedTokens + flatTokens) / flatAll);
+    const scores = new Map<number, number>();
+    for (const token of query) {
+      const p = this.#postings.get(token);
+      if (!p) continue;
+      const inIndex = countBelow(p.rows, this.#indexed);
+      let inFlat = 0;
+      for (let k = inIndex; k < p.rows.length; k++) inFlat += flat[p.rows[k]! - this.#indexed]!;
+      const idfIndexed = inIndex === 0 ? 0 : idf(inIndex, this.#indexedDocs);
+      const idfAll = idf(inIndex + inFlat, flatAll);
+      for (let k = 0; k < p.rows.length; k++) {
+        const row = p.rows[k]!;
+        const indexed = row < this.#indexed;
+        if (!indexed && flat[row - this.#indexed] === 0) continue; // left out of the flat scan by the prefilter
+        const w = indexed ? idfIndexed : idfAll;
+        if (w === 0) continue;
+        const tf = p.tf[k]!;
+        const norm = f32(K1 * f32(f32(1 - B) + f32(B * f32(this.#lengths[row]! / (indexed ? avgIndexed : avgAll)))));
+        scores.set(row, f32((scores.get(row) ?? 0) + f32(w * f32(f32((K1 + 1) * tf) / f32(tf + norm)))));
+      }
+    }
+    const scored: Hit[] = [];
+    for (const [row, score] of scores) {
+      const r = this.#rows[row]!;
+      if (score > 0 && admits(r, f, only, excluded)) scored.push({ id: r.id, seq: r.seq, score });
+    }
+    scored.sort(byScore);
+    for (let i = 1; i <= limit && i < scored.length; i++) {
+      const a = scored[i - 1]!.score;
+      const b = scored[i]!.score;
+      if (a !== b && a - b <= NEAR * a) return null;
+    }
+    const last = scored[limit - 1];
+    if (last && scored.length > limit + CUT_SLACK && scored[limit + CUT_SLACK]!.score === last.score) return null;
+    return scored.slice(0, limit);
+  }
+}
+
+/** How many of the ascending `xs` are below `n`. */
+function countBelow(xs: readonly number[], n: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! < n) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
