@@ -1,8 +1,7 @@
-// Embedding large batches on a thread of their own. Measured on the 50k-row catch-up, the main thread was
-// busy 84-99% of the time and embedding (hashed features plus word vectors) was most of it, while LanceDB's
-// writes ran on its own threads: the two cores were never both busy. With the embedding moved here, the
-// main thread reads pages from the store and hands Arrow batches to LanceDB while this thread embeds the
-// next batch, and a search arriving meanwhile does not wait behind a batch's embedding.
+// Embedding large batches on two threads. Measured on the 50k-row catch-up, the main thread was busy
+// 84-99% of the time, embedding (hashed features plus word vectors) most of it, while LanceDB's writes ran
+// on its own threads: the two cores were never both busy. The search index hands this thread half of each
+// large batch and embeds the other half itself meanwhile (search-index.ts, THREAD_SHARE).
 // The vectors are the same functions' output (local-embedder.ts, word-vectors.ts), bit for bit.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
