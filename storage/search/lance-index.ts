@@ -9,7 +9,7 @@ import { envMegabytes } from '../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import type { Micros } from '../time.ts';
 import { byScore, CUT_SLACK, TenantText, TokenCache, type TextRow } from './text-mirror.ts';
-import { mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
+import { FILTER_COLUMNS, filterCells, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 
 export interface IndexRow {
   id: string;
@@ -99,7 +99,7 @@ export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number 
 export const TEXT_MIRROR_MAX_ROWS = 20_000;
 const TEXT_MIRROR_ROWS = 50_000;
 
-const MIRROR_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to', 'vector'];
+const MIRROR_COLUMNS = [...FILTER_COLUMNS, 'vector'];
 
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
@@ -472,26 +472,13 @@ export class LanceIndex {
   }
 }
 
-const TEXT_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to', 'text'];
+const TEXT_COLUMNS = [...FILTER_COLUMNS, 'text'];
 
 /** The full-text copy's rows from a table read with TEXT_COLUMNS. */
 function textRows(data: ArrowTable): TextRow[] {
-  const col = (name: string) => data.getChild(name);
-  const [id, seq, space, kind, category, knownAt, assertedAt, validFrom, validTo, text] = TEXT_COLUMNS.map(col);
+  const cells = filterCells(data);
+  const text = data.getChild('text');
   const rows: TextRow[] = [];
-  for (let i = 0; i < data.numRows; i++) {
-    rows.push({
-      id: String(id?.get(i)),
-      seq: Number(seq?.get(i)),
-      space: String(space?.get(i)),
-      kind: String(kind?.get(i)),
-      category: (category?.get(i) as string | null | undefined) ?? null,
-      known_at: Number(knownAt?.get(i)),
-      asserted_at: Number(assertedAt?.get(i)),
-      valid_from: Number(validFrom?.get(i)),
-      valid_to: Number(validTo?.get(i)),
-      text: String(text?.get(i) ?? ''),
-    });
-  }
+  for (let i = 0; i < data.numRows; i++) rows.push({ ...cells(i), text: String(text?.get(i) ?? '') });
   return rows;
 }

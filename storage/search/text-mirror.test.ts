@@ -6,20 +6,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../evals/lib/rng.ts';
+import { plainCells, randomCells } from '../../test/helpers/random-rows.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
 import { CUT_SLACK, TenantText, TokenCache } from './text-mirror.ts';
 
 let dir: string;
 let plain: LanceIndex;
 let mirrored: LanceIndex;
-let seed = 11;
-/** mulberry32: every run tries the same corpora. */
-const rand = (): number => {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+/** The same corpora on every run. */
+const rand = rng(11);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 // Stems shared by inflections, stop words (the tokenizer's, removed after stemming), case, punctuation,
@@ -42,15 +38,7 @@ function rows(from: number, n: number): IndexRow[] {
   return Array.from({ length: n }, (_, k) => {
     const i = from + k;
     return {
-      id: `n${i % 150}`, // several versions of one node
-      seq: i + 1,
-      space: pick(['a', 'b']),
-      kind: pick(['claim', 'turn']),
-      category: pick([null, 'x', 'y']),
-      known_at: 1000 + Math.floor(rand() * 100),
-      asserted_at: 1000 + Math.floor(rand() * 100),
-      valid_from: 1000 + Math.floor(rand() * 50),
-      valid_to: pick([1080, 1e15]),
+      ...randomCells(rand, `n${i % 150}`, i + 1), // several versions of one node
       text: rand() < 0.05 ? pick(REPEATED) : text(),
       vector: new Float32Array([1, 0, 0, 0]),
     };
@@ -185,18 +173,7 @@ describe('TokenCache', () => {
 });
 
 describe('TenantText', () => {
-  const row = (seq: number, id: string) => ({
-    id,
-    seq,
-    space: 's',
-    kind: 'k',
-    category: null,
-    known_at: 1,
-    asserted_at: 1,
-    valid_from: 1,
-    valid_to: 9,
-    text: '',
-  });
+  const row = (seq: number, id: string) => ({ ...plainCells(id, seq), text: '' });
   it('orders equal scores newest first, and leaves scores too close to order to LanceDB', () => {
     const t = new TenantText();
     t.append([row(1, 'a'), row(2, 'b'), row(3, 'c')], [['cat', 'dog'], ['cat', 'dog'], ['cat']]);

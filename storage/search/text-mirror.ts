@@ -11,12 +11,12 @@
 // mirror cannot order for sure (two scores so close that LanceDB's float32 arithmetic may tie them or
 // swap them, or a tie at the cut wider than the slack) is left to LanceDB: `search` returns null.
 import type { Hit, RowFilter } from './lance-index.ts';
-import { admits, type MirrorRow } from './vector-mirror.ts';
+import { admits, type FilterCells } from './vector-mirror.ts';
 
 /** A row's prefilter columns and its text. */
-export type TextRow = Omit<MirrorRow, 'vector' | 'wvec'> & { text: string };
+export type TextRow = FilterCells & { text: string };
 
-type Scalars = Omit<TextRow, 'text'>;
+type Scalars = FilterCells;
 
 /** LanceDB's tokenizer for the table's full-text index: one text in, its tokens out. */
 export type Tokenize = (text: string) => Promise<string[]>;

@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../evals/lib/rng.ts';
+import { plainCells, randomCells } from '../../test/helpers/random-rows.ts';
 import { LanceIndex, type IndexRow, type RowFilter } from './lance-index.ts';
 import { admits, TenantVectors, VectorMirrors } from './vector-mirror.ts';
 
@@ -12,14 +14,8 @@ const W = 4;
 let dir: string;
 let plain: LanceIndex;
 let mirrored: LanceIndex;
-let seed = 7;
-/** A small deterministic generator (mulberry32), so every run tries the same filters. */
-const rand = (): number => {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+/** The same corpora on every run. */
+const rand = rng(7);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 // Continuous values: distinct vectors practically never tie, while LanceDB's float32 arithmetic and this
 // scan's could order a near-tie of distinct vectors differently. Equal vectors tie exactly in both.
@@ -31,15 +27,7 @@ function rows(from: number, n: number): IndexRow[] {
     // Every seventh row has the same word vector (ties), every eleventh a zero vector (never a neighbour).
     const vector = i % 11 === 3 ? new Float32Array(D) : vec(D);
     return {
-      id: `n${i % 40}`, // several versions of one node
-      seq: i + 1,
-      space: pick(['a', 'b']),
-      kind: pick(['claim', 'turn']),
-      category: pick([null, 'x', 'y']),
-      known_at: 1000 + Math.floor(rand() * 100),
-      asserted_at: 1000 + Math.floor(rand() * 100),
-      valid_from: 1000 + Math.floor(rand() * 50),
-      valid_to: pick([1080, 1e15]),
+      ...randomCells(rand, `n${i % 40}`, i + 1), // several versions of one node
       text: `row ${i}`,
       vector,
       wvec: i % 7 === 0 ? new Float32Array([1, 0, 0, 1]) : vec(W),
@@ -48,18 +36,7 @@ function rows(from: number, n: number): IndexRow[] {
 }
 
 /** A mirrored row visible from instant 1 to 9, for the hand-made cases. */
-const mirrorRow = (id: string, seq: number, vector: Float32Array) => ({
-  id,
-  seq,
-  space: 's',
-  kind: 'k',
-  category: null,
-  known_at: 1,
-  asserted_at: 1,
-  valid_from: 1,
-  valid_to: 9,
-  vector,
-});
+const mirrorRow = (id: string, seq: number, vector: Float32Array) => ({ ...plainCells(id, seq), vector });
 
 function filter(): RowFilter {
   const f: RowFilter = { asOf: 1000 + Math.floor(rand() * 110) };

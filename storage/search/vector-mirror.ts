@@ -246,42 +246,40 @@ export class VectorMirrors {
   }
 }
 
-/** The mirror's rows from a table read with the mirror's columns (`wvec` when the table has it). */
+/** A row's id, seq and prefilter columns: what both in-memory copies (vectors, full text) read first. */
+export type FilterCells = Omit<MirrorRow, 'vector' | 'wvec'>;
+
+/** The columns FilterCells come from. */
+export const FILTER_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to'];
+
+/** Row i's FilterCells, from a table read with FILTER_COLUMNS (and others). */
+export function filterCells(data: ArrowTable): (i: number) => FilterCells {
+  const [id, seq, space, kind, category, knownAt, assertedAt, validFrom, validTo] = FILTER_COLUMNS.map((name) => data.getChild(name));
+  return (i) => ({
+    id: String(id?.get(i)),
+    seq: Number(seq?.get(i)),
+    space: String(space?.get(i)),
+    kind: String(kind?.get(i)),
+    category: (category?.get(i) as string | null | undefined) ?? null,
+    known_at: Number(knownAt?.get(i)),
+    asserted_at: Number(assertedAt?.get(i)),
+    valid_from: Number(validFrom?.get(i)),
+    valid_to: Number(validTo?.get(i)),
+  });
+}
+
+/** The mirror's rows from a table read with FILTER_COLUMNS and `vector` (and `wvec` when the table has it). */
 export function mirrorRows(data: ArrowTable, dimension: number): MirrorRow[] {
-  const col = (name: string) => data.getChild(name);
-  const [id, seq, space, kind, category, knownAt, assertedAt, validFrom, validTo, vector, wvec] = [
-    'id',
-    'seq',
-    'space',
-    'kind',
-    'category',
-    'known_at',
-    'asserted_at',
-    'valid_from',
-    'valid_to',
-    'vector',
-    'wvec',
-  ].map(col);
+  const cells = filterCells(data);
+  const vector = data.getChild('vector');
+  const wvec = data.getChild('wvec');
   // A FixedSizeList cell is a vector of floats; copied, so the mirror does not pin the batch it came in.
   const floats = (c: typeof vector, i: number): Float32Array | undefined => {
     const v: unknown = c?.get(i);
     return v && typeof v === 'object' && 'toArray' in v ? Float32Array.from((v as { toArray(): ArrayLike<number> }).toArray()) : undefined;
   };
   const rows: MirrorRow[] = [];
-  for (let i = 0; i < data.numRows; i++) {
-    rows.push({
-      id: String(id?.get(i)),
-      seq: Number(seq?.get(i)),
-      space: String(space?.get(i)),
-      kind: String(kind?.get(i)),
-      category: (category?.get(i) as string | null | undefined) ?? null,
-      known_at: Number(knownAt?.get(i)),
-      asserted_at: Number(assertedAt?.get(i)),
-      valid_from: Number(validFrom?.get(i)),
-      valid_to: Number(validTo?.get(i)),
-      vector: floats(vector, i) ?? new Float32Array(dimension),
-      wvec: floats(wvec, i),
-    });
-  }
+  for (let i = 0; i < data.numRows; i++)
+    rows.push({ ...cells(i), vector: floats(vector, i) ?? new Float32Array(dimension), wvec: floats(wvec, i) });
   return rows;
 }
