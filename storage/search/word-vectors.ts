@@ -138,14 +138,22 @@ export class WordVectors {
 
   /** The SIF-weighted mean of the content words' vectors, unit length; zero when no word is known. */
   embed(text: string, into?: Float32Array): Float32Array {
-    const v = into ?? new Float32Array(this.dimension);
+    return this.embedWords(words(text), into);
+  }
+
+  /** embed of a text already split by `words` (a batch splits each text once for both embedders). */
+  embedWords(ws: readonly string[], into?: Float32Array): Float32Array {
     const d = this.dimension;
-    for (const w of words(text)) {
+    const v = into ?? new Float32Array(d);
+    const index = this.#index;
+    const vectors = this.#vectors;
+    const weights = this.#weights;
+    for (const w of ws) {
       if (STOP_WORDS.has(w)) continue;
-      const i = this.#index.get(w);
+      const i = index.get(w);
       if (i === undefined) continue;
-      const weight = this.#weights[i] ?? 0;
-      for (let k = 0, at = i * d; k < d; k++) v[k] = (v[k] ?? 0) + weight * (this.#vectors[at + k] ?? 0);
+      const weight = weights[i]!;
+      for (let k = 0, at = i * d; k < d; k++) v[k] = v[k]! + weight * vectors[at + k]!;
     }
     return normalise(v);
   }
