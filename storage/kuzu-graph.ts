@@ -198,7 +198,12 @@ export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Re
     for (let c = 0; c < columns.length; c++) {
       const col = columns[c];
       let value: string | number | null;
-      if (text.charCodeAt(i) === 34) {
+      const q = tripleQuotedEnd(text, i);
+      if (q >= 0) {
+        // A text cell holding no quote: the JSON string is one slice, not three joined (the common cell).
+        value = text.slice(i + 2, q + 1);
+        i = q + 3;
+      } else if (text.charCodeAt(i) === 34) {
         let out = '';
         let from = ++i;
         for (;;) {
@@ -233,6 +238,20 @@ export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Re
     rows.push(row);
   }
   return rows;
+}
+
+/**
+ * For a cell at `start` opening with three quotes whose first quote after them is followed by two more
+ * and the cell's end, that first quote's place; else -1. The quotes at the end are the JSON string's
+ * closing quote doubled, then the cell's own, so the cell's value is the slice from the third opening
+ * quote to the first closing one.
+ */
+function tripleQuotedEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) !== 34 || text.charCodeAt(start + 1) !== 34 || text.charCodeAt(start + 2) !== 34) return -1;
+  const q = text.indexOf('"', start + 3);
+  if (q < 0 || text.charCodeAt(q + 1) !== 34 || text.charCodeAt(q + 2) !== 34) return -1;
+  const after = text.charCodeAt(q + 3);
+  return q + 3 >= text.length || after === 44 || after === 10 || after === 13 ? q : -1;
 }
 
 function decodeText(value: unknown): string | null {
