@@ -189,8 +189,14 @@ export function cypherString(text: string): string {
  * Records of a CSV that Kuzu's COPY TO wrote: one per line; a cell is empty (null), a number, or quoted
  * with doubled quotes inside (a text cell, whose content is the JSON encoding of the text).
  */
-export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Record<string, unknown>[] {
-  const rows: Record<string, unknown>[] = [];
+export function parseCsvRows<R, T = Record<string, unknown>>(
+  text: string,
+  columns: readonly Column<R>[],
+  decode: (row: Record<string, unknown>) => T = (row) => row as T,
+): T[] {
+  // Each record is decoded as soon as it is read: a page of records held until the end of the file
+  // survived the young-generation collections made meanwhile, and was copied by each.
+  const rows: T[] = [];
   let i = 0;
   const n = text.length;
   while (i < n) {
@@ -235,7 +241,7 @@ export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Re
     if (text.charCodeAt(i) === 13) i++;
     if (i < n && text.charCodeAt(i) !== 10) throw new Error('malformed record end in a graph store read');
     i++;
-    rows.push(row);
+    rows.push(decode(row));
   }
   return rows;
 }
@@ -831,7 +837,7 @@ export class KuzuGraph implements GraphStore {
         this.#reader,
         `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
       );
-      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns).map(decode);
+      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns, decode);
     } finally {
       rmSync(file, { force: true });
     }

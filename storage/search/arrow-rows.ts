@@ -54,8 +54,44 @@ function flatVectors(rows: readonly IndexRow[], d: number, pick: (r: IndexRow) =
   return flat;
 }
 
-/** The rows as one record batch of `schema` (indexSchema's), vector lengths taken from it. */
+/** Whether `b` lies right after `a` (both `d` long) in the same buffer. */
+const follows = (a: Float32Array | undefined, b: Float32Array | undefined, d: number): boolean =>
+  a !== undefined && b !== undefined && a.length === d && b.length === d && a.buffer === b.buffer && b.byteOffset === a.byteOffset + d * 4;
+
+/** Record batches at most per table: rows in more runs than this (vectors each in its own buffer) are copied into one. */
+const MAX_RUNS = 8;
+
+/**
+ * The rows as a table of `schema` (indexSchema's), vector lengths taken from it: one record batch per run
+ * of rows whose vectors lie end to end in one buffer (a large batch's two halves, embedded on two threads,
+ * are two runs), so each batch's vector columns are views of the embedders' buffers, not copies.
+ */
 export function rowsToArrow(schema: Schema, rows: readonly IndexRow[]): ArrowTable {
+  const lists: [number, (r: IndexRow) => Float32Array | undefined][] = [[10, (r) => r.vector]];
+  if (schema.fields.length > 11) lists.push([11, (r) => r.wvec]);
+  const sizes = lists.map(([field]) => (schema.fields[field]!.type as FixedSizeList<Float32>).listSize);
+  const ends: number[] = [];
+  for (let i = 1; i <= rows.length; i++) {
+    let joined = i < rows.length;
+    for (let c = 0; joined && c < lists.length; c++) {
+      const pick = lists[c]![1];
+      joined = follows(pick(rows[i - 1]!), pick(rows[i]!), sizes[c]!);
+    }
+    if (joined) continue;
+    ends.push(i);
+    if (ends.length > MAX_RUNS) return new ArrowTable([rowsToBatch(schema, rows)]);
+  }
+  let start = 0;
+  const batches: RecordBatch[] = [];
+  for (const end of ends) {
+    batches.push(rowsToBatch(schema, rows.slice(start, end)));
+    start = end;
+  }
+  return new ArrowTable(schema, batches);
+}
+
+/** The rows as one record batch of `schema`. */
+function rowsToBatch(schema: Schema, rows: readonly IndexRow[]): RecordBatch {
   const n = rows.length;
   const f64 = (pick: (r: IndexRow) => number) => makeData({ type: new Float64(), length: n, data: Float64Array.from(rows, pick) });
   const list = (field: number, pick: (r: IndexRow) => Float32Array | undefined) => {
@@ -82,8 +118,7 @@ export function rowsToArrow(schema: Schema, rows: readonly IndexRow[]): ArrowTab
     list(10, (r) => r.vector),
     ...(schema.fields.length > 11 ? [list(11, (r) => r.wvec)] : []),
   ];
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children }));
-  return new ArrowTable([batch]);
+  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children }));
 }
 
 /** A Utf8 column written straight into one values buffer and an offsets array; null makes a null slot. */
