@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { embedBatch } from './embed-batch.ts';
 import { embedLocal, LOCAL_DIMENSION } from './local-embedder.ts';
-import { stem } from './text-features.ts';
+import { normalise } from './embedder.ts';
+import { STOP_WORDS, stem, words as splitWords } from './text-features.ts';
 import { WordVectors } from './word-vectors.ts';
 import { wvec } from '../../test/helpers/word-vectors-file.ts';
 
@@ -64,6 +65,25 @@ describe('batch embedding', () => {
       expect([...wvecs!.subarray(i * 3, (i + 1) * 3)]).toEqual([...words.embed(text)]);
     });
     expect(embedBatch(texts, false, null)).toEqual({ local: null, wvecs: null });
+  });
+
+  it('sums word vectors word by word in text order, however many words a text has', () => {
+    const vocab = Array.from({ length: 40 }, (_, i) => `w${i}`);
+    const words = WordVectors.parse(wvec(vocab.map((w) => [w, Array.from({ length: 5 }, () => Math.floor(rand() * 255) - 127)])));
+    const { vectors, dimension } = words.parts();
+    const reference = (text: string): Float32Array => {
+      const v = new Float32Array(dimension);
+      for (const w of splitWords(text)) {
+        const i = words.indexOf(w);
+        if (STOP_WORDS.has(w) || i < 0) continue;
+        for (let k = 0; k < dimension; k++) v[k] = v[k]! + words.weight(w) * vectors[i * dimension + k]!;
+      }
+      return normalise(v);
+    };
+    for (const length of [0, 1, 3, 4, 5, 8, 63, 64, 65, 130, 300]) {
+      const text = Array.from({ length }, () => pick([...vocab, 'the', 'unknown'])).join(' ');
+      expect([...words.embed(text)]).toEqual([...reference(text)]);
+    }
   });
 
   it('stems every word as the suffix loop alone did', () => {
