@@ -33,6 +33,26 @@ describe('rowsToArrow', () => {
     );
   });
 
+  it('encodes text columns value by value as UTF-8, ASCII or not, nulls as null slots', () => {
+    const schema = indexSchema(2, 1);
+    for (const texts of [
+      ['plain', '', 'ascii only, 123'],
+      ['é', 'a\ud800', '\udc00b', '漢字 🎉', ''],
+    ]) {
+      const [vectors, wvecs] = [views(new Float32Array(texts.length * 2).fill(1), 2), views(new Float32Array(texts.length).fill(1), 1)];
+      const rows = texts.map((text, i) => ({ ...row(i, vectors[i]!, wvecs[i]!), text, category: i % 2 === 0 ? null : `c${text}` }));
+      const table = rowsToArrow(schema, rows);
+      expect(table.batches).toHaveLength(1);
+      const column = table.getChild('text')!.data[0]!;
+      const encoded = texts.map((t) => Buffer.from(t, 'utf8'));
+      expect([...column.valueOffsets]).toEqual(encoded.reduce((o, e) => [...o, o.at(-1)! + e.length], [0]));
+      expect(Buffer.from(column.values.subarray(0, column.valueOffsets[texts.length]))).toEqual(Buffer.concat(encoded));
+      expect(table.toArray().map((r) => [r.text, r.category])).toEqual(
+        rows.map((r, i) => [encoded[i]!.toString('utf8'), r.category === null ? null : Buffer.from(r.category, 'utf8').toString('utf8')]),
+      );
+    }
+  });
+
   it('copies vectors each in its own buffer into one batch', () => {
     const rows = Array.from({ length: 20 }, (_, i) => row(i, Float32Array.from([i, -i]), Float32Array.from([i])));
     const table = rowsToArrow(indexSchema(2, 1), rows);
