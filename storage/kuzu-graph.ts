@@ -189,16 +189,30 @@ export function cypherString(text: string): string {
  * Records of a CSV that Kuzu's COPY TO wrote: one per line; a cell is empty (null), a number, or quoted
  * with doubled quotes inside (a text cell, whose content is the JSON encoding of the text).
  */
-export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Record<string, unknown>[] {
-  const rows: Record<string, unknown>[] = [];
+export function parseCsvRows<R, T = Record<string, unknown>>(
+  text: string,
+  columns: readonly Column<R>[],
+  decode?: (row: Readonly<Record<string, unknown>>) => T,
+): T[] {
+  // With `decode`, each record is decoded as soon as it is read, from one object refilled for every
+  // record (decode keeps none of it): a fresh object per record, its dozen or more properties set by
+  // computed names, took ~2 KB a record (allocation sampling of a catch-up read), and a page of them held
+  // to the end of the file survived the young-generation collections made meanwhile.
+  const rows: T[] = [];
+  const shared: Record<string, unknown> | null = decode ? {} : null;
   let i = 0;
   const n = text.length;
   while (i < n) {
-    const row: Record<string, unknown> = {};
+    const row: Record<string, unknown> = shared ?? {};
     for (let c = 0; c < columns.length; c++) {
       const col = columns[c];
       let value: string | number | null;
-      if (text.charCodeAt(i) === 34) {
+      const q = tripleQuotedEnd(text, i);
+      if (q >= 0) {
+        // A text cell holding no quote: the JSON string is one slice, not three joined (the common cell).
+        value = text.slice(i + 2, q + 1);
+        i = q + 3;
+      } else if (text.charCodeAt(i) === 34) {
         let out = '';
         let from = ++i;
         for (;;) {
@@ -215,11 +229,26 @@ export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Re
         }
         value = out;
       } else {
+        // An integer cell of up to 16 digits is read from its digits (exact up to 2^53): no string is made
+        // for it, as for every sequence number and timestamp of a catch-up page.
         let end = i;
-        while (end < n && text.charCodeAt(end) !== 44 && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
-        const raw = text.slice(i, end);
-        i = end;
-        value = raw === '' ? null : col && col.type !== 'text' && col.type !== 'json' ? Number(raw) : raw;
+        let digits = 0;
+        let whole = 0;
+        const negative = text.charCodeAt(i) === 45;
+        if (negative) end++;
+        for (let d = text.charCodeAt(end) - 48; d >= 0 && d <= 9 && digits < 16; d = text.charCodeAt(++end) - 48, digits++)
+          whole = whole * 10 + d;
+        const delimited = end >= n || text.charCodeAt(end) === 44 || text.charCodeAt(end) === 10 || text.charCodeAt(end) === 13;
+        if (col?.type === 'int' && digits > 0 && delimited && whole <= Number.MAX_SAFE_INTEGER) {
+          value = negative ? -whole : whole;
+          i = end;
+        } else {
+          end = i;
+          while (end < n && text.charCodeAt(end) !== 44 && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+          const raw = text.slice(i, end);
+          i = end;
+          value = raw === '' ? null : col && col.type !== 'text' && col.type !== 'json' ? Number(raw) : raw;
+        }
       }
       if (col) row[col.name] = value;
       if (c < columns.length - 1) {
@@ -230,9 +259,23 @@ export function parseCsvRows<R>(text: string, columns: readonly Column<R>[]): Re
     if (text.charCodeAt(i) === 13) i++;
     if (i < n && text.charCodeAt(i) !== 10) throw new Error('malformed record end in a graph store read');
     i++;
-    rows.push(row);
+    rows.push(decode ? decode(row) : (row as T));
   }
   return rows;
+}
+
+/**
+ * For a cell at `start` opening with three quotes whose first quote after them is followed by two more
+ * and the cell's end, that first quote's place; else -1. The quotes at the end are the JSON string's
+ * closing quote doubled, then the cell's own, so the cell's value is the slice from the third opening
+ * quote to the first closing one.
+ */
+function tripleQuotedEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) !== 34 || text.charCodeAt(start + 1) !== 34 || text.charCodeAt(start + 2) !== 34) return -1;
+  const q = text.indexOf('"', start + 3);
+  if (q < 0 || text.charCodeAt(q + 1) !== 34 || text.charCodeAt(q + 2) !== 34) return -1;
+  const after = text.charCodeAt(q + 3);
+  return q + 3 >= text.length || after === 44 || after === 10 || after === 13 ? q : -1;
 }
 
 function decodeText(value: unknown): string | null {
@@ -812,7 +855,7 @@ export class KuzuGraph implements GraphStore {
         this.#reader,
         `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
       );
-      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns).map(decode);
+      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns, decode);
     } finally {
       rmSync(file, { force: true });
     }

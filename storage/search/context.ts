@@ -83,6 +83,12 @@ export function exchangeOf(view: TenantView, n: NodeVersion, [before, after] = A
 
 /** Statements of the blocks linked to `n` (either direction), as readable with `n`; '' when none. */
 export function contextText(view: TenantView, n: NodeVersion, max = CONTEXT_NEIGHBOURS): string {
+  const from = view.edgesFrom(n.id);
+  const to = view.edgesTo(n.id);
+  const exchange = exchangeOf(view, n);
+  // Most blocks have no link: no map and no closures, each of which costs a call to a naming helper per
+  // row when run through tsx (the server from a source checkout, the bench).
+  if (from.length === 0 && to.length === 0 && exchange.length === 0) return '';
   const found = new Map<string, NodeVersion>();
   const visit = (other: string): void => {
     if (other === n.id || found.has(other)) return;
@@ -90,8 +96,8 @@ export function contextText(view: TenantView, n: NodeVersion, max = CONTEXT_NEIG
     for (const v of view.versionsOf(other)) if (readableWith(v, n) && (best === null || v.seq > best.seq)) best = v;
     if (best?.statement) found.set(other, best);
   };
-  for (const e of view.edgesFrom(n.id)) if (readableWith(e, n)) visit(e.target_id);
-  for (const e of view.edgesTo(n.id)) if (readableWith(e, n)) visit(e.source_id);
+  for (const e of from) if (readableWith(e, n)) visit(e.target_id);
+  for (const e of to) if (readableWith(e, n)) visit(e.source_id);
   const linked = [...found.values()].sort((a, b) => Math.abs(a.seq - n.seq) - Math.abs(b.seq - n.seq)).slice(0, max);
-  return [...exchangeOf(view, n), ...linked].map((m) => (messageText(m) ?? '').slice(0, CONTEXT_CHARS)).join(' ');
+  return [...exchange, ...linked].map((m) => (messageText(m) ?? '').slice(0, CONTEXT_CHARS)).join(' ');
 }

@@ -3,7 +3,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { indexNice } from './index-priority.ts';
-import { embedLocal, LOCAL_DIMENSION } from './local-embedder.ts';
+import { embedBatch } from './embed-batch.ts';
 import type { EmbedReply, EmbedRequest, ThreadSetup } from './embed-thread.ts';
 import { WordVectors } from './word-vectors.ts';
 
@@ -16,12 +16,7 @@ const words = setup.words ? WordVectors.fromParts(setup.words) : null;
 
 parentPort?.on('message', ({ id, texts }: EmbedRequest) => {
   try {
-    const local = setup.local ? new Float32Array(texts.length * LOCAL_DIMENSION) : null;
-    const wvecs = words ? new Float32Array(texts.length * words.dimension) : null;
-    texts.forEach((text, i) => {
-      if (local) embedLocal(text, local.subarray(i * LOCAL_DIMENSION, (i + 1) * LOCAL_DIMENSION));
-      if (words && wvecs) words.embed(text, wvecs.subarray(i * words.dimension, (i + 1) * words.dimension));
-    });
+    const { local, wvecs } = embedBatch(texts, setup.local, words);
     const reply: EmbedReply = { id, local, wvecs };
     parentPort?.postMessage(
       reply,

@@ -6,6 +6,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { rowViews } from './embed-batch.ts';
 import { LOCAL_DIMENSION } from './local-embedder.ts';
 import type { WordVectorParts, WordVectors } from './word-vectors.ts';
 
@@ -46,9 +47,6 @@ function workerSource(): { code: string; eval: true } | { path: URL; eval: false
     code: `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`,
   };
 }
-
-const split = (flat: Float32Array, dimension: number): Float32Array[] =>
-  Array.from({ length: flat.length / dimension }, (_, i) => flat.subarray(i * dimension, (i + 1) * dimension));
 
 export class EmbedThread {
   readonly #worker: Worker;
@@ -97,8 +95,8 @@ export class EmbedThread {
     if (this.#pending.size === 0) this.#worker.unref();
     if (reply.error !== undefined) return waiter.reject(new Error(`embedding thread: ${reply.error}`));
     waiter.resolve({
-      local: reply.local ? split(reply.local, LOCAL_DIMENSION) : null,
-      wvecs: reply.wvecs && this.#wordDimension > 0 ? split(reply.wvecs, this.#wordDimension) : null,
+      local: reply.local ? rowViews(reply.local, LOCAL_DIMENSION) : null,
+      wvecs: reply.wvecs && this.#wordDimension > 0 ? rowViews(reply.wvecs, this.#wordDimension) : null,
     });
   }
 

@@ -12,11 +12,15 @@ export interface Embedder {
 
 /** Scales a vector to unit length in place (a zero vector stays zero). */
 export function normalise(v: Float32Array): Float32Array {
+  const n = v.length;
   let sum = 0;
-  for (let i = 0; i < v.length; i++) sum += (v[i] ?? 0) * (v[i] ?? 0);
+  for (let i = 0; i < n; i++) {
+    const x = v[i]!;
+    sum += x * x;
+  }
   if (sum > 0) {
     const inv = 1 / Math.sqrt(sum);
-    for (let i = 0; i < v.length; i++) v[i] = (v[i] ?? 0) * inv;
+    for (let i = 0; i < n; i++) v[i] = v[i]! * inv;
   }
   return v;
 }

@@ -7,6 +7,7 @@ import * as lancedb from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { envMegabytes } from '../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
+import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../time.ts';
 import { byScore, CUT_SLACK, TenantText, TokenCache, type TextRow } from './text-mirror.ts';
 import { FILTER_COLUMNS, filterCells, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
@@ -258,7 +259,7 @@ export class LanceIndex {
     const state = await this.#state(tenant, true);
     if (!state) return;
     await this.#changing(state, async () => {
-      await state.table.add(rowsToArrow(this.#schema, rows));
+      await appendArrow(state.table, rowsToArrow(this.#schema, rows));
       state.appends++;
       if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
       const text = state.text;

@@ -4,6 +4,7 @@
 import { normalise, type Embedder } from './embedder.ts';
 import { STOP_WORDS, stem, words } from './text-features.ts';
 
+/** Fixed: `add` reduces hashes modulo 384 by its factors. */
 export const LOCAL_DIMENSION = 384;
 
 // Features are hashed straight from character codes (no feature strings are built): this runs per row
@@ -23,9 +24,12 @@ function mix(a: number, b: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+// h % 384 of an unsigned 32-bit h, in 32-bit integer arithmetic: as a number above 2^31 the plain `%`
+// is a floating-point remainder, which was most of this function's cost. With h = 128q + r (r < 128),
+// h mod 384 = 128 (q mod 3) + r, since 384 = 3 * 128.
 function add(v: Float32Array, h: number, weight: number): void {
-  const i = h % LOCAL_DIMENSION;
-  v[i] = (v[i] ?? 0) + ((h & 0x80000000) === 0 ? weight : -weight);
+  const i = (((h >>> 7) % 3) << 7) | (h & 127);
+  v[i] = v[i]! + ((h & 0x80000000) === 0 ? weight : -weight);
 }
 
 /** Character trigrams of `<word>`, boundaries included, hashed from codes. */
@@ -47,8 +51,12 @@ function addTrigrams(v: Float32Array, w: string, weight: number): void {
 
 /** `into` (zero-filled, LOCAL_DIMENSION long) receives the vector when given. */
 export function embedLocal(text: string, into?: Float32Array): Float32Array {
+  return embedLocalWords(words(text), into);
+}
+
+/** embedLocal of a text already split by `words` (a batch splits each text once for both embedders). */
+export function embedLocalWords(ws: readonly string[], into?: Float32Array): Float32Array {
   const v = into ?? new Float32Array(LOCAL_DIMENSION);
-  const ws = words(text);
   let prev = -1;
   let content = 0;
   for (const w of ws) {

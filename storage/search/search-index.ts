@@ -14,7 +14,8 @@ import type { NodeVersion } from '../types.ts';
 import { contextText, messageText } from './context.ts';
 import type { Embedder } from './embedder.ts';
 import { EmbedThread } from './embed-thread.ts';
-import { LocalEmbedder } from './local-embedder.ts';
+import { embedBatch, rowViews } from './embed-batch.ts';
+import { LOCAL_DIMENSION, LocalEmbedder } from './local-embedder.ts';
 import { enabled } from './mechanisms.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
 import { timeWindow } from './time-query.ts';
@@ -362,8 +363,7 @@ export class SearchIndex {
           // Both threads embed: the thread its share, this one the rest meanwhile.
           const cut = Math.round(texts.length * THREAD_SHARE);
           const away = thread.embed(texts.slice(0, cut));
-          const rest = texts.slice(cut);
-          const here = { vectors: await this.embedder.embed(rest), wvecs: this.words?.embedAll(rest) };
+          const here = await this.#embedHere(texts.slice(cut));
           const done = await away;
           if (done.local)
             return {
@@ -380,7 +380,17 @@ export class SearchIndex {
         this.#thread = null;
       }
     }
-    return { vectors: await this.embedder.embed(texts), wvecs: this.words?.embedAll(texts) };
+    return this.#embedHere(texts);
+  }
+
+  /** Both vector columns computed on this thread; the local embedder's in one pass with the word vectors. */
+  async #embedHere(texts: string[]): Promise<{ vectors: Float32Array[]; wvecs: Float32Array[] | undefined }> {
+    if (!(this.embedder instanceof LocalEmbedder)) return { vectors: await this.embedder.embed(texts), wvecs: this.words?.embedAll(texts) };
+    const { local, wvecs } = embedBatch(texts, true, this.words);
+    return {
+      vectors: local ? rowViews(local, LOCAL_DIMENSION) : [],
+      wvecs: wvecs && this.words ? rowViews(wvecs, this.words.dimension) : undefined,
+    };
   }
 
   /** The embedding thread, for a batch of `rows` worth handing to it. */

@@ -5,7 +5,6 @@ const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)?/g;
 
 const ASCII = /^[\x00-\x7f]*$/;
-const APOSTROPHE = /['’]/;
 
 export function words(text: string): string[] {
   const ascii = ASCII.test(text);
@@ -13,7 +12,7 @@ export function words(text: string): string[] {
   const found = plain.match(ascii ? ASCII_WORD : WORD) ?? [];
   for (let i = 0; i < found.length; i++) {
     const w = found[i] ?? '';
-    if (APOSTROPHE.test(w)) found[i] = w.replace(/['’]s$/, '').replace(/['’]/g, '');
+    if (w.includes("'") || w.includes('’')) found[i] = w.replace(/['’]s$/, '').replace(/['’]/g, '');
   }
   return found;
 }
@@ -25,6 +24,10 @@ export function stem(word: string): string {
     const c = word.charCodeAt(i);
     if (c < 97 || c > 122) return word;
   }
+  // No suffix below ends otherwise: most words return here without nine endsWith calls (the local
+  // embedder stems every content word of every indexed row).
+  const last = word.charCodeAt(word.length - 1);
+  if (last !== 115 && last !== 100 && last !== 103 && last !== 121 && last !== 108 && last !== 110) return word; // s d g y l n
   for (const suffix of ['ational', 'ization', 'ing', 'edly', 'ed', 'ies', 'ly', 'es', 's']) {
     if (word.endsWith(suffix) && word.length - suffix.length >= 3) {
       const base = word.slice(0, -suffix.length);

@@ -138,16 +138,67 @@ export class WordVectors {
 
   /** The SIF-weighted mean of the content words' vectors, unit length; zero when no word is known. */
   embed(text: string, into?: Float32Array): Float32Array {
+    return this.embedWords(words(text), into);
+  }
+
+  /** embed of a text already split by `words` (a batch splits each text once for both embedders). */
+  embedWords(ws: readonly string[], into?: Float32Array): Float32Array {
     const v = into ?? new Float32Array(this.dimension);
-    const d = this.dimension;
-    for (const w of words(text)) {
+    const index = this.#index;
+    const known = this.#known;
+    let m = 0;
+    for (const w of ws) {
       if (STOP_WORDS.has(w)) continue;
-      const i = this.#index.get(w);
+      const i = index.get(w);
       if (i === undefined) continue;
-      const weight = this.#weights[i] ?? 0;
-      for (let k = 0, at = i * d; k < d; k++) v[k] = (v[k] ?? 0) + weight * (this.#vectors[at + k] ?? 0);
+      if (m === known.length) m = this.#addWords(v, m);
+      known[m++] = i;
     }
+    this.#addWords(v, m);
     return normalise(v);
+  }
+
+  /** Places of the known words of the text being embedded, in text order (embedWords is not reentrant). */
+  readonly #known = new Int32Array(64);
+
+  /**
+   * Adds the weighted vectors of the first `m` words in #known to `v`, four words per pass over `v`: each
+   * element still gets the words' terms one at a time, in text order, rounded to float32 after each (as
+   * storing into `v` after each word did), but is loaded and stored once per four words. Returns 0.
+   */
+  #addWords(v: Float32Array, m: number): number {
+    const d = this.dimension;
+    const known = this.#known;
+    const vectors = this.#vectors;
+    const weights = this.#weights;
+    const round = Math.fround;
+    let j = 0;
+    for (; j + 3 < m; j += 4) {
+      const a = known[j]!;
+      const b = known[j + 1]!;
+      const c = known[j + 2]!;
+      const e = known[j + 3]!;
+      const wa = weights[a]!;
+      const wb = weights[b]!;
+      const wc = weights[c]!;
+      const we = weights[e]!;
+      const ia = a * d;
+      const ib = b * d;
+      const ic = c * d;
+      const ie = e * d;
+      for (let k = 0; k < d; k++) {
+        let sum = round(v[k]! + wa * vectors[ia + k]!);
+        sum = round(sum + wb * vectors[ib + k]!);
+        sum = round(sum + wc * vectors[ic + k]!);
+        v[k] = sum + we * vectors[ie + k]!;
+      }
+    }
+    for (; j < m; j++) {
+      const i = known[j]!;
+      const weight = weights[i]!;
+      for (let k = 0, at = i * d; k < d; k++) v[k] = v[k]! + weight * vectors[at + k]!;
+    }
+    return 0;
   }
 
   embedAll(texts: readonly string[]): Float32Array[] {
