@@ -24,10 +24,15 @@ export function stem(word: string): string {
     const c = word.charCodeAt(i);
     if (c < 97 || c > 122) return word;
   }
-  // No suffix below ends otherwise: most words return here without nine endsWith calls (the local
+  // No suffix stripSuffix removes ends otherwise: most words return here without nine endsWith calls (the local
   // embedder stems every content word of every indexed row).
   const last = word.charCodeAt(word.length - 1);
   if (last !== 115 && last !== 100 && last !== 103 && last !== 121 && last !== 108 && last !== 110) return word; // s d g y l n
+  return stripSuffix(word);
+}
+
+/** The first of the suffixes below that `word` (lower-case ASCII, over four letters) ends with, removed. */
+export function stripSuffix(word: string): string {
   for (const suffix of ['ational', 'ization', 'ing', 'edly', 'ed', 'ies', 'ly', 'es', 's']) {
     if (word.endsWith(suffix) && word.length - suffix.length >= 3) {
       const base = word.slice(0, -suffix.length);
