@@ -385,10 +385,9 @@ export class SearchIndex {
 
   /** Both vector columns computed on this thread; the local embedder's in one pass with the word vectors. */
   async #embedHere(texts: string[]): Promise<{ vectors: Float32Array[]; wvecs: Float32Array[] | undefined }> {
-    if (!(this.embedder instanceof LocalEmbedder)) return { vectors: await this.embedder.embed(texts), wvecs: this.words?.embedAll(texts) };
-    const { local, wvecs } = embedBatch(texts, true, this.words);
+    const { local, wvecs } = embedBatch(texts, this.embedder instanceof LocalEmbedder, this.words);
     return {
-      vectors: local ? rowViews(local, LOCAL_DIMENSION) : [],
+      vectors: local ? rowViews(local, LOCAL_DIMENSION) : await this.embedder.embed(texts),
       wvecs: wvecs && this.words ? rowViews(wvecs, this.words.dimension) : undefined,
     };
   }

@@ -151,7 +151,10 @@ export class WordVectors {
       if (STOP_WORDS.has(w)) continue;
       const i = index.get(w);
       if (i === undefined) continue;
-      if (m === known.length) m = this.#addWords(v, m);
+      if (m === known.length) {
+        this.#addWords(v, m);
+        m = 0;
+      }
       known[m++] = i;
     }
     this.#addWords(v, m);
@@ -164,9 +167,9 @@ export class WordVectors {
   /**
    * Adds the weighted vectors of the first `m` words in #known to `v`, four words per pass over `v`: each
    * element still gets the words' terms one at a time, in text order, rounded to float32 after each (as
-   * storing into `v` after each word did), but is loaded and stored once per four words. Returns 0.
+   * storing into `v` after each word did), but is loaded and stored once per four words.
    */
-  #addWords(v: Float32Array, m: number): number {
+  #addWords(v: Float32Array, m: number): void {
     const d = this.dimension;
     const known = this.#known;
     const vectors = this.#vectors;
@@ -198,11 +201,5 @@ export class WordVectors {
       const weight = weights[i]!;
       for (let k = 0, at = i * d; k < d; k++) v[k] = v[k]! + weight * vectors[at + k]!;
     }
-    return 0;
-  }
-
-  embedAll(texts: readonly string[]): Float32Array[] {
-    const flat = new Float32Array(texts.length * this.dimension);
-    return texts.map((t, i) => this.embed(t, flat.subarray(i * this.dimension, (i + 1) * this.dimension)));
   }
 }
