@@ -4,13 +4,13 @@
 // until a table is large enough for an HNSW index to pay off.
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
-import type { Schema, Table as ArrowTable } from 'apache-arrow';
+import type { Schema } from 'apache-arrow';
 import { envMegabytes } from '../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../time.ts';
-import { byScore, CUT_SLACK, TenantText, TokenCache, type TextRow } from './text-mirror.ts';
-import { FILTER_COLUMNS, filterCells, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
+import { byScore, CUT_SLACK, TenantText, TEXT_COLUMNS, textRows, TokenCache } from './text-mirror.ts';
+import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 
 export interface IndexRow {
   id: string;
@@ -471,15 +471,4 @@ export class LanceIndex {
     this.#mirrors.drop();
     this.#db.close();
   }
-}
-
-const TEXT_COLUMNS = [...FILTER_COLUMNS, 'text'];
-
-/** The full-text copy's rows from a table read with TEXT_COLUMNS. */
-function textRows(data: ArrowTable): TextRow[] {
-  const cells = filterCells(data);
-  const text = data.getChild('text');
-  const rows: TextRow[] = [];
-  for (let i = 0; i < data.numRows; i++) rows.push({ ...cells(i), text: String(text?.get(i) ?? '') });
-  return rows;
 }

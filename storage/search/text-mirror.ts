@@ -10,8 +10,9 @@
 // fetched with CUT_SLACK rows more, so that a tie at the cut is settled among all its rows). A result the
 // mirror cannot order for sure (two scores so close that LanceDB's float32 arithmetic may tie them or
 // swap them, or a tie at the cut wider than the slack) is left to LanceDB: `search` returns null.
+import type { Table as ArrowTable } from 'apache-arrow';
 import type { Hit, RowFilter } from './lance-index.ts';
-import { admits, type FilterCells } from './vector-mirror.ts';
+import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
 
 /** A row's prefilter columns and its text. */
 export type TextRow = FilterCells & { text: string };
@@ -212,4 +213,16 @@ function countBelow(xs: readonly number[], n: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** Columns the full-text copy is read with. */
+export const TEXT_COLUMNS = [...FILTER_COLUMNS, 'text'];
+
+/** The full-text copy's rows from a table read with TEXT_COLUMNS. */
+export function textRows(data: ArrowTable): TextRow[] {
+  const cells = filterCells(data);
+  const text = data.getChild('text');
+  const rows: TextRow[] = [];
+  for (let i = 0; i < data.numRows; i++) rows.push({ ...cells(i), text: String(text?.get(i) ?? '') });
+  return rows;
 }
