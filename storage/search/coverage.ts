@@ -8,6 +8,7 @@
 // So a query word the block lacks counts in part for the block's most related word ('related').
 import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
+import { answerCredit, answerType } from './answer-type.ts';
 import { contextText, messageText } from './context.ts';
 import { enabled } from './mechanisms.ts';
 import { stem, words, contentWords } from './text-features.ts';
@@ -165,9 +166,11 @@ export function withCoverage<T extends { id: string; score: number }>(
 ): T[] {
   if (!enabled('coverage') || COVERAGE_WEIGHT <= 0) return [...ranked];
   const q = queryStems(query, weight);
+  const type = answerType(query);
+  const base = (r: T, n: NodeVersion): number => r.score + answerCredit(type, n);
   const scored = ranked.slice(0, head).map((r) => {
     const n = shown(r.id);
-    return { r, n, score: n ? r.score + COVERAGE_WEIGHT * coverage(view, n, q) : r.score };
+    return { r, n, score: n ? base(r, n) + COVERAGE_WEIGHT * coverage(view, n, q) : r.score };
   });
   const related = vectors && enabled('related') ? relatedQuery(query, vectors) : undefined;
   if (related && related.units.length > 0) {
@@ -179,7 +182,7 @@ export function withCoverage<T extends { id: string; score: number }>(
       .filter((s) => s.n !== null)
       .sort((a, b) => b.score - a.score)
       .slice(0, cut + RELATED_SLACK);
-    for (const s of leading) if (s.n) s.score = s.r.score + COVERAGE_WEIGHT * coverage(view, s.n, q, related);
+    for (const s of leading) if (s.n) s.score = base(s.r, s.n) + COVERAGE_WEIGHT * coverage(view, s.n, q, related);
   }
   const top = scored.map((s) => (s.n ? { ...s.r, score: s.score } : s.r)).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
   return [...top, ...ranked.slice(head)];

@@ -11,6 +11,7 @@ export const MECHANISMS = [
   'asking',
   'coverage',
   'related',
+  'answer',
 ] as const;
 export type Mechanism = (typeof MECHANISMS)[number];
 

@@ -1,7 +1,7 @@
 // Ranking rules on small hand-made ledgers: a reply found through the words of the turn it answers (its
 // linked blocks' words are indexed with it, but only those readable with it), a message found through the
-// messages sent with it, a turn that asks ranked below the reply that answers it, and a question naming a
-// date preferring what was said then.
+// messages sent with it, a turn that asks ranked below the reply that answers it, a question naming a
+// date preferring what was said then, and a question asking when preferring the turn that says when.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,6 +157,21 @@ describe('a question naming a date', () => {
     expect((await ask('dated', 'What yoga class did Maria start?'))[0]).toBe('sept');
     expect((await ask('dated', 'What yoga class did Maria start on 3 June, 2023?'))[0]).toBe('june');
     expect((await ask('dated', 'What yoga class did Maria start in September 2023?'))[0]).toBe('sept');
+  });
+});
+
+describe('a question asking when', () => {
+  it('prefers the turn that says when over one that only repeats the asked words', async () => {
+    await ledger.write('when', {
+      space: 's',
+      nodes: [
+        { id: 'dated', kind: 'turn', statement: 'Caroline: I went to the LGBTQ support group yesterday, it was powerful.' },
+        { id: 'undated', kind: 'turn', statement: 'Caroline: The LGBTQ support group means a lot, it was powerful.' },
+      ],
+      edges: [],
+    });
+    expect((await ask('when', 'When did Caroline go to the LGBTQ support group?'))[0]).toBe('dated');
+    expect((await ask('when', 'What did Caroline say about the LGBTQ support group?'))[0]).toBe('undated');
   });
 });
 
