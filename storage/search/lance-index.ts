@@ -323,10 +323,9 @@ export class LanceIndex {
     if (copy) {
       const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
       // Read again: a write may have begun while the query was tokenized.
-      const hits = state.busy === 0 && state.text === copy ? copy.search(tokens ?? [], filter, limit) : null;
-      if (hits) {
+      if (state.busy === 0 && state.text === copy) {
         this.#textAnswers.copy++;
-        return hits;
+        return copy.search(tokens ?? [], filter, limit);
       }
     }
     this.#textAnswers.lance++;

@@ -1,7 +1,8 @@
 // The in-memory full text must answer as LanceDB's BM25 query does: the same rows, in the same order
 // (equal scores newest first in both), scores equal up to float rounding, for every prefilter, with rows
-// in the index and rows appended since its last update. Two indexes get the same writes and updates, one
-// with the copies switched off.
+// in the index and rows appended since its last update. Only where scores are within float rounding of
+// each other (LanceDB may tie or swap them) may the order differ. Two indexes get the same writes and
+// updates, one with the copies switched off.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../evals/lib/rng.ts';
 import { plainCells, randomCells } from '../../test/helpers/random-rows.ts';
 import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
-import { CUT_SLACK, TenantText, TokenCache } from './text-mirror.ts';
+import { CUT_SLACK, NEAR, TenantText, TokenCache } from './text-mirror.ts';
 
 let dir: string;
 let plain: LanceIndex;
@@ -60,16 +61,23 @@ function filter(): RowFilter {
 
 const query = (): string[] => Array.from({ length: 1 + Math.floor(rand() * 4) }, () => pick(QUERY_WORDS).toLowerCase());
 
-function expectSame(got: Hit[], want: Hit[], what: string): void {
-  expect(
-    got.map((h) => h.id),
-    what,
-  ).toEqual(want.map((h) => h.id));
-  expect(
-    got.map((h) => h.seq),
-    what,
-  ).toEqual(want.map((h) => h.seq));
-  got.forEach((h, i) => expect(Math.abs(h.score - want[i]!.score), what).toBeLessThanOrEqual(1e-5 * Math.max(1, want[i]!.score)));
+const withinRounding = (a: number, b: number): boolean => Math.abs(a - b) <= NEAR * Math.max(1, a, b);
+
+/**
+ * The same scores place by place; the same row at each place except where LanceDB's score there is within
+ * rounding of another it returned, or of the last one (which of such rows come first, or make the cut, is
+ * float rounding or LanceDB's arbitrary pick). Returns whether the lists are identical.
+ */
+function expectSame(got: Hit[], want: Hit[], what: string): boolean {
+  expect(got.length, what).toBe(want.length);
+  got.forEach((h, i) => expect(withinRounding(h.score, want[i]!.score), what).toBe(true));
+  const last = want.at(-1)?.score;
+  want.forEach((w, i) => {
+    const ambiguous =
+      want.some((o, j) => j !== i && withinRounding(o.score, w.score)) || (last !== undefined && withinRounding(last, w.score));
+    if (!ambiguous) expect(`${got[i]!.id}@${got[i]!.seq}`, what).toBe(`${w.id}@${w.seq}`);
+  });
+  return got.every((h, i) => h.id === want[i]!.id && h.seq === want[i]!.seq);
 }
 
 beforeAll(async () => {
@@ -88,6 +96,7 @@ describe('full-text copy against LanceDB', () => {
   it('gives LanceDB’s hits, order and scores with indexed and unindexed rows and any prefilter', async () => {
     let written = 0;
     let compared = 0;
+    let identical = 0;
     for (const [tenant, batches] of [
       ['t1', [30, 25, 40, 60, 20, 35]],
       ['t2', [5, 120, 15]],
@@ -108,15 +117,15 @@ describe('full-text copy against LanceDB', () => {
           const limit = pick([1, 5, 10, 40]);
           const want = await plain.fullText(tenant, terms, f, limit);
           const got = await mirrored.fullText(tenant, terms, f, limit);
-          expectSame(got, want, `${tenant} batch ${b}: ${terms.join(' ')} ${JSON.stringify(f)} limit ${limit}`);
+          if (expectSame(got, want, `${tenant} batch ${b}: ${terms.join(' ')} ${JSON.stringify(f)} limit ${limit}`)) identical++;
           compared++;
         }
       }
     }
     const answers = mirrored.textAnswers();
-    expect(answers.copy + answers.lance).toBe(compared);
-    // Nearly all are answered by the copy (the rest have scores too close to order for sure).
-    expect(answers.copy).toBeGreaterThan(compared * 0.9);
+    // The copy answers every one, and nearly all row for row as LanceDB did.
+    expect(answers).toEqual({ copy: compared, lance: 0 });
+    expect(identical).toBeGreaterThan(compared * 0.9);
     expect(plain.textAnswers().copy).toBe(0);
   });
 });
@@ -174,7 +183,7 @@ describe('TokenCache', () => {
 
 describe('TenantText', () => {
   const row = (seq: number, id: string) => ({ ...plainCells(id, seq), text: '' });
-  it('orders equal scores newest first, and leaves scores too close to order to LanceDB', () => {
+  it('orders equal scores newest first, and scores a hair apart by its own arithmetic', () => {
     const t = new TenantText();
     t.append([row(1, 'a'), row(2, 'b'), row(3, 'c')], [['cat', 'dog'], ['cat', 'dog'], ['cat']]);
     t.setIndexed(3);
@@ -192,10 +201,10 @@ describe('TenantText', () => {
       ],
     );
     near.setIndexed(2);
-    expect(near.search(['cat'], f, 2)).toBeNull();
+    expect(near.search(['cat'], f, 2).map((h) => h.id)).toEqual(['a', 'b']);
   });
 
-  it('leaves a tie at the cut wider than the rows LanceDB is asked for beyond it', () => {
+  it('keeps the newest of a tie at the cut wider than the rows LanceDB is asked for beyond it', () => {
     const t = new TenantText();
     const n = 3 + CUT_SLACK;
     t.append(
@@ -203,7 +212,7 @@ describe('TenantText', () => {
       Array.from({ length: n }, () => ['cat']),
     );
     t.setIndexed(n);
-    expect(t.search(['cat'], { asOf: 5 }, 2)).toBeNull();
+    expect(t.search(['cat'], { asOf: 5 }, 2).map((h) => h.seq)).toEqual([n, n - 1]);
     expect(t.search(['cat'], { asOf: 5 }, 3)?.map((h) => h.seq)).toEqual([n, n - 1, n - 2]);
   });
 });
