@@ -8,11 +8,11 @@
 // (admits, vector-mirror.ts). Equal scores come in LanceDB in no fixed order (it varies from one call to
 // the next on the same table), so both paths order them newest first (byScore; LanceDB's answer is
 // fetched with CUT_SLACK rows more, so that a tie at the cut is settled among all its rows). The mirror
-// always answers: where two scores are so close (within NEAR) that LanceDB's float32 arithmetic might tie
-// or swap them, or equal scores at the cut run past the slack (LanceDB then returns an arbitrary subset),
-// it keeps its own order. It once left those to LanceDB, whose query on a table with many rows appended
-// since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of searches
-// went there and took ~70-90 ms each, the whole of the p95.
+// always answers: where two scores are so close (within 1e-5 relative) that LanceDB's float32 arithmetic
+// might tie or swap them, or equal scores at the cut run past the slack (LanceDB then returns an arbitrary
+// subset), it keeps its own order. It once left those to LanceDB, whose query on a table with many rows
+// appended since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of
+// searches went there and took ~70-90 ms each, the whole of the p95.
 import type { Table as ArrowTable } from 'apache-arrow';
 import type { Hit, RowFilter } from './lance-index.ts';
 import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
@@ -29,8 +29,6 @@ const K1 = 1.2;
 const B = 0.75;
 const f32 = Math.fround;
 
-/** Two different scores this close may be equal, or the other way round, in LanceDB's arithmetic. */
-export const NEAR = 1e-5;
 /** Rows fetched from LanceDB beyond the limit, so that equal scores at the cut are ordered among all of them. */
 export const CUT_SLACK = 16;
 
@@ -147,7 +145,7 @@ export class TenantText {
 
   /**
    * The `limit` best rows by BM25 among those `f` admits, in byScore order, as LanceDB's full-text query
-   * returns them (up to the order of scores within NEAR of each other, and which of the rows tied at the
+   * returns them (up to the order of scores within float rounding of each other, and which of the rows tied at the
    * cut past CUT_SLACK are kept: the newest).
    */
   search(query: readonly string[], f: RowFilter, limit: number): Hit[] {
