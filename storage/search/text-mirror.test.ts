@@ -205,6 +205,30 @@ describe('TenantText', () => {
     expect(near.search(['cat'], f, 2).map((h) => h.id)).toEqual(['a', 'b']);
   });
 
+  it('keeps the best rows of thousands of matches as a full sort would, ties included', () => {
+    const t = new TenantText();
+    const n = 3000;
+    const r = rng(5);
+    // Few distinct lengths and words, so many rows share a score; versions of one node share nothing else.
+    t.append(
+      Array.from({ length: n }, (_, i) => row(i + 1, `r${i % 700}`)),
+      Array.from({ length: n }, () => Array.from({ length: 1 + Math.floor(r() * 4) }, () => pick(['cat', 'dog', 'eel', 'owl']))),
+    );
+    for (const indexed of [n - 200, n]) {
+      t.setIndexed(indexed);
+      for (const q of [['cat'], ['cat', 'dog'], ['owl', 'eel', 'dog'], ['yak']]) {
+        const all = t.search(q, { asOf: 5 }, n);
+        expect(all).toEqual([...all].sort((a, b) => b.score - a.score || b.seq - a.seq));
+        for (const k of [1, 10, 45, 200]) expect(t.search(q, { asOf: 5 }, k)).toEqual(all.slice(0, k));
+        // Leaving rows out changes the statistics of unindexed rows (as in LanceDB's flat scan), not of indexed ones.
+        if (indexed === n)
+          expect(t.search(q, { asOf: 5, excludeIds: ['r1', 'r2'] }, 45)).toEqual(
+            all.filter((h) => h.id !== 'r1' && h.id !== 'r2').slice(0, 45),
+          );
+      }
+    }
+  });
+
   it('keeps the newest of a tie at the cut wider than the rows LanceDB is asked for beyond it', () => {
     const t = new TenantText();
     const n = 3 + CUT_SLACK;

@@ -106,6 +106,12 @@ export class TenantText {
   #indexedDocs = 0;
   #indexedTokens = 0;
   #maxSeq = Number.NEGATIVE_INFINITY;
+  /**
+   * A search's running scores by row, and the rows it touched in the order first touched: reused from one
+   * search to the next (each leaves it zeroed), since a map of scores cost most of a search over long
+   * postings.
+   */
+  #acc = new Float64Array(0);
 
   /** Appends rows written after those held, with their tokens (same order). */
   append(rows: readonly TextRow[], tokens: readonly (readonly string[])[]): void {
@@ -167,7 +173,9 @@ export class TenantText {
     const avgIndexed = f32(this.#indexedTokens / this.#indexedDocs);
     const flatAll = this.#indexedDocs + flatDocs;
     const avgAll = f32((this.#indexedTokens + flatTokens) / flatAll);
-    const scores = new Map<number, number>();
+    if (this.#acc.length < total) this.#acc = new Float64Array(Math.max(total, 2 * this.#acc.length));
+    const acc = this.#acc;
+    const touched: number[] = [];
     for (const token of query) {
       const p = this.#postings.get(token);
       if (!p) continue;
@@ -184,17 +192,39 @@ export class TenantText {
         if (w === 0) continue;
         const tf = p.tf[k]!;
         const norm = f32(K1 * f32(f32(1 - B) + f32(B * f32(this.#lengths[row]! / (indexed ? avgIndexed : avgAll)))));
-        scores.set(row, f32((scores.get(row) ?? 0) + f32(w * f32(f32((K1 + 1) * tf) / f32(tf + norm)))));
+        const before = acc[row]!;
+        if (before === 0) touched.push(row);
+        acc[row] = f32(before + f32(w * f32(f32((K1 + 1) * tf) / f32(tf + norm))));
       }
     }
-    const scored: Hit[] = [];
-    for (const [row, score] of scores) {
+    // Only the best `limit` are kept, in byScore order: sorting every match cost most of a search whose
+    // words are common (tens of thousands of rows), and most rows lose to the last kept on one comparison.
+    const best: Hit[] = [];
+    for (const row of touched) {
+      const score = acc[row]!;
+      acc[row] = 0;
+      if (score <= 0) continue;
       const r = this.#rows[row]!;
-      if (score > 0 && admits(r, f, only, excluded)) scored.push({ id: r.id, seq: r.seq, score });
+      const worst = best[limit - 1];
+      if (worst && byScore({ score, seq: r.seq }, worst) >= 0) continue;
+      if (!admits(r, f, only, excluded)) continue;
+      insertSorted(best, { id: r.id, seq: r.seq, score }, limit);
     }
-    scored.sort(byScore);
-    return scored.slice(0, limit);
+    return best;
   }
+}
+
+/** Puts `h` in its byScore place in `sorted`, keeping at most `cap` rows. */
+function insertSorted(sorted: Hit[], h: Hit, cap: number): void {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byScore(sorted[mid]!, h) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  sorted.splice(lo, 0, h);
+  if (sorted.length > cap) sorted.pop();
 }
 
 /** How many of the ascending `xs` are below `n`. */
