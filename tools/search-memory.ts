@@ -14,7 +14,11 @@ export const SearchMemoryInput = z.strictObject({
     .string()
     .max(10_000)
     .refine((q) => q.trim().length > 0, { message: 'must contain something to search for' })
-    .describe('What to look for, in any language: words are matched (full text, stemmed) and compared by meaning (vectors).'),
+    .describe(
+      'What to look for, in any language: words are matched (full text, stemmed) and compared by meaning (vectors). ' +
+        'A whole question works well: blocks matching every part of it rank first, and one asking when, how long or ' +
+        'where (in English) prefers blocks that say when, how long or where.',
+    ),
   as_of: AsOf,
   valid_at: ValidAt.optional(),
   space: SpaceName.optional().describe('Only this space (expansion stays in it too). Omitted: the whole tenant.'),
