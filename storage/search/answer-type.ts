@@ -6,6 +6,7 @@
 import type { NodeVersion } from '../types.ts';
 import { messageText } from './context.ts';
 import { enabled } from './mechanisms.ts';
+import { MONTHS } from './time-query.ts';
 
 export type AnswerType = 'time' | 'duration' | 'place';
 
@@ -17,7 +18,9 @@ export type AnswerType = 'time' | 'duration' | 'place';
  */
 export const ANSWER_TYPE_WEIGHT = 0.3;
 
-const MONTH = 'january|february|march|april|may|june|july|august|september|october|november|december';
+const MONTH = MONTHS.join('|');
+// "may" is a month only before a day's number; otherwise it is mostly the verb.
+const MONTH_NOT_MAY = MONTHS.filter((m) => m !== 'may').join('|');
 const DAY = 'monday|tuesday|wednesday|thursday|friday|saturday|sunday';
 const UNIT = 'minutes?|hours?|days?|nights?|weeks?|weekends?|months?|years?|decades?|semesters?';
 // Relative and absolute times a statement dates itself with.
@@ -26,7 +29,7 @@ const TIME = new RegExp(
     `\\b(?:yesterday|today|tonight|tomorrow|recently|lately|earlier|ago)\\b`,
     `\\b(?:last|next|this|past|coming)\\s+(?:${UNIT}|${DAY}|${MONTH}|morning|afternoon|evening|night|summer|spring|fall|autumn|winter|time)\\b`,
     `\\b(?:${DAY})s?\\b`,
-    `\\b(?:${MONTH.replace('may|', '')})\\b|\\bmay\\s+\\d`,
+    `\\b(?:${MONTH_NOT_MAY})\\b|\\bmay\\s+\\d`,
     `\\b(?:19|20)\\d\\d\\b`,
     `\\b(?:since|in|for|after|before|over)\\s+(?:the\\s+)?(?:a|an|one|two|three|four|five|six|few|couple|several|\\d+)\\s+(?:of\\s+)?(?:${UNIT})\\b`,
   ].join('|'),

@@ -166,7 +166,8 @@ export function withCoverage<T extends { id: string; score: number }>(
 ): T[] {
   if (!enabled('coverage') || COVERAGE_WEIGHT <= 0) return [...ranked];
   const q = queryStems(query, weight);
-  // The expected answer type's credit (answer-type.ts) rides on the same pass: the same candidates, one sort.
+  // The expected answer type's credit (answer-type.ts) rides on the same pass: the same candidates, one sort
+  // (so switching `coverage` off switches it off too).
   const type = answerType(query);
   const base = (r: T, n: NodeVersion): number => r.score + answerCredit(type, n);
   const scored = ranked.slice(0, head).map((r) => {

@@ -151,8 +151,8 @@ export class TenantText {
 
   /**
    * The `limit` best rows by BM25 among those `f` admits, in byScore order, as LanceDB's full-text query
-   * returns them (up to the order of scores within float rounding of each other, and which of the rows tied at the
-   * cut past CUT_SLACK are kept: the newest).
+   * returns them (up to the order of scores within float rounding of each other, and which of the rows tied
+   * at the cut past CUT_SLACK are kept: the newest).
    */
   search(query: readonly string[], f: RowFilter, limit: number): Hit[] {
     if (limit <= 0 || query.length === 0 || this.#rows.length === 0) return [];
