@@ -2,10 +2,10 @@
 // `runOperation` with the caller's context, and writes the operation's JSON unchanged.
 import type { Hono } from 'hono';
 import { errorAnswer, errorDetail, type Source } from '../tools/error-body.ts';
-import { SvcError } from '../tools/errors.ts';
+import { invalidInput, SvcError } from '../tools/errors.ts';
 import type { Context } from '../tools/context.ts';
 import { operationNamed } from '../tools/index.ts';
-import { runOperation } from '../tools/operation.ts';
+import { runOperation, unknownFieldIssue } from '../tools/operation.ts';
 import { matchPath, routes } from './routes.ts';
 
 export interface RestEnv {
@@ -27,13 +27,19 @@ async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
 }
 
 /**
- * The query parameters the operation takes (the first of each). Others are ignored, as on the web
- * (caches and proxies add their own); a body's unknown fields are refused instead.
+ * The query parameters, the first of each. All of them go to the operation's schema, which refuses one it
+ * does not take: a mistyped `?spcae=` must not silently widen a read to the whole tenant.
  */
-function queryObject(url: URL, known: ReadonlySet<string>): Record<string, string> {
+function queryObject(url: URL): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) if (known.has(k) && !(k in out)) out[k] = v;
+  for (const [k, v] of url.searchParams) if (!(k in out)) out[k] = v;
   return out;
+}
+
+/** A body route reads nothing from the query, so any parameter there is refused rather than dropped. */
+function refuseQuery(url: URL): void {
+  const keys = [...new Set(url.searchParams.keys())];
+  if (keys.length > 0) throw invalidInput(keys.map((k) => ({ ...unknownFieldIssue(k, []), input: url.searchParams.get(k) })));
 }
 
 export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
@@ -59,8 +65,11 @@ export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
       let input: unknown;
       try {
         const op = operationNamed(route.operation);
-        const raw =
-          route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url, new Set(Object.keys(op.input.shape)));
+        if (route.from === 'body') {
+          from = 'query';
+          refuseQuery(url);
+        }
+        const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url);
         from = route.from;
         input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
         const result = await runOperation(op, input, ctx);

@@ -75,10 +75,92 @@ describe('strict input', () => {
     expect((await t.call('GET', '/v1/memories/ghost', { query: { as_of: 'now' } })).json.reason).toBe('absent');
   });
 
-  it('an unknown query parameter is ignored', async () => {
-    const r = await t.call('GET', '/v1/memories', { query: { as_of: 'now', colour: 'red' } });
-    expect(r.status).toBe(200);
-    expect(r.json.items.length).toBe(2);
+  it('an unknown query parameter is 422 extra_forbidden naming it, and a typo of a field names the field', async () => {
+    const r = await t.call('GET', '/v1/memories', { query: { as_of: 'now', spcae: 'user:ada' } });
+    expect(r.status).toBe(422);
+    expect(r.json.detail).toEqual([
+      expect.objectContaining({
+        type: 'extra_forbidden',
+        loc: ['query', 'spcae'],
+        input: 'user:ada',
+        msg: expect.stringContaining('"space"'),
+      }),
+    ]);
+    for (const path of ['/v1/spaces', '/v1/export', '/v1/memories/a', '/v1/memories/a/why']) {
+      const g = await t.call('GET', path, { query: { as_of: 'now', colour: 'red' } });
+      expect([path, g.status, g.json.detail?.[0]?.loc]).toEqual([path, 422, ['query', 'colour']]);
+    }
+    const m = await viaMcp('list_memories', { as_of: 'now', spcae: 'user:ada' });
+    expect(m.isError).toBe(true);
+    expect(JSON.stringify(m.body)).toContain('did you mean \\"space\\"');
+  });
+
+  it('a query parameter on a body route is refused too, not dropped', async () => {
+    const r = await t.call('POST', '/v1/search?space=s', { body: { query: 'a', as_of: 'now' } });
+    expect(r.status).toBe(422);
+    expect(r.json.detail[0]).toMatchObject({ type: 'extra_forbidden', loc: ['query', 'space'], input: 's' });
+  });
+
+  it('an impossible date names the slip, not the offset', async () => {
+    const r = await t.call('GET', '/v1/memories', { query: { as_of: '2024-02-30' } });
+    expect(r.status).toBe(400);
+    expect(r.json.detail.why).toBe('as_of: February 2024 has no 30th: it has 29 days, e.g. 2024-02-29');
+    const leap = await t.call('GET', '/v1/memories', { query: { as_of: '2023-02-29T10:00:00Z' } });
+    expect(leap.json.detail.why).toMatch(/February 2023 has no 29th \(2023 is not a leap year\)/);
+    expect((await t.call('GET', '/v1/memories', { query: { as_of: '2024-13-01' } })).json.detail.why).toMatch(/no month 13/);
+    expect((await t.call('GET', '/v1/memories', { query: { as_of: '2024-04-31T24:00:00Z' } })).json.detail.why).toMatch(
+      /April 2024 has no 31st/,
+    );
+    expect((await t.call('GET', '/v1/memories', { query: { as_of: '2024-04-30T24:00:00Z' } })).json.detail.why).toMatch(/no hour 24/);
+    const body = await t.call('POST', '/v1/memories', {
+      body: { space: 's', nodes: [{ kind: 'claim', asserted_at: '2024-06-31T00:00:00Z' }] },
+    });
+    expect(body.status).toBe(422);
+    expect(body.json.detail[0]).toMatchObject({
+      loc: ['body', 'nodes', 0, 'asserted_at'],
+      msg: expect.stringMatching(/June 2024 has no 31st/),
+    });
+    const m = await viaMcp('search_memory', { query: 'a', as_of: '2024-02-30' });
+    expect(JSON.stringify(m.body)).toContain('February 2024 has no 30th');
+    // A real date without an offset still hears about the offset.
+    expect((await t.call('GET', '/v1/memories', { query: { as_of: '2024-02-28T10:00' } })).json.detail.why).toMatch(/timezone offset/);
+  });
+
+  it('a flag must be true or false, a count a whole number, over both doors', async () => {
+    const flag = await t.call('GET', '/v1/memories', { query: { as_of: 'now', current_only: 'yes' } });
+    expect(flag.status).toBe(422);
+    expect(flag.json.detail[0]).toMatchObject({ loc: ['query', 'current_only'], msg: 'must be true or false', input: 'yes' });
+    const limit = await t.call('GET', '/v1/memories', { query: { as_of: 'now', limit: 'abc' } });
+    expect(limit.status).toBe(422);
+    expect(limit.json.detail[0]).toMatchObject({ loc: ['query', 'limit'], msg: 'must be a whole number from 1 to 1000', input: 'abc' });
+    expect(JSON.stringify(limit.json)).not.toContain('NaN');
+    for (const v of ['0', '1.5', '5000']) {
+      expect((await t.call('GET', '/v1/memories', { query: { as_of: 'now', limit: v } })).json.detail[0].msg).toBe(
+        'must be a whole number from 1 to 1000',
+      );
+    }
+    expect((await t.call('GET', '/v1/memories/a/why', { query: { as_of: 'now', depth: 'deep' } })).json.detail[0].msg).toBe(
+      'must be a whole number from 0 to 10',
+    );
+    const search = await t.call('POST', '/v1/search', { body: { query: 'a', as_of: 'now', limit: '5', current_only: 'yes' } });
+    expect(search.json.detail).toEqual([
+      expect.objectContaining({
+        loc: ['body', 'limit'],
+        msg: 'must be a whole number from 1 to 100, sent as a JSON number (not in quotes)',
+      }),
+      expect.objectContaining({ loc: ['body', 'current_only'], msg: 'must be true or false' }),
+    ]);
+    const m = await viaMcp('search_memory', { query: 'a', as_of: 'now', limit: 'abc', current_only: 'yes' });
+    expect(JSON.stringify(m.body)).toContain('must be a whole number from 1 to 100');
+    expect(JSON.stringify(m.body)).toContain('must be true or false');
+  });
+
+  it('a read without as_of offers now', async () => {
+    const r = await t.call('GET', '/v1/memories', {});
+    expect(r.status).toBe(400);
+    expect(r.json.detail).toMatchObject({ error: 'SVC_AS_OF_REQUIRED', why: expect.stringContaining('as_of=now') });
+    const m = await viaMcp('list_memories', {});
+    expect(JSON.stringify(m.body)).toContain('as_of=now');
   });
 
   it('a write with nothing to write is 422, through both doors', async () => {

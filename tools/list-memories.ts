@@ -4,7 +4,7 @@ import type { NodePage } from '../storage/rows-out.ts';
 import { invalidInput } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
-import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
+import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 import { decodeCursor, encodeCursor } from '../storage/cursor.ts';
 
 export const ListMemoriesInput = z.strictObject({
@@ -13,7 +13,7 @@ export const ListMemoriesInput = z.strictObject({
   space: SpaceName.optional().describe('Only this space. Omitted: the whole tenant.'),
   kind: z.string().min(1).optional().describe('Only nodes of this kind.'),
   category: z.string().optional().describe('Only nodes of this category (exact match).'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Page size, 1 to 1000 (default 100).'),
+  limit: wholeNumber(1, 1000, true).default(100).describe('Page size, 1 to 1000 (default 100).'),
   cursor: z.string().optional().describe('next_cursor of the previous page.'),
   current_only: Flag.optional().describe(
     'true: leave out blocks that are superseded (a SUPERSEDES edge points at them) or invalidated as of as_of, before the page is cut.',

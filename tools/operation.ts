@@ -22,20 +22,65 @@ export function defineOperation<Input extends z.ZodObject, Output>(op: Operation
 
 export type AnyOperation = Operation<z.ZodObject, unknown>;
 
+/** Edit distance counting a swap of two neighbours as one edit (`spcae` is one slip from `space`). */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => d[i]?.[j] ?? 0;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      (d[i] as number[])[j] = best;
+    }
+  }
+  return at(a.length, b.length);
+}
+
+/**
+ * The `extra_forbidden` issue of an unknown key at `path`; `known` (the fields allowed there) lets the
+ * message name the one a typo was meant to be (`spcae` -> `space`).
+ */
+export function unknownFieldIssue(key: string, path: (string | number)[], known: readonly string[] = []): FieldIssue {
+  const near = known
+    .map((k) => ({ k, d: distance(key.toLowerCase(), k.toLowerCase()) }))
+    .filter(({ k, d }) => d <= 2 && d * 2 < k.length)
+    .sort((a, b) => a.d - b.d)[0];
+  const hint = near ? `did you mean "${near.k}"?` : known.length > 0 ? `the fields here are ${known.join(', ')}` : 'check its spelling';
+  return {
+    type: 'extra_forbidden',
+    loc: [...path, key],
+    msg: `unknown field "${key}": it is not part of this request; ${hint}`,
+    input: null,
+  };
+}
+
+/** The field names a schema takes at `path` (top level and objects inside arrays), for suggestions. */
+function knownAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let at: z.ZodType | undefined = schema;
+  for (const step of path) {
+    while (at && !(at instanceof z.ZodObject) && !(at instanceof z.ZodArray) && 'innerType' in at._zod.def) {
+      at = (at._zod.def as { innerType: z.ZodType }).innerType;
+    }
+    if (at instanceof z.ZodArray && typeof step === 'number') at = at.element as z.ZodType;
+    else if (at instanceof z.ZodObject && typeof step === 'string') at = at.shape[step] as z.ZodType | undefined;
+    else return [];
+  }
+  while (at && !(at instanceof z.ZodObject) && 'innerType' in at._zod.def) at = (at._zod.def as { innerType: z.ZodType }).innerType;
+  return at instanceof z.ZodObject ? Object.keys(at.shape) : [];
+}
+
 /**
  * zod's issues in the standard validation shape. An unknown key becomes one `extra_forbidden` issue per
  * key with `loc` naming the key itself, so a client sees exactly which field to drop or rename.
  */
-export function issuesOf(error: z.ZodError): FieldIssue[] {
+export function issuesOf(error: z.ZodError, schema?: z.ZodType): FieldIssue[] {
   return error.issues.flatMap((i): FieldIssue[] => {
     const path = i.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     if (i.code === 'unrecognized_keys') {
-      return i.keys.map((key) => ({
-        type: 'extra_forbidden',
-        loc: [...path, key],
-        msg: `unknown field "${key}": it is not part of this request (check its spelling)`,
-        input: null,
-      }));
+      const known = schema ? knownAt(schema, i.path) : [];
+      return i.keys.map((key) => unknownFieldIssue(key, path, known));
     }
     const issue: FieldIssue = {
       type: i.code === 'custom' && (i as { params?: { svc?: string } }).params?.svc ? 'timestamp' : i.code,
@@ -60,7 +105,8 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   if (op.requiresAsOf && (input.as_of === undefined || input.as_of === null || input.as_of === '')) {
     throw new SvcError(
       'SVC_AS_OF_REQUIRED',
-      'every read names a knowledge instant: pass as_of (an ISO 8601 instant with offset, or a date)',
+      'every read names a knowledge instant: pass as_of=now for what is known now, or an instant with offset ' +
+        '(2024-03-01T12:00:00Z) or a date (2024-03-01) to replay what was known then',
     );
   }
   if (!isRecord(raw)) throw invalidInput([{ type: 'object', loc: [], msg: 'expected a JSON object' }]);
@@ -68,7 +114,7 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   delete input.tenant;
   if (op.confinable && ctx.confinedSpace !== undefined) input.space = ctx.confinedSpace;
   const parsed = op.input.safeParse(input);
-  if (!parsed.success) throw invalidInput(issuesOf(parsed.error));
+  if (!parsed.success) throw invalidInput(issuesOf(parsed.error, op.input));
   // The caller's tenant stays resident while the operation runs: its snapshot and its writes' plans read
   // that read model, which must not be evicted under them.
   const release = ctx.ledger.pin(ctx.tenant);

@@ -2,11 +2,10 @@
 // the write handlers; read instants (as_of, valid_at) are parsed here, once, to microseconds or 'now'.
 import { z } from 'zod';
 import type { LensInstant } from '../storage/lens.ts';
+import { instantProblemText } from './instant-text.ts';
 import {
   instantProblem,
   knowledgeInstantProblem,
-  MAX_YEAR,
-  MIN_YEAR,
   parseInstant,
   parseKnowledgeInstant,
   type InstantProblem,
@@ -16,17 +15,12 @@ import {
 /** Marks a refinement failure as a timestamp problem, so a query parameter gets 400 SVC_BAD_TIMESTAMP. */
 export const TIMESTAMP_ISSUE = 'svc_timestamp';
 
-const PROBLEM_TEXT: Record<InstantProblem, string> = {
-  missing_offset: 'must carry a timezone offset, e.g. 2024-03-01T12:00:00Z (an instant without one is ambiguous)',
-  malformed: 'must be an ISO 8601 instant with a timezone offset, e.g. 2024-03-01T12:00:00Z',
-  out_of_range: `must lie between the years ${MIN_YEAR} and ${MAX_YEAR} (instants are kept to the microsecond within that range)`,
-};
-
 /** A string checked by `problem`; a failure is marked as a timestamp issue and says what is wrong. */
 function instantString(problem: (text: string) => InstantProblem | null, extra = '') {
   return z.string().superRefine((text, ctx) => {
     const p = problem(text);
-    if (p !== null) ctx.addIssue({ code: 'custom', message: PROBLEM_TEXT[p] + extra, params: { svc: TIMESTAMP_ISSUE }, input: text });
+    if (p !== null)
+      ctx.addIssue({ code: 'custom', message: instantProblemText(text, p, extra), params: { svc: TIMESTAMP_ISSUE }, input: text });
   });
 }
 
@@ -89,4 +83,17 @@ export const JsonObject = z
   .refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, { message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
 
 /** A flag that arrives as a JSON boolean (body, MCP) or as the text true/false (query string). */
-export const Flag = z.union([z.boolean(), z.enum(['true', 'false'])]).transform((v) => v === true || v === 'true');
+export const Flag = z
+  .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
+  .transform((v) => v === true || v === 'true');
+
+/**
+ * A whole number within [min, max]. `fromText` also takes its decimal text (a query string carries
+ * nothing else); every failure, NaN included, says what is expected rather than what zod received.
+ */
+export function wholeNumber(min: number, max: number, fromText: boolean) {
+  const expected = `must be a whole number from ${min} to ${max}`;
+  const error = (issue: { input?: unknown }): string =>
+    !fromText && typeof issue.input === 'string' ? `${expected}, sent as a JSON number (not in quotes)` : expected;
+  return (fromText ? z.coerce.number({ error }) : z.number({ error })).int({ error }).min(min, { error }).max(max, { error });
+}

@@ -5,7 +5,7 @@ import type { EdgeFamily } from '../storage/types.ts';
 import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
-import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
+import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 
 const FAMILIES = ['causal', 'temporal', 'argumentative', 'general'] as const satisfies readonly EdgeFamily[];
 
@@ -24,8 +24,8 @@ export const SearchMemoryInput = z.strictObject({
   space: SpaceName.optional().describe('Only this space (expansion stays in it too). Omitted: the whole tenant.'),
   category: z.string().optional().describe('Only blocks of this category as direct hits; expansion may still cross categories.'),
   kind: z.string().min(1).optional().describe('Only blocks of this kind as direct hits.'),
-  limit: z.number().int().min(1).max(100).default(10).describe('Direct hits wanted, 1 to 100 (default 10); expansions come in addition.'),
-  depth: z.number().int().min(0).max(5).default(1).describe('Expansion hops from each direct hit, 0 to 5 (default 1).'),
+  limit: wholeNumber(1, 100, false).default(10).describe('Direct hits wanted, 1 to 100 (default 10); expansions come in addition.'),
+  depth: wholeNumber(0, 5, false).default(1).describe('Expansion hops from each direct hit, 0 to 5 (default 1).'),
   family: z
     .array(z.enum(FAMILIES))
     .max(4)

@@ -5,7 +5,7 @@ import type { Role } from '../storage/why.ts';
 import type { EdgeType } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
-import { AsOf, SpaceName, ValidAt } from './schemas.ts';
+import { AsOf, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 
 export const MAX_WHY_DEPTH = 10;
 
@@ -15,11 +15,7 @@ export const WhyInput = z.strictObject({
   valid_at: ValidAt.optional().describe(
     'Walk only nodes and edges in force at this content instant (asserted by then, validity containing it).',
   ),
-  depth: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_WHY_DEPTH)
+  depth: wholeNumber(0, MAX_WHY_DEPTH, true)
     .default(3)
     .describe(`How many hops to walk from the block, 0 to ${MAX_WHY_DEPTH} (default 3).`),
   space: SpaceName.optional().describe('Walk only nodes and edges of this space. Omitted: the whole tenant.'),
