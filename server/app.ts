@@ -61,6 +61,24 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   );
   mountUi(app); // the ledger browser at /ui: open static files, reads go through /v1 with the key
 
+  // The root leads somewhere: a browser to the page, anything else to a short index of the doors. Open,
+  // and free of tenant data like /v1/version.
+  app.get('/', (c) => {
+    if ((c.req.header('accept') ?? '').includes('text/html')) return c.redirect('/ui', 302);
+    return c.json({
+      name: SERVICE_NAME,
+      version: SERVICE_VERSION,
+      links: {
+        ui: '/ui',
+        docs: '/docs',
+        openapi: '/v1/openapi.json',
+        mcp: '/mcp',
+        version: '/v1/version',
+        rest: '/v1',
+      },
+    });
+  });
+
   mountDocs(app, SERVICE_VERSION);
   deps.mount?.(app, deps);
 

@@ -169,6 +169,27 @@ describe.skipIf(!present)('ledger browser', () => {
     expect(html).not.toMatch(/<script>(?!<)/);
   });
 
+  it('says it is loading until its first answers arrive, then shows them', async () => {
+    const page = await browser.newPage();
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    // The page reads the spaces before anything else; holding that answer holds its first paint of data.
+    await page.route('**/v1/spaces**', async (route) => {
+      await gate;
+      await route.fallback();
+    });
+    await page.goto(`${open.base}/ui`);
+    expect(await page.textContent('#blocks')).toBe('Loading blocks…');
+    expect(await page.textContent('#spaces')).toBe('Loading spaces…');
+    expect(await page.getAttribute('body', 'aria-busy')).toBe('true');
+    release();
+    await settled(page);
+    expect(await page.textContent('#blocks')).not.toContain('Loading');
+    expect(await listedIds(page)).toContain('c1');
+    expect(await page.getAttribute('body', 'aria-busy')).toBe('false');
+    await page.close();
+  });
+
   it('lists blocks at now, and hides and shows them as the as_of moves', async () => {
     const page = await browser.newPage();
     await openUi(page, open);

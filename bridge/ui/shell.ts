@@ -1,4 +1,5 @@
 // The page's HTML: a fixed shell with no data in it (the browser fills it from the REST API, as text).
+// Until the first answers arrive its lists say they are loading, so a first paint is never an empty ledger.
 // No inline script or style: the Content-Security-Policy forbids both. The stylesheet carries the id
 // cytoscape looks for before it injects a <style> of its own (which that policy would block); its one
 // rule is in style.css instead.
@@ -23,7 +24,7 @@ export const UI_SHELL = `<!doctype html>
 <link rel="modulepreload" href="/ui/search.js">
 <link rel="modulepreload" href="/ui/facts.js">
 </head>
-<body data-busy="1">
+<body data-busy="1" aria-busy="true">
 <header class="top">
   <h1>Ledger browser</h1>
   <span id="server-info" class="muted"></span>
@@ -61,13 +62,13 @@ export const UI_SHELL = `<!doctype html>
     <label for="valid-at">valid_at (optional)</label>
     <input id="valid-at" type="text" spellcheck="false" autocomplete="off" placeholder="e.g. 2024-03-01T00:00:00Z">
   </div>
-  <p id="time-range" class="muted"></p>
+  <p id="time-range" class="muted loading">Loading the time range…</p>
 </section>
 
 <main class="grid">
   <nav id="spaces-panel" class="panel" aria-labelledby="spaces-title">
     <h2 id="spaces-title">Spaces</h2>
-    <ul id="spaces" class="plain"></ul>
+    <ul id="spaces" class="plain"><li class="muted loading">Loading spaces…</li></ul>
   </nav>
 
   <section id="blocks-panel" class="panel" aria-labelledby="blocks-title">
@@ -85,7 +86,7 @@ export const UI_SHELL = `<!doctype html>
       <span class="check"><input id="f-invalidated" type="checkbox"><label for="f-invalidated">Include invalidated</label></span>
     </form>
     <p id="certificate" class="certificate" aria-live="polite"></p>
-    <ul id="blocks" class="plain blocks"></ul>
+    <ul id="blocks" class="plain blocks"><li class="muted loading">Loading blocks…</li></ul>
     <button id="more" type="button" hidden>Show more</button>
   </section>
 

@@ -31,6 +31,17 @@ const lens = () => ({
 
 function busy(on) {
   document.body.dataset.busy = on ? '1' : '0';
+  document.body.setAttribute('aria-busy', on ? 'true' : 'false');
+}
+/** The shell's "Loading…" placeholders, once an answer or a failure has taken their place. */
+function dropLoading() {
+  for (const n of document.querySelectorAll('.loading')) {
+    if (n.tagName === 'LI') n.remove();
+    else {
+      n.textContent = '';
+      n.classList.remove('loading');
+    }
+  }
 }
 function status(text) {
   fill($('status'), text ?? '');
@@ -90,6 +101,7 @@ async function loadRange() {
     [...ticks].sort((a, b) => a - b).map((p) => el('option', { value: String(p) })),
   );
   fill($('time-range'), `From ${shortInstant(range.first)} (first knowledge) to ${shortInstant(range.now)} (now)`);
+  $('time-range').classList.remove('loading');
 }
 
 function showTime() {
@@ -207,6 +219,7 @@ async function refresh(why) {
     $('forget-key').hidden = !key.get();
   } catch (e) {
     if (stale()) return;
+    dropLoading();
     if (e instanceof AuthError) return askKey(Boolean(key.get()));
     status(e instanceof ApiError ? `The server refused the read: ${e.message}` : `Could not reach the server: ${e.message}`);
   } finally {
