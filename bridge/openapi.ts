@@ -220,7 +220,7 @@ export function openApiDocument(version: string): JsonSchema {
       version,
       description:
         'A time-aware, append-only memory ledger. Every read names as_of (the knowledge instant); ' +
-        'the same operations are MCP tools at /mcp. Errors: every 4xx and 5xx body is {detail: ...}; see the README section "Errors".',
+        'the same operations are MCP tools at /mcp. Errors: every 4xx and 5xx body is {detail: ...}; see docs/rest.md, "Errors".',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, {}],
