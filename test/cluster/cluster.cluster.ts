@@ -191,9 +191,12 @@ describe('a server killed under writes', () => {
     let killedAt = 0;
     let ok = 0;
     const t0 = performance.now();
-    for (let i = 0; i < 3_000 && performance.now() - t0 < 12_000; i++) {
+    // Writes round-robin over all 30 tenants: 60 to 150 before the kill (at most 3 s' worth), 150 after it.
+    let afterKill = 0;
+    for (let i = 0; afterKill < 150 && performance.now() - t0 < 90_000; i++) {
       const t = TENANTS[i % TENANTS.length] ?? 't00';
-      if (killedAt === 0 && performance.now() - t0 > 3_000) {
+      if (killedAt > 0) afterKill++;
+      if (killedAt === 0 && i >= 60 && (i >= 150 || performance.now() - t0 > 3_000)) {
         // The victims' answers at a fixed instant of s3's clock, just before the kill.
         asOf = (JSON.parse((await cluster.request('GET', '/v1/version', { base: cluster.serverUrl('s3') })).text) as { now: string }).now;
         for (const v of victims) before.set(v, (await list(v, undefined, asOf)).text);
@@ -214,8 +217,8 @@ describe('a server killed under writes', () => {
     }
     expect(killedAt).toBeGreaterThan(0);
     expect(othersFailed).toEqual([]);
-    expect(ok).toBeGreaterThan(50);
-    expect(refusals.length).toBeGreaterThan(20);
+    expect(ok).toBeGreaterThan(100);
+    expect(refusals.length).toBeGreaterThanOrEqual(45);
     figures['dead server: 503 latency p50 / p95 / max, ms'] =
       `${median(refusals).toFixed(1)} / ${p95(refusals).toFixed(1)} / ${Math.max(...refusals).toFixed(1)}`;
     expect(p95(refusals)).toBeLessThan(1_500);
@@ -237,5 +240,5 @@ describe('a server killed under writes', () => {
       // Each victim wrote once in the routing test, then `acknowledged` times here; nothing acknowledged is lost.
       expect(rows, v).toBe(1 + (acknowledged.get(v) ?? 0));
     }
-  }, 120_000);
+  }, 240_000);
 });
