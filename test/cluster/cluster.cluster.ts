@@ -165,6 +165,28 @@ describe('placement changes', () => {
     await cluster.waitFor('t01 thawed', 5_000, async () => (await list('t01')).status === 200);
   });
 
+  it('keeps serving from the last placements while etcd hangs, for a bounded time, then answers 503 until it is back', async () => {
+    cluster.signal('etcd', 'SIGSTOP');
+    try {
+      const t0 = performance.now();
+      const first = await list('t12');
+      expect(first.status).toBe(200);
+      const refused = await cluster.waitFor('503 once the last placements are too old', 20_000, async () => {
+        const r = await list('t12');
+        return r.status === 503 ? r : null;
+      });
+      figures['etcd hung to 503 (SVC_ETCD_STALE_MS 3000), s'] = ((performance.now() - t0) / 1000).toFixed(1);
+      expect(refused.server).toBe('s2');
+      expect(refused.headers.get('retry-after')).not.toBeNull();
+      expect(JSON.parse(refused.text)).toMatchObject({ detail: { error: 'unavailable' } });
+      expect(refused.text).toContain('etcd');
+    } finally {
+      cluster.signal('etcd', 'SIGCONT');
+    }
+    await cluster.waitFor('served again once etcd answers', 20_000, async () => (await list('t12')).status === 200);
+    expect(cluster.log('s2')).toContain('placement: etcd unreachable');
+  });
+
   it('adds little latency at the proxy', async () => {
     const direct: number[] = [];
     const proxied: number[] = [];

@@ -155,8 +155,15 @@ export class Cluster {
       SVC_EMBEDDER: 'local',
       SVC_EXTRACTOR: 'local',
       SVC_KUZU_BUFFER_MB: '64',
+      // Short, so the test of an etcd outage sees the bound pass within seconds.
+      SVC_ETCD_STALE_MS: '3000',
     });
     await until(`server ${server} answering`, 90_000, async () => (await fetch(`${this.serverUrl(server)}/v1/version`)).ok);
+  }
+
+  /** Sends a signal to one of the cluster's processes (SIGSTOP and SIGCONT make etcd hang and resume). */
+  signal(name: ServerId | 'etcd' | 'haproxy' | 'agent', signal: NodeJS.Signals): void {
+    this.#children.get(name)?.kill(signal);
   }
 
   /** SIGKILL, as a machine losing power would; resolves once the process is gone. */
