@@ -8,6 +8,7 @@ import { mountRest, type RestEnv } from '../bridge/rest.ts';
 import { mountUi } from '../bridge/ui/routes.ts';
 import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
 import { bearerToken, KeyRing } from './auth.ts';
+import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
@@ -20,6 +21,8 @@ export interface AppDeps {
   checks?: CheckProvider[];
   /** Mounts further doors (the MCP endpoints) that run their own authentication. */
   mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
+  /** In a cluster: the placement check every tenant request passes before either door (server/cluster/gate.ts). */
+  gate?: MiddlewareHandler<RestEnv>;
 }
 
 export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
@@ -46,6 +49,8 @@ export function tenantResolver(config: Config): (authorization: string | undefin
 export function createApp(deps: AppDeps): Hono<RestEnv> {
   const app = new Hono<RestEnv>();
   app.use('*', bearerChallenge);
+  if (deps.config.serverId !== null) app.use('*', serverHeader(deps.config.serverId));
+  if (deps.gate) app.use('*', deps.gate);
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 

@@ -7,6 +7,7 @@ export const MAIN_USAGE = `usage: memory-ledger <command> [options]
   bundle FILE ...       read an export bundle offline: list | get ID | why ID | verify
   pull BASE_URL DIR     export a ledger into a folder (--as-of, --space); key from SVC_API_KEY
   push DIR BASE_URL     write a pulled folder into a ledger, batch by batch; key from SVC_API_KEY
+  placement-agent       keep HAProxy's routing maps in step with the placements in etcd (docs/cluster.md)
   --version             print the version
   <command> --help      help for one command`;
 
@@ -19,6 +20,9 @@ export const SERVE_USAGE = `usage: memory-ledger serve
   SVC_API_KEYS_FILE     a JSON object {"key": "tenant"}, merged with SVC_API_KEYS
   SVC_TENANT            the tenant of an open server (default local)
   SVC_EMBEDDER, SVC_EXTRACTOR   local (default) or openai:<model> with OPENAI_BASE_URL, OPENAI_API_KEY
+  SVC_SERVER_ID         this server's name in a cluster, sent in the x-ledger-server response header
+  SVC_ETCD              etcd URLs (e.g. http://127.0.0.1:2379): serve only the tenants placed here (docs/cluster.md)
+  SVC_ETCD_STALE_MS     how long to keep the last placements while etcd is unreachable (default 15000), then 503
   SIGTERM or SIGINT stops it after queued writes commit.`;
 
 export const STDIO_USAGE = `usage: memory-ledger stdio
@@ -43,3 +47,11 @@ export const SYNC_USAGE = `usage: memory-ledger pull BASE_URL DIR [--as-of T] [-
   push: one POST /v1/memories per backfill batch of DIR, declaring the batch's instant; rows the target
         already holds are not sent (--no-diff sends everything and lets the server answer already_remembered)
   the API key is read from SVC_API_KEY`;
+
+export const AGENT_USAGE = `usage: memory-ledger placement-agent [--etcd URLS] [--socket PATH] [--maps DIR] [--once]
+  keeps HAProxy's keys.map (key hash -> server) and spaces.map (svc: space -> server) in step with etcd's
+  /keys/, /placement/ and /spaces/, through HAProxy's admin socket (no reload), and rewrites the files
+  --etcd URLS     etcd client URLs, comma-separated (default: SVC_ETCD)
+  --socket PATH   HAProxy's admin socket (default: LEDGER_ADMIN_SOCKET)
+  --maps DIR      the folder of keys.map and spaces.map as haproxy.cfg names it (default: LEDGER_MAPS)
+  --once          sync once and exit (0: HAProxy matches etcd)`;

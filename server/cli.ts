@@ -1,6 +1,6 @@
 // The `memory-ledger` command. Help and --version answer from this file and cli-usage.ts alone; each
 // command's module (and through it Kuzu and LanceDB) is imported only when that command runs.
-import { BUNDLE_USAGE, MAIN_USAGE, SERVE_USAGE, STDIO_USAGE, SYNC_USAGE } from './cli-usage.ts';
+import { AGENT_USAGE, BUNDLE_USAGE, MAIN_USAGE, SERVE_USAGE, STDIO_USAGE, SYNC_USAGE } from './cli-usage.ts';
 import { SERVICE_VERSION } from './version.ts';
 
 interface Command {
@@ -27,6 +27,12 @@ const commands: Record<string, Command> = {
     usage: SYNC_USAGE,
     run: async (args) => {
       process.exitCode = await (await import('./sync-cli.ts')).runSyncCli('push', args);
+    },
+  },
+  'placement-agent': {
+    usage: AGENT_USAGE,
+    run: async (args) => {
+      process.exitCode = await (await import('./cluster/agent-cli.ts')).runAgentCli(args);
     },
   },
 };

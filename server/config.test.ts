@@ -37,3 +37,21 @@ describe('SVC_INDEX_NICE', () => {
     for (const bad of ['20', '-1', '2.5', 'low']) expect(() => readConfig({ SVC_INDEX_NICE: bad })).toThrow(/SVC_INDEX_NICE/);
   });
 });
+
+describe('SVC_SERVER_ID and SVC_ETCD', () => {
+  it('leave a server as on one machine when unset', () => {
+    expect(readConfig({}).etcd).toBeNull();
+    expect(readConfig({}).serverId).toBeNull();
+  });
+  it('read etcd URLs and the staleness bound', () => {
+    const c = readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: 'http://127.0.0.1:2379, http://127.0.0.2:2379', SVC_ETCD_STALE_MS: '500' });
+    expect(c.etcd).toEqual({ hosts: ['http://127.0.0.1:2379', 'http://127.0.0.2:2379'], staleMs: 500 });
+    expect(c.serverId).toBe('s1');
+  });
+  it('refuse etcd without a server id, a bad URL, a bad bound or a server id HAProxy cannot name', () => {
+    expect(() => readConfig({ SVC_ETCD: 'http://127.0.0.1:2379' })).toThrow(/SVC_SERVER_ID/);
+    expect(() => readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: '127.0.0.1:2379' })).toThrow(/SVC_ETCD/);
+    expect(() => readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: 'http://e:2379', SVC_ETCD_STALE_MS: 'soon' })).toThrow(/SVC_ETCD_STALE_MS/);
+    expect(() => readConfig({ SVC_SERVER_ID: 'server one' })).toThrow(/SVC_SERVER_ID/);
+  });
+});

@@ -24,6 +24,10 @@ export interface Config {
   memoryMb: number;
   /** Nice value of the search index's threads (SVC_INDEX_NICE); 0 leaves them at the server's. */
   indexNice: number;
+  /** This server's name in a cluster (SVC_SERVER_ID): sent in `x-ledger-server`, matched against placements. */
+  serverId: string | null;
+  /** Placement in etcd (SVC_ETCD, SVC_ETCD_STALE_MS); null: every tenant is served here, as on one machine. */
+  etcd: { hosts: string[]; staleMs: number } | null;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +97,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  const serverId = env.SVC_SERVER_ID?.trim() || null;
+  if (serverId !== null && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(serverId))
+    throw new ConfigError(`SVC_SERVER_ID: expected letters, digits, '.', '_' or '-' (an HAProxy backend name), got "${serverId}"`);
+  const etcd = readEtcd(env, serverId);
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -107,5 +115,24 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kuzuBufferMb: kuzuBuffer,
     memoryMb,
     indexNice: nice,
+    serverId,
+    etcd,
   };
+}
+
+function readEtcd(env: NodeJS.ProcessEnv, serverId: string | null): Config['etcd'] {
+  if (!env.SVC_ETCD?.trim()) return null;
+  const hosts = env.SVC_ETCD.split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
+  for (const host of hosts)
+    if (!/^https?:\/\/[^/\s]+\/?$/.test(host))
+      throw new ConfigError(`SVC_ETCD: expected etcd client URLs separated by commas, e.g. http://127.0.0.1:2379, got "${host}"`);
+  if (serverId === null) throw new ConfigError('SVC_ETCD: set SVC_SERVER_ID too (the name placements in etcd use for this server)');
+  const staleMs = Number(env.SVC_ETCD_STALE_MS ?? '15000');
+  if (!Number.isInteger(staleMs) || staleMs < 0)
+    throw new ConfigError(
+      'SVC_ETCD_STALE_MS: expected a whole number of milliseconds (how long to trust the last placement while etcd is unreachable)',
+    );
+  return { hosts, staleMs };
 }

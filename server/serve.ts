@@ -11,6 +11,21 @@ import { FolderHeldError } from './local/folder-held.ts';
 import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
+import type { Config } from './config.ts';
+import type { EtcdPlacement } from './cluster/etcd-placement.ts';
+import type { placementGate } from './cluster/gate.ts';
+
+/** The etcd client is loaded only on a server configured for a cluster. */
+async function startPlacement(
+  etcd: NonNullable<Config['etcd']>,
+  serverId: string,
+): Promise<{ etcd: EtcdPlacement; gate: typeof placementGate }> {
+  const [{ EtcdPlacement }, { placementGate }] = await Promise.all([import('./cluster/etcd-placement.ts'), import('./cluster/gate.ts')]);
+  return {
+    etcd: EtcdPlacement.start({ hosts: etcd.hosts, serverId, staleMs: etcd.staleMs, log: (line) => console.log(line) }),
+    gate: placementGate,
+  };
+}
 
 export async function runServe(): Promise<void> {
   const config = readConfig();
@@ -22,10 +37,14 @@ export async function runServe(): Promise<void> {
     console.error(error.message);
     process.exit(1);
   }
+  // In a cluster, placements from etcd decide which tenants this server answers for (server/cluster/).
+  const placement = config.etcd ? await startPlacement(config.etcd, config.serverId ?? '') : null;
   // This serve's own app (its keys, its tenant) on whichever ledger it holds, built once per ledger.
   let own: { ledger: Ledger; app: Hono<RestEnv> } | null = null;
   const appOf = ({ held }: Holding): Hono<RestEnv> => {
-    if (own?.ledger !== held.ledger)
+    if (own?.ledger !== held.ledger) {
+      const ledger = held.ledger;
+      if (placement) ledger.onCommit((group) => placement.etcd.noteCommit(group, (space) => ledger.firstWriterOf(space)));
       own = {
         ledger: held.ledger,
         app: createApp({
@@ -34,17 +53,22 @@ export async function runServe(): Promise<void> {
           services: held.started.services,
           checks: held.started.checks,
           mount: held.started.mount,
+          gate: placement
+            ? placement.gate({ config, table: placement.etcd.table, firstWriterOf: (space) => ledger.firstWriterOf(space) })
+            : undefined,
         }),
       };
+    }
     return own.app;
   };
   const server = serve({ fetch: linkedFetch(link, config, appOf), port: config.port, hostname: config.host }, (info) => {
     console.log(
-      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role})`,
+      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''})`,
     );
   });
-  stopOnSignals(link, () => {
+  stopOnSignals(link, async () => {
     server.close();
+    await placement?.etcd.close();
   });
   // A taken port is a set-up mistake, not a crash: one line saying what to change, no stack trace.
   server.once('error', (error: NodeJS.ErrnoException) => {

@@ -2,6 +2,7 @@
 import type { BenchSection } from './section.ts';
 import { agentBench } from './agent.ts';
 import { scaleBench } from './scale.ts';
+import { clusterBench } from './cluster.ts';
 import { core } from './core.ts';
 import { exportBench } from './export.ts';
 import { extract } from './extract.ts';
@@ -9,4 +10,4 @@ import { facts } from './facts.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 
-export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench];
+export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench, clusterBench];

@@ -1,0 +1,118 @@
+// `npm run bench -- --only cluster`: the cluster of the cluster test (etcd, HAProxy, three servers on
+// loopback, the placement agent). Writes/s with the 30 tenants placed on 1, 2 and 3 servers, the latency
+// HAProxy adds, and the time from a placement write in etcd to the first request routed the new way.
+// Needs Debian's haproxy and etcd-server; without them the section says so and measures nothing.
+import { Cluster, missingBinaries, SERVERS, type ServerId } from '../../test/cluster/harness.ts';
+import type { BenchRow, BenchSection } from './section.ts';
+
+const TENANTS = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(2, '0')}`);
+const keyOf = (t: string): string => `bench-key-${t}-0123456789abcdef`;
+
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s[Math.min(s.length - 1, Math.floor(s.length * q))] ?? NaN) : NaN;
+};
+
+export const clusterBench: BenchSection = {
+  name: 'cluster',
+  async run({ scale }) {
+    const missing = missingBinaries();
+    if (missing) return [{ metric: 'cluster', value: 'not run', target: '', met: null, note: missing }];
+    const keys: Record<string, string> = {};
+    for (const t of TENANTS) keys[keyOf(t)] = t;
+    const cluster = await Cluster.start(keys);
+    const rows: BenchRow[] = [];
+    let epoch = 0;
+    const placeAll = async (servers: readonly ServerId[]): Promise<void> => {
+      epoch++;
+      for (const [i, t] of TENANTS.entries()) await cluster.place(t, servers[i % servers.length] ?? 's1', epoch);
+      await cluster.waitFor('the agent routing the new placements', 30_000, async () => {
+        const map = await cluster.mapEntries('keys');
+        return [...map.values()].filter((s) => servers.includes(s as ServerId)).length === TENANTS.length;
+      });
+    };
+    try {
+      for (const t of TENANTS) await cluster.registerKey(keyOf(t), t);
+      const seconds = Math.max(3, Math.round(8 * scale));
+      let n = 0;
+      for (const count of [1, 2, 3]) {
+        const servers = SERVERS.slice(0, count);
+        await placeAll(servers);
+        // Warm-up: every tenant once, so first loads are not timed.
+        for (const t of TENANTS) await cluster.request('GET', '/v1/memories?as_of=2030-01-01T00:00:00Z', { key: keyOf(t) });
+        let rowsWritten = 0;
+        let errors = 0;
+        const deadline = performance.now() + seconds * 1000;
+        const writer = async (w: number): Promise<void> => {
+          for (let i = 0; i < 100_000 && performance.now() < deadline; i++) {
+            const t = TENANTS[(w * 7 + i) % TENANTS.length] ?? 'b00';
+            const nodes = Array.from({ length: 10 }, () => ({
+              id: `w${++n}`,
+              kind: 'claim',
+              statement: `bench row ${n} of ${t} about tea harvests and prices`,
+              asserted_at: '2024-05-01T00:00:00Z',
+            }));
+            const r = await cluster.request('POST', '/v1/memories', { key: keyOf(t), body: { space: `user:${t}`, nodes } });
+            if (r.status === 200) rowsWritten += nodes.length;
+            else errors++;
+          }
+        };
+        const t0 = performance.now();
+        await Promise.all(Array.from({ length: 6 }, (_, w) => writer(w)));
+        const rate = rowsWritten / ((performance.now() - t0) / 1000);
+        rows.push({
+          metric: `writes, ${count} server${count > 1 ? 's' : ''} (rows/s, 6 clients × 10-row batches)`,
+          value: rate.toFixed(0),
+          target: '',
+          met: null,
+          note: errors ? `${errors} failed requests` : `${seconds} s`,
+        });
+      }
+
+      await placeAll(SERVERS);
+      const direct: number[] = [];
+      const proxied: number[] = [];
+      const home = SERVERS[1 % SERVERS.length] ?? 's2';
+      for (let i = 0; i < 300; i++) {
+        direct.push(
+          (
+            await cluster.request('GET', '/v1/memories?as_of=2030-01-01T00:00:00Z&limit=5', {
+              key: keyOf('b01'),
+              base: cluster.serverUrl(home),
+            })
+          ).ms,
+        );
+        proxied.push((await cluster.request('GET', '/v1/memories?as_of=2030-01-01T00:00:00Z&limit=5', { key: keyOf('b01') })).ms);
+      }
+      rows.push({
+        metric: 'latency the proxy adds (list p50 through HAProxy − direct, ms)',
+        value: (quantile(proxied, 0.5) - quantile(direct, 0.5)).toFixed(2),
+        target: '< 2',
+        met: quantile(proxied, 0.5) - quantile(direct, 0.5) < 2,
+        note: `p50 ${quantile(direct, 0.5).toFixed(2)} direct, ${quantile(proxied, 0.5).toFixed(2)} proxied; p95 ${quantile(direct, 0.95).toFixed(2)} / ${quantile(proxied, 0.95).toFixed(2)}`,
+      });
+
+      const delays: number[] = [];
+      for (let round = 0; round < 10; round++) {
+        const to: ServerId = round % 2 === 0 ? 's3' : 's2';
+        const t0 = performance.now();
+        await cluster.place('b01', to, ++epoch);
+        for (let i = 0; i < 5_000 && performance.now() - t0 < 5_000; i++) {
+          const r = await cluster.request('GET', '/v1/memories?as_of=2030-01-01T00:00:00Z&limit=5', { key: keyOf('b01') });
+          if (r.server === to && r.status === 200) break;
+        }
+        delays.push(performance.now() - t0);
+      }
+      rows.push({
+        metric: 'placement write in etcd to first request routed the new way (ms, p50)',
+        value: quantile(delays, 0.5).toFixed(1),
+        target: '< 1000',
+        met: quantile(delays, 0.5) < 1000,
+        note: `max ${Math.max(...delays).toFixed(1)} of ${delays.length}`,
+      });
+    } finally {
+      await cluster.stop();
+    }
+    return rows;
+  },
+};

@@ -1,0 +1,142 @@
+// Keeps a PlacementTable in step with etcd: one full read, then watches for changes within milliseconds,
+// and a full re-read every few seconds that doubles as the liveness probe. When etcd stops answering the
+// table keeps its last placements for SVC_ETCD_STALE_MS, then every tenant gets 503 until etcd is back
+// (a server must never serve a tenant that may have been moved away while it could not see). Also
+// publishes the first writer of each new `svc:` space, so the proxy and the other servers can route a
+// keyless app-scoped request by its space.
+import { Etcd3, type IKeyValue, type Watcher } from 'etcd3';
+import type { CommitGroup } from '../../storage/kuzu-graph.ts';
+import { PLACEMENT_PREFIX, PlacementTable, SPACES_PREFIX } from './placement.ts';
+
+const PROBE_MS = 2_000;
+const CALL_MS = 1_500;
+
+export interface EtcdPlacementOptions {
+  hosts: string[];
+  serverId: string;
+  staleMs: number;
+  log: (line: string) => void;
+}
+
+const within = <T>(ms: number, work: Promise<T>): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer from etcd within ${ms} ms`)), ms);
+    work.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+
+const suffix = (kv: IKeyValue, prefix: string): string => kv.key.toString('utf8').slice(prefix.length);
+
+export class EtcdPlacement {
+  readonly table: PlacementTable;
+  readonly #client: Etcd3;
+  readonly #opts: EtcdPlacementOptions;
+  readonly #watchers: Watcher[] = [];
+  /** Spaces whose first writer is still to be published (a failed put is retried on the next probe). */
+  readonly #unpublished = new Map<string, string>();
+  readonly #published = new Set<string>();
+  #timer: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  private constructor(opts: EtcdPlacementOptions) {
+    this.#opts = opts;
+    this.table = new PlacementTable(opts.serverId, opts.staleMs);
+    this.#client = new Etcd3({
+      hosts: opts.hosts,
+      dialTimeout: CALL_MS,
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_MS }),
+    });
+  }
+
+  /** Starts without waiting for etcd: until the first read succeeds every tenant gets 503. */
+  static start(opts: EtcdPlacementOptions): EtcdPlacement {
+    const placement = new EtcdPlacement(opts);
+    void placement.#probe(true);
+    return placement;
+  }
+
+  async #readAll(): Promise<number> {
+    const [placed, spaces] = await within(
+      CALL_MS,
+      Promise.all([this.#client.getAll().prefix(PLACEMENT_PREFIX).exec(), this.#client.getAll().prefix(SPACES_PREFIX).exec()]),
+    );
+    const revision = Math.min(Number(placed.header.revision), Number(spaces.header.revision));
+    this.table.replaceAll(
+      revision,
+      placed.kvs.map((kv) => [suffix(kv, PLACEMENT_PREFIX), kv.value.toString('utf8')]),
+      spaces.kvs.map((kv) => [suffix(kv, SPACES_PREFIX), kv.value.toString('utf8')]),
+    );
+    return revision;
+  }
+
+  async #watch(from: number): Promise<void> {
+    const start = String(from + 1);
+    const placements = await this.#client.watch().prefix(PLACEMENT_PREFIX).startRevision(start).create();
+    placements.on('put', (kv) => this.table.setPlacement(Number(kv.mod_revision), suffix(kv, PLACEMENT_PREFIX), kv.value.toString('utf8')));
+    placements.on('delete', (kv) => this.table.setPlacement(Number(kv.mod_revision), suffix(kv, PLACEMENT_PREFIX), null));
+    const spaces = await this.#client.watch().prefix(SPACES_PREFIX).startRevision(start).create();
+    spaces.on('put', (kv) => this.table.setSpace(Number(kv.mod_revision), suffix(kv, SPACES_PREFIX), kv.value.toString('utf8')));
+    spaces.on('delete', (kv) => this.table.setSpace(Number(kv.mod_revision), suffix(kv, SPACES_PREFIX), null));
+    for (const w of [placements, spaces]) {
+      // The client re-establishes the watch by itself; the probe decides reachability.
+      w.on('error', () => undefined);
+      w.on('disconnected', () => undefined);
+      this.#watchers.push(w);
+    }
+  }
+
+  async #probe(first = false): Promise<void> {
+    if (this.#closed) return;
+    try {
+      const revision = await this.#readAll();
+      if (this.table.trustedUntil() !== null || first) this.#opts.log(`placement: read from etcd at revision ${revision}`);
+      this.table.reachable();
+      if (this.#watchers.length === 0) await within(CALL_MS, this.#watch(revision));
+      await this.#publishPending();
+    } catch (error) {
+      if (this.table.unreachable(Date.now()))
+        this.#opts.log(
+          `placement: etcd unreachable (${(error as Error).message}); keeping the last known placements for ${this.#opts.staleMs} ms, then answering 503`,
+        );
+    } finally {
+      if (!this.#closed) this.#timer = setTimeout(() => void this.#probe(), PROBE_MS);
+    }
+  }
+
+  /** A commit listener: notes the `svc:` spaces this commit wrote first. */
+  noteCommit(group: Readonly<CommitGroup>, firstWriterOf: (space: string) => string | null): void {
+    let added = false;
+    for (const node of group.nodes) {
+      if (!node.space.startsWith('svc:') || this.#published.has(node.space) || this.#unpublished.has(node.space)) continue;
+      if (firstWriterOf(node.space) !== node.tenant) continue;
+      this.#unpublished.set(node.space, node.tenant);
+      added = true;
+    }
+    if (added) void this.#publishPending().catch(() => undefined);
+  }
+
+  async #publishPending(): Promise<void> {
+    for (const [space, tenant] of [...this.#unpublished]) {
+      const key = `${SPACES_PREFIX}${space}`;
+      // Only if absent: the first writer is the first one ever, whichever server recorded it.
+      await within(CALL_MS, this.#client.if(key, 'Create', '==', 0).then(this.#client.put(key).value(tenant)).commit());
+      this.#unpublished.delete(space);
+      this.#published.add(space);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await Promise.allSettled(this.#watchers.map((w) => w.cancel()));
+    this.#client.close();
+  }
+}
