@@ -129,7 +129,7 @@ describe('MCP tool listing', () => {
 });
 
 describe('MCP tool results', () => {
-  it('say in one line what the answer holds, leaving the JSON to structuredContent', async () => {
+  it('say on the first line what the answer holds, then one line per block a model can use', async () => {
     const w = await client.callTool({
       name: 'remember',
       arguments: {
@@ -159,7 +159,7 @@ describe('MCP tool results', () => {
       ['list_memories', { as_of: 'now' }, /^list_memories: 0 blocks as of .*; 1 invalidated left out$/],
     );
     const texts = [(w.content as { text: string }[])[0]!.text];
-    expect(texts[0]).toMatch(/^remember: accepted 1, refused 1 \(missing_endpoint\)$/);
+    expect(texts[0]).toMatch(/^remember: accepted 1, refused 1 \(missing_endpoint\)\nwritten: s1\nrefused edge s1->gone: missing_endpoint/);
     for (const [name, args, line] of calls) {
       const r = await client.callTool({ name, arguments: args });
       expect(r.isError, name).toBeFalsy();
@@ -170,10 +170,13 @@ describe('MCP tool results', () => {
       expect(text, name).toMatch(line);
       texts.push(text);
     }
-    for (const text of texts) {
-      expect(text).not.toContain('\n');
-      expect(text).not.toMatch(/[{[]"/);
-    }
+    for (const text of texts) expect(text).not.toMatch(/[{[]"/);
+    // The block itself is in the text, not only a count: id, kind, space, statement, dates.
+    expect(texts[1]).toContain('\n[s1] claim · space user:s · "Sun rises" · asserted 2024-01-01');
+    expect(texts.find((x) => x.startsWith('search_memory'))).toMatch(
+      /\n1\. \[s1\] claim · space user:s · "Sun rises" · asserted 2024-01-01 · score \d\.\d{3}$/,
+    );
+    expect(texts.find((x) => x.startsWith('why'))).toMatch(/\nsubject: \[s1\] claim/);
     const bad = await client.callTool({ name: 'list_memories', arguments: { as_of: 'soon' } });
     expect(bad.isError).toBe(true);
     expect((bad.content as { text: string }[])[0]?.text).toMatch(/^SVC_BAD_TIMESTAMP: as_of: /);
@@ -182,8 +185,15 @@ describe('MCP tool results', () => {
   it('summarizes the v1.x answers (invalidation, spaces) from their shape', () => {
     const op = operationNamed('list_memories');
     const certificate = { as_of: '2024-01-01T00:00:00.000000Z', tx_as_of: '2024-01-02T00:00:00.000000Z', invalidated: 2 };
-    expect(summarize(op, { spaces: [{ space: 'a' }, { space: 'b' }], certificate })).toBe(
-      'list_memories: 2 spaces as of 2024-01-01T00:00:00.000000Z; 2 invalidated left out',
+    const space = (name: string) => ({
+      space: name,
+      nodes: 1,
+      edges: 0,
+      first_known_at: '2024-01-01T00:00:00.000000Z',
+      last_known_at: 'L',
+    });
+    expect(summarize(op, { spaces: [space('a'), space('b')], certificate })).toBe(
+      'list_memories: 2 spaces as of 2024-01-01T00:00:00.000000Z; 2 invalidated left out\na: 1 node, 0 edges, known 2024-01-01 to L\nb: 1 node, 0 edges, known 2024-01-01 to L',
     );
     const invalidation = { target_id: 'n1', reason: 'wrong source', by: null, invalidated_at: 'T', known_at: 'K' };
     expect(summarize(op, { invalidation, warnings: [] })).toBe('list_memories: invalidated n1 from K: "wrong source"');
