@@ -10,6 +10,7 @@ import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
+import { mountDiscovery } from './discovery.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
 import { formatInstant } from '../storage/time.ts';
 
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   mountUi(app); // the ledger browser at /ui: open static files, reads go through /v1 with the key
 
   mountDocs(app, SERVICE_VERSION);
+  mountDiscovery(app, deps.config); // open: who this server is and where its MCP door is, no tenant data
   deps.mount?.(app, deps);
 
   app.use('/v1/*', async (c, next) => {
