@@ -11,6 +11,7 @@ import { bearerToken, KeyRing } from './auth.ts';
 import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
+import { mountDiscovery } from './discovery.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
 import { formatInstant } from '../storage/time.ts';
 
@@ -85,6 +86,7 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   });
 
   mountDocs(app, SERVICE_VERSION);
+  mountDiscovery(app, deps.config); // open: who this server is and where its MCP door is, no tenant data
   deps.mount?.(app, deps);
 
   app.use('/v1/*', async (c, next) => {

@@ -6,6 +6,7 @@ import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
 import type { Ledger } from '../storage/ledger.ts';
 import { createApp } from './app.ts';
+import { addressLines } from './discovery.ts';
 import { readConfig } from './config.ts';
 import { FolderHeldError } from './local/folder-held.ts';
 import { linkedFetch } from './local/http-forward.ts';
@@ -65,6 +66,10 @@ export async function runServe(): Promise<void> {
     console.log(
       `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''})`,
     );
+    // A wildcard bind is reached on loopback from this machine; print an address one can open.
+    const address = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
+    const host = address.includes(':') ? `[${address}]` : address;
+    for (const line of addressLines(`http://${host}:${info.port}`)) console.log(line);
   });
   stopOnSignals(link, async () => {
     server.close();

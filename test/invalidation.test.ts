@@ -148,7 +148,7 @@ describe('POST /v1/memories/{id}/invalidate', () => {
     const client = await inMemoryClient({ ledger: a.ledger, tenant: 'alpha', confinedSpace: 'other', services: a.started.services });
     const out = await client.callTool({ name: 'invalidate_memory', arguments: { id: 'cider', reason: 'not mine' } });
     expect(out.isError).toBe(true);
-    expect((out.structuredContent as { error: string }).error).toBe('not_found');
+    expect((out._meta?.['memory-ledger/error'] as { error: string }).error).toBe('not_found');
     const mine = await client.callTool({ name: 'invalidate_memory', arguments: { id: 'elsewhere', reason: 'mine' } });
     expect(mine.isError).toBeFalsy();
     expect((await get('/v1/memories/cider', { as_of: 'now' })).json.item.id).toBe('cider');

@@ -185,7 +185,7 @@ describe('/mcp/<app>/<space> confines every tool', () => {
     for (const op of unconfinable) {
       const r = await client.callTool({ name: op.name, arguments: { fact_key: 'harvest.month', policy: 'strict' } });
       expect(r.isError, op.name).toBe(true);
-      expect((r.structuredContent as { error: string }).error, op.name).toBe('SVC_UNAUTHORIZED');
+      expect((r._meta?.['memory-ledger/error'] as { error: string }).error, op.name).toBe('SVC_UNAUTHORIZED');
     }
     if (has('resolve_fact')) {
       const rest = await restCall(t, 'resolve_fact', { fact: 'harvest.month', as_of: now() }, KA);

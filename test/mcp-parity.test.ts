@@ -5,6 +5,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { formatInstant } from '../storage/time.ts';
+import { HIDDEN_FIELDS, modelSchema } from '../server/mcp/model-schema.ts';
 import { operations } from '../tools/index.ts';
 import { inputJsonSchema } from '../tools/json-schema.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -91,17 +92,26 @@ async function expectSameAnswer(client: Client, operation: string, input: Record
     expect((mcp.content as { type: string; text?: string }[])[0]?.text, label).toMatch(new RegExp(`^${operation}: `));
   } else {
     expect(mcp.isError, label).toBe(true);
-    expect(sc?.status, label).toBe(rest.status);
-    expect(sc?.error, label).toBe(Array.isArray(rest.json.detail) ? 'invalid_input' : rest.json.detail.error);
-    expect(asSentOverHttp(sc?.detail), label).toEqual(rest.json.detail);
+    // Nothing a strict client would hold to the output schema; no HTTP status in an MCP result.
+    expect(sc, label).toBeUndefined();
+    const meta = mcp._meta?.['memory-ledger/error'] as Record<string, any>;
+    expect(meta.status, label).toBeUndefined();
+    const detail = rest.json.detail;
+    expect(meta.error, label).toBe(Array.isArray(detail) ? 'invalid_input' : detail.error);
+    if (Array.isArray(detail))
+      expect(asSentOverHttp(meta.issues, detail), label).toEqual(detail.map((i: { loc: unknown[] }) => ({ ...i, loc: i.loc.slice(1) })));
+    else expect(meta.why, label).toBe(detail.why);
+    // The text names the argument as the call named it, never REST's query./body. prefix.
+    const text = (mcp.content as { text: string }[])[0]!.text;
+    expect(text, label).toMatch(new RegExp(`^${meta.error}: `));
+    expect(text, label).not.toMatch(/\b(query|body|path)\.\w/);
   }
 }
 
 /** A 422 item's `input` is the value as sent: over MCP a number, in a REST query string its text. */
-function asSentOverHttp(detail: unknown): unknown {
-  if (!Array.isArray(detail)) return detail;
-  return detail.map((i: { loc: unknown[]; input: unknown }) =>
-    i.loc[0] === 'query' && i.input !== null && typeof i.input !== 'object' ? { ...i, input: String(i.input) } : i,
+function asSentOverHttp(issues: { input: unknown }[], rest: { loc: unknown[] }[]): unknown {
+  return issues.map((i, n) =>
+    rest[n]?.loc[0] === 'query' && i.input !== null && typeof i.input !== 'object' ? { ...i, input: String(i.input) } : i,
   );
 }
 
@@ -129,8 +139,9 @@ describe.each(transports)('MCP over %s', (_name, connect) => {
         properties?: object;
         required?: string[];
       };
-      expect(tool.inputSchema, op.name).toEqual(inputJsonSchema(op));
-      expect(Object.keys(tool.inputSchema.properties ?? {}), op.name).toEqual(Object.keys(own.properties ?? {}));
+      expect(tool.inputSchema, op.name).toEqual(modelSchema(inputJsonSchema(op)));
+      const offered = Object.keys(own.properties ?? {}).filter((f) => !HIDDEN_FIELDS.has(f));
+      expect(Object.keys(tool.inputSchema.properties ?? {}), op.name).toEqual(offered);
       expect(tool.inputSchema.required ?? [], op.name).toEqual(own.required ?? []);
       expect(tool.description, op.name).toContain(op.description);
       if (op.requiresAsOf) expect(tool.description, op.name).toMatch(/as_of/);
@@ -144,7 +155,7 @@ describe.each(transports)('MCP over %s', (_name, connect) => {
       await expectSameAnswer(client, op.name, { id: 42, query: [], limit: 'x', fact: null });
       const none = await client.callTool({ name: op.name });
       expect(none.isError).toBe(true);
-      expect((none.structuredContent as { error?: string }).error).toBe('SVC_AS_OF_REQUIRED');
+      expect((none._meta?.['memory-ledger/error'] as { error?: string }).error).toBe('SVC_AS_OF_REQUIRED');
     }
   });
 

@@ -63,7 +63,7 @@ describe('memory-ledger stdio', () => {
       });
       const missing = await client.callTool({ name: 'list_memories', arguments: {} });
       expect(missing.isError).toBe(true);
-      expect((missing.structuredContent as { error: string }).error).toBe('SVC_AS_OF_REQUIRED');
+      expect((missing._meta?.['memory-ledger/error'] as { error: string }).error).toBe('SVC_AS_OF_REQUIRED');
       const x = await client.callTool({ name: 'export_ledger', arguments: { as_of: TODAY } });
       const resource = (x.content as { type: string; resource?: { mimeType?: string; blob?: string } }[]).find(
         (c) => c.type === 'resource',

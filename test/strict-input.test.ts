@@ -30,7 +30,7 @@ afterAll(async () => {
 
 async function viaMcp(name: string, args: Record<string, unknown>): Promise<{ isError: boolean; body: any }> {
   const r = await mcp.callTool({ name, arguments: args });
-  return { isError: r.isError === true, body: r.structuredContent };
+  return { isError: r.isError === true, body: r.isError ? r._meta?.['memory-ledger/error'] : r.structuredContent };
 }
 
 describe('strict input', () => {

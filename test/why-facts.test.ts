@@ -470,7 +470,8 @@ describe('confinement to one space (the app-scoped MCP address)', () => {
       expect((w.structuredContent as { chain: { role: string }[] }).chain.map((l) => l.role)).toEqual(['cause', 'subject']);
       const d = await client.callTool({ name: 'declare_fact', arguments: { fact_key: 'conf' } });
       expect(d.isError).toBe(true);
-      expect(d.structuredContent).toMatchObject({ error: 'SVC_UNAUTHORIZED' });
+      expect(d.structuredContent).toBeUndefined();
+      expect(d._meta?.['memory-ledger/error']).toMatchObject({ error: 'SVC_UNAUTHORIZED' });
     } finally {
       await client.close();
     }

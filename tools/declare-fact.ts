@@ -10,27 +10,17 @@ const FactKey = z.string().min(1).max(512);
 export const DeclareFactInput = z
   .strictObject({
     fact_key: FactKey.describe('The fact being declared; nodes carrying this fact_key are its candidate values.'),
-    key_fields: z
-      .array(z.string().min(1).max(256))
-      .max(64)
-      .default([])
-      .describe('Names of the fields that identify one instance of the fact (recorded with the declaration).'),
+    key_fields: z.array(z.string().min(1).max(256)).max(64).default([]).describe('Fields identifying one instance of the fact.'),
     policy: z
       .enum(POLICIES as [Policy, ...Policy[]])
       .default('latest_valid')
-      .describe(
-        'How to choose among candidate values: latest_valid (default; latest validity start), latest_observed (latest ' +
-          'asserted_at), source_priority (by source_order), strict (refuse when there are two candidates).',
-      ),
+      .describe('latest_valid (default), latest_observed, source_priority (by source_order) or strict (refuse on two candidates).'),
     source_order: z
       .array(z.string().min(1).max(512))
       .min(1)
       .max(256)
       .optional()
-      .describe(
-        "Sources from most to least trusted; required for source_priority. A candidate's source is its payload.source " +
-          'when present, else its space.',
-      ),
+      .describe('Sources, most trusted first; required for source_priority. A source is payload.source, else the space.'),
   })
   .superRefine((v, c) => {
     if (v.policy === 'source_priority' && v.source_order === undefined) {
@@ -58,10 +48,7 @@ export const declareFact = defineOperation({
   name: 'declare_fact',
   title: 'Declare a fact',
   description:
-    'Declare a named fact and the policy that chooses among its candidate values (nodes written with this fact_key). ' +
-    'A declaration applies from the instant it is made: resolves as of earlier instants keep the earlier declaration ' +
-    '(or none). Re-declaring the same rules changes nothing and returns the declaration already in force. Declarations are ' +
-    'tenant-wide, so an address confined to one space cannot make them.',
+    'Declare a named fact and the policy that chooses among its candidate values (nodes written with this fact_key), from now on. Re-declaring the same rules changes nothing. Tenant-wide.',
   input: DeclareFactInput,
   requiresAsOf: false,
   // Declarations are the tenant's rules, not rows of a space: there is no space argument to fix.

@@ -14,26 +14,15 @@ export const ExportLedgerInput = z.strictObject({
   as_of: AsOf.describe(
     'Knowledge instant of the export: only rows learned at or before it are in the bundle (inclusive; a date means the end of that day in UTC). Validity is not filtered: the bundle is the ledger.',
   ),
-  space: SpaceName.optional().describe(
-    'Export only this space: its nodes, the edges between them and the resolutions on them. Omitted: the whole tenant.',
-  ),
-  category: z
-    .string()
-    .min(1)
-    .max(512)
-    .optional()
-    .describe(
-      'Export only nodes of this category (exact match), with the edges between them and resolutions on them; combines with space.',
-    ),
+  space: SpaceName.optional().describe('Only this space. Omitted: the whole tenant.'),
+  category: z.string().min(1).max(512).optional().describe('Only nodes of this category, with the edges between them.'),
 });
 
 export const exportLedger = defineOperation({
   name: 'export_ledger',
   title: 'Export the ledger',
   description:
-    'Export the ledger as known at as_of as a self-contained .tar.gz bundle: manifest.json (namespace, source version, ' +
-    'facts in force, backfill batches), nodes.jsonl, edges.jsonl, resolutions.jsonl and invalidations.jsonl. Every row carries known_at and its ' +
-    'attestation, so the bundle answers as-of reads offline. Nothing learned after as_of is included; rows of every validity are.',
+    'Export the ledger as known at as_of as a self-contained .tar.gz bundle (manifest, nodes, edges, resolutions, invalidations), answering as-of reads offline.',
   input: ExportLedgerInput,
   requiresAsOf: true,
   confinable: true,

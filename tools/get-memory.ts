@@ -10,9 +10,7 @@ export const GetMemoryInput = z.strictObject({
   as_of: AsOf,
   valid_at: ValidAt.optional().describe('Pick the version in force at this instant. Omitted: the version with the latest validity start.'),
   space: SpaceName.optional().describe('Look only in this space.'),
-  include_invalidated: Flag.optional().describe(
-    'true: show an invalidated block as item, carrying `invalidated`, instead of item null with reason "invalidated".',
-  ),
+  include_invalidated: Flag.optional().describe('true: show an invalidated block as item, with its invalidation.'),
 });
 
 export interface GetMemoryOutput {
@@ -28,9 +26,7 @@ export const getMemory = defineOperation({
   name: 'get_memory',
   title: 'Get one memory',
   description:
-    'Read one block by id as known at as_of: the version in force (at valid_at, or the latest), all its known versions, and ' +
-    'its edges in and out. reason "not_yet" means the block exists but was learned after as_of; "absent" means there is no such block; ' +
-    '"invalidated" means it was retracted (the invalidation is attached; versions and edges are still given). Rows carry superseded_by.',
+    'Read one block by id as known at as_of: the version in force, all known versions, and its edges. reason says why there is none: not_yet (learned after as_of), absent, invalidated.',
   input: GetMemoryInput,
   requiresAsOf: true,
   confinable: true,

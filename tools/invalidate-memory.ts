@@ -15,9 +15,7 @@ export const InvalidateMemoryInput = z.strictObject({
     .max(2000)
     .describe('Why the block is retracted (required), e.g. "the source withdrew it".'),
   by: z.string().min(1).max(512).nullable().optional().describe('Who retracts it (an agent, a user, a process).'),
-  backfill: BackfillSchema.optional().describe(
-    'Records the retraction as known from an earlier instant (not later than now, not before the block was known).',
-  ),
+  backfill: BackfillSchema.optional().describe('Records the retraction as known from an earlier instant.'),
   space: SpaceName.optional().describe('Only a block of this space can be retracted; an app-scoped address fixes it.'),
 });
 
@@ -31,11 +29,7 @@ export const invalidateMemory = defineOperation({
   name: 'invalidate_memory',
   title: 'Invalidate (retract) a memory',
   description:
-    'Retract a block that is wrong: reads with as_of from now on leave out every version of it (list, search, why, resolve), ' +
-    'count it in certificate.invalidated, and get answers reason "invalidated". Append-only, nothing is deleted: its rows stay, ' +
-    'an earlier as_of still sees it exactly as before, include_invalidated shows it with the invalidation, and the export ' +
-    'carries it. For a changed belief, write a new block with a SUPERSEDES edge instead. Invalidating it again writes ' +
-    'nothing (warning already_invalidated).',
+    'Retract a block that is wrong: reads with as_of from now on leave it out. Append-only: nothing is deleted, an earlier as_of still sees it, and include_invalidated shows it. For a changed belief, write a new block with a SUPERSEDES edge instead.',
   input: InvalidateMemoryInput,
   requiresAsOf: false,
   confinable: true,

@@ -15,12 +15,8 @@ export const ListMemoriesInput = z.strictObject({
   category: z.string().optional().describe('Only nodes of this category (exact match).'),
   limit: wholeNumber(1, 1000, true).default(100).describe('Page size, 1 to 1000 (default 100).'),
   cursor: z.string().optional().describe('next_cursor of the previous page.'),
-  current_only: Flag.optional().describe(
-    'true: leave out blocks that are superseded (a SUPERSEDES edge points at them) or invalidated as of as_of, before the page is cut.',
-  ),
-  include_invalidated: Flag.optional().describe(
-    'true: keep invalidated blocks, each carrying `invalidated` {reason, by, invalidated_at, known_at}.',
-  ),
+  current_only: Flag.optional().describe('true: leave out superseded and invalidated blocks.'),
+  include_invalidated: Flag.optional().describe('true: keep invalidated blocks, marked with their invalidation.'),
 });
 
 export type ListMemoriesOutput = NodePage;
@@ -36,9 +32,7 @@ export const listMemories = defineOperation({
   name: 'list_memories',
   title: 'List memories',
   description:
-    'List the blocks known at as_of (every version, oldest first), optionally only those in force at valid_at, in one space, ' +
-    'of one kind or category. current_only leaves out superseded and invalidated blocks. The certificate says what was hidden because it was learned after as_of (masked) and which ' +
-    'rows rest on a declared backfill instant. Page with limit and next_cursor.',
+    'List the blocks known at as_of (every version, oldest first), filtered by space, kind, category or valid_at. current_only leaves out superseded and invalidated blocks. Page with limit and next_cursor.',
   input: ListMemoriesInput,
   requiresAsOf: true,
   confinable: true,

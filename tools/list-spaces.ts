@@ -19,8 +19,7 @@ export const listSpaces = defineOperation({
   name: 'list_spaces',
   title: 'List spaces',
   description:
-    'The spaces holding rows known at as_of, sorted by name, each with its node and edge rows visible then and the first and ' +
-    'last knowledge instants among them. Use it to find whose memory is here before listing or searching one space.',
+    'The spaces holding rows known at as_of, with their node and edge counts: find whose memory is here before listing or searching one space.',
   input: ListSpacesInput,
   requiresAsOf: true,
   confinable: true,

@@ -20,14 +20,9 @@ export const MessageSchema = z.strictObject({
     .string()
     .max(100_000)
     .refine((s) => s.trim().length > 0, { message: 'must not be empty' })
-    .describe('What was said or written, in plain words. Claims, predictions, causal links and named entities are extracted from it.'),
-  observed_at: Instant.describe(
-    'When it was said (ISO 8601 with offset, not in the future). Every extracted block is asserted at this instant.',
-  ),
-  source_description: z
-    .string()
-    .max(2000)
-    .describe('Where the message came from, e.g. "chat with Dana" or "news article"; kept as the episode\'s payload.source.'),
+    .describe('What was said or written, in plain words.'),
+  observed_at: Instant.describe('When it was said; every extracted block is asserted then.'),
+  source_description: z.string().max(2000).describe('Where it came from, e.g. "chat with Dana".'),
 });
 
 export type Message = z.infer<typeof MessageSchema>;

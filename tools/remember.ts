@@ -21,14 +21,7 @@ const ServerOnly = {
 };
 
 export const NodeSchema = z.strictObject({
-  id: z
-    .string()
-    .min(1)
-    .max(1024)
-    .optional()
-    .describe(
-      'Block id, unique in the tenant. Omitted: derived from the content, so re-sending is idempotent. The same id may be reused only with a validity interval that does not overlap its earlier rows.',
-    ),
+  id: z.string().min(1).max(1024).optional().describe('Block id, unique in the tenant. Omitted: derived from the content.'),
   kind: z
     .string()
     .min(1)
@@ -77,14 +70,7 @@ export const RememberInput = z.strictObject({
   nodes: z.array(NodeSchema).max(MAX_ROWS).optional().describe('Blocks to write.'),
   edges: z.array(EdgeSchema).max(MAX_ROWS).optional().describe('Typed links between blocks.'),
   backfill: BackfillSchema.optional().describe('Declares past knowledge: past as_of reads will see these rows, and certificates say so.'),
-  messages: z
-    .array(MessageSchema)
-    .min(1)
-    .max(MAX_MESSAGES)
-    .optional()
-    .describe(
-      'Natural-language write, in place of nodes/edges: each message becomes an episode node plus the claims, predictions, entities and causal links extracted from it, asserted at its observed_at. Add backfill for past material.',
-    ),
+  messages: z.array(MessageSchema).min(1).max(MAX_MESSAGES).optional().describe('Text to extract blocks from, in place of nodes/edges.'),
 });
 
 export type RememberInput = z.infer<typeof RememberInput>;
@@ -157,13 +143,7 @@ export const remember = defineOperation({
   name: 'remember',
   title: 'Remember blocks',
   description:
-    'Write memories into a space as immutable blocks: nodes (claims, predictions, entities, ...) and typed edges between them. ' +
-    'Nothing is overwritten: to change a belief, write a new node and a SUPERSEDES edge from it to the old one. ' +
-    'Re-sending the same content writes nothing (already_remembered). Rows are refused by name (missing_endpoint, id_conflict, ' +
-    'invalid_lag, unknown_edge_type, captured_at_not_allowed) while the rest of the request is written. Add backfill to record ' +
-    'past knowledge at a declared earlier instant. ' +
-    'Or send messages (plain text with observed_at) instead of nodes/edges: the server extracts claims, predictions, entities ' +
-    'and causal links, links them to an episode per message, and lists what each message produced in episodes.',
+    'Write memories into a space as immutable blocks: nodes (claims, predictions, entities, ...) and typed edges. To change a belief, write a new node with a SUPERSEDES edge to the old one; nothing is overwritten. Re-sending the same content writes nothing. Bad rows are refused by name while the rest is written. Or send messages (text with observed_at): claims, entities and causal links are extracted from them.',
   input: RememberInput,
   requiresAsOf: false,
   confinable: true,

@@ -15,9 +15,7 @@ export const ResolveFactInput = z.strictObject({
   valid_at: ValidAt.optional().describe(
     'Only candidates in force at this content instant compete. Omitted: every candidate known at as_of competes.',
   ),
-  rules_as_of: AsOf.optional().describe(
-    'Apply the declaration in force at this instant instead of the one in force at as_of (recorded in the certificate).',
-  ),
+  rules_as_of: AsOf.optional().describe('Apply the declaration in force at this instant instead of at as_of.'),
   space: SpaceName.optional().describe('Only candidates of this space. Omitted: the whole tenant.'),
 });
 
@@ -74,12 +72,7 @@ export const resolveFact = defineOperation({
   name: 'resolve_fact',
   title: 'Resolve a declared fact',
   description:
-    'Choose the value of a declared fact as known at as_of, by the policy declared for it (the ledger decides, never a ' +
-    'model). status "answered" gives the value; "no_answer" gives a reason: undeclared_fact (no declaration in force; pass ' +
-    'rules_as_of to apply a later one), no_data (no node carries the key), not_yet (values exist but were learned after ' +
-    'as_of), no_value_at (none in force at valid_at), unresolved_conflict (the policy cannot choose; never a silent pick). ' +
-    'Every candidate known at as_of is attached with its value, times, source and superseded_by; invalidated blocks are not ' +
-    'candidates. Each answer is recorded as a verdict (so this is a write as well as a read).',
+    'Choose the value of a declared fact as known at as_of by its declared policy (the ledger decides, never a model). status answered gives the value; no_answer gives a reason (undeclared_fact, no_data, not_yet, no_value_at, unresolved_conflict). Candidates are attached; the answer is recorded as a verdict.',
   input: ResolveFactInput,
   requiresAsOf: true,
   confinable: true,

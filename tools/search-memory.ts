@@ -15,9 +15,8 @@ export const SearchMemoryInput = z.strictObject({
     .max(10_000)
     .refine((q) => q.trim().length > 0, { message: 'must contain something to search for' })
     .describe(
-      'What to look for, in any language: words are matched (full text, stemmed) and compared by meaning (vectors). ' +
-        'A whole question works well: blocks matching every part of it rank first, and one asking when, how long or ' +
-        'where (in English) prefers blocks that say when, how long or where.',
+      'What to look for, by words and meaning. A whole question works well: blocks matching every part of it rank first, ' +
+        'and a when, how long or where question prefers blocks that say so.',
     ),
   as_of: AsOf,
   valid_at: ValidAt.optional(),
@@ -30,13 +29,9 @@ export const SearchMemoryInput = z.strictObject({
     .array(z.enum(FAMILIES))
     .max(4)
     .default([])
-    .describe('Edge families to follow besides causal and temporal (which are always followed): argumentative, general.'),
-  current_only: Flag.optional().describe(
-    'true: leave out blocks superseded or invalidated as of as_of, before ranking (direct hits and expansions).',
-  ),
-  include_invalidated: Flag.optional().describe(
-    'true: keep invalidated blocks as direct hits, each carrying `invalidated`; expansion still never walks through them.',
-  ),
+    .describe('Edge families to follow besides causal and temporal: argumentative, general.'),
+  current_only: Flag.optional().describe('true: leave out superseded and invalidated blocks.'),
+  include_invalidated: Flag.optional().describe('true: keep invalidated blocks as direct hits, marked.'),
 });
 
 export interface SearchMemoryResult {
@@ -57,11 +52,7 @@ export const searchMemory = defineOperation({
   name: 'search_memory',
   title: 'Search memory',
   description:
-    'Find blocks known at as_of by words and meaning (full text and vectors, fused), after filtering by space, category, kind ' +
-    'and valid_at; then follow causal and temporal edges (plus the families named in `family`) up to `depth` hops to add causes, ' +
-    'effects and successors, crossing categories. Each result says whether it matched directly or by expansion, with its path ' +
-    'and the edge type it was reached by. A superseded block never ranks above a block that supersedes it; rows carry ' +
-    'superseded_by. The certificate counts matches hidden because they were learned after as_of, and invalidated ones left out.',
+    'Find blocks known at as_of by words and meaning, then follow causal and temporal edges up to depth hops to add causes, effects and successors. Each result says whether it matched directly or by expansion (via). A superseded block never ranks above its successor.',
   input: SearchMemoryInput,
   requiresAsOf: true,
   confinable: true,

@@ -39,12 +39,7 @@ export const why = defineOperation({
   name: 'why',
   title: 'Evidence chain of a memory',
   description:
-    'Explain a block: walk causal (CAUSES, CONTRIBUTING_FACTOR, TRIGGERS, PREVENTS), argumentative (SUPPORTS, CONTRADICTS, ' +
-    'QUALIFIES) and temporal (SUPERSEDES, CONCURRENT_SIGNAL, RESTATES) edges in both directions, using only what was known at ' +
-    'as_of. Each link gives the node, its hop depth (0 for the block itself), the path of ids from the block, the edge type it ' +
-    'was reached by (via) and its role relative to the previous node on the path (cause, effect, support, contradiction, ' +
-    'successor, predecessor, ...). The chain is ordered by asserted_at. An empty chain says reason "not_yet" (the block was ' +
-    'learned after as_of), "absent", or "invalidated" (retracted; invalidated blocks are never walked through).',
+    'Explain a block: walk causal, argumentative and temporal edges in both directions, using only what was known at as_of. Each link gives the node, its depth, path, the edge type it was reached by (via) and its role (cause, effect, support, successor, ...), ordered by asserted_at.',
   input: WhyInput,
   requiresAsOf: true,
   confinable: true,

@@ -46,7 +46,8 @@ function effectOf(op: AnyOperation): Effect {
 
 export function annotationsOf(op: AnyOperation): ToolAnnotations {
   const e = effectOf(op);
-  const a: ToolAnnotations = { title: op.title, readOnlyHint: e.readOnly, openWorldHint: false };
+  // The title is the tool's own `title`; repeating it here would only lengthen every listing.
+  const a: ToolAnnotations = { readOnlyHint: e.readOnly, openWorldHint: false };
   if (!e.readOnly) {
     a.destructiveHint = e.destructive ?? false;
     a.idempotentHint = e.idempotent ?? false;

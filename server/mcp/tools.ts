@@ -4,27 +4,28 @@ import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from '@mo
 import type { Context } from '../../tools/context.ts';
 import { SvcError } from '../../tools/errors.ts';
 import { operations } from '../../tools/index.ts';
-import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../../tools/json-schema.ts';
-import { ArchiveOutputSchema, fileOutputs } from '../../tools/output-schemas.ts';
+import { inputJsonSchema, type JsonSchema } from '../../tools/json-schema.ts';
 import { runOperation, type AnyOperation } from '../../tools/operation.ts';
 import { SERVICE_NAME, SERVICE_VERSION } from '../version.ts';
 import { archiveResult } from './archive.ts';
 import { errorResult } from './errors.ts';
 import { annotationsOf, describeEffect, INSTRUCTIONS } from './hints.ts';
+import { modelSchema } from './model-schema.ts';
 import { summarize } from './render.ts';
 
-const AS_OF_NOTE =
-  ' as_of is required: it is the knowledge instant, and the answer uses only what the ledger had learned by then ' +
-  '("now" for what is known at present, an earlier instant to replay what was known then; a date means the end of that day in UTC).';
+const AS_OF_NOTE = ' Needs as_of: "now" for what is known at present, an earlier instant to replay what was known then.';
 
 const schemaCache = new Map<string, JsonSchema>();
 
-/** The JSON Schema agents read: the operation's input as tools/json-schema.ts declares it, without `space` at an app-scoped address. */
+/**
+ * The JSON Schema agents read: the operation's input (tools/json-schema.ts) made compact and portable for
+ * a model (./model-schema.ts), without `space` at an app-scoped address. Converted once per process.
+ */
 export function advertisedSchema(op: AnyOperation, confined: boolean): JsonSchema {
   const key = `${op.name}\u001f${confined && op.confinable}`;
   const cached = schemaCache.get(key);
   if (cached) return cached;
-  const json = inputJsonSchema(op);
+  const json = modelSchema(inputJsonSchema(op));
   if (confined && op.confinable) {
     const properties = { ...(json.properties as Record<string, unknown> | undefined) };
     delete properties.space;
@@ -35,22 +36,15 @@ export function advertisedSchema(op: AnyOperation, confined: boolean): JsonSchem
   return json;
 }
 
-const archiveOutputJson = outputJsonSchema(ArchiveOutputSchema);
-const outputCache = new Map<string, JsonSchema | undefined>();
-
-/** The JSON Schema of a tool's structuredContent: the REST body, or the archive's description for a file. */
-export function advertisedOutputSchema(op: AnyOperation): JsonSchema | undefined {
-  // A server is built per HTTP request: convert once per operation, not once per call.
-  if (!outputCache.has(op.name))
-    outputCache.set(op.name, operationOutputJsonSchema(op.name) ?? (op.name in fileOutputs ? archiveOutputJson : undefined));
-  return outputCache.get(op.name);
-}
-
 /**
  * Advertises the operation's JSON Schema but lets every argument through: `runOperation` is the one
  * validator, so a missing as_of is SVC_AS_OF_REQUIRED and a bad field the same 422 issues as over REST,
- * never an SDK-worded "Invalid arguments". Used for output schemas too: structuredContent is the REST
- * body exactly as the handler made it (the tests hold every answer to its schema), never re-shaped by the SDK.
+ * never an SDK-worded "Invalid arguments".
+ *
+ * No tool declares an output schema: the ten schemas cost 27 KB of every agent's context on every turn
+ * (half the listing), a model reads the text block rather than the schema, and a strict client holds
+ * structuredContent to a declared schema and throws on any drift. structuredContent is still the REST
+ * body exactly (the OpenAPI document describes it, and the tests hold every answer to its schema).
  */
 function passThrough(json: JsonSchema): StandardSchemaWithJSON<Record<string, unknown>> {
   return {
@@ -108,14 +102,12 @@ export function createLedgerMcpServer(ctx: Context, registry: readonly AnyOperat
   );
   const confined = ctx.confinedSpace !== undefined;
   for (const op of registry) {
-    const output = advertisedOutputSchema(op);
     server.registerTool(
       op.name,
       {
         title: op.title,
         description: describe(op, ctx.confinedSpace),
         inputSchema: passThrough(advertisedSchema(op, confined)),
-        ...(output ? { outputSchema: passThrough(output) } : {}),
         annotations: annotationsOf(op),
       },
       (args) => callOperation(op, args, ctx),

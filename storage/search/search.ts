@@ -184,17 +184,34 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
 /**
  * A superseded block never outranks a direct hit that supersedes it: its score is capped just below its
  * successor's, so a stale belief that matches the words better still comes after the current one. Passes
- * repeat so a chain (C replaces B replaces A) settles; each pass can only lower scores, and at most one
- * pass per hit is needed.
+ * repeat so a chain (C replaces B replaces A) settles; each pass can only lower scores. SUPERSEDES edges
+ * between hits on one cycle (p replaces q replaces p) are left out: no order satisfies them, and chasing
+ * them would lower the cycle's scores on every pass, past a cap already given to a block they replace
+ * (CONTRACT: the rule holds for every pair not on a cycle). What remains has no cycle, so one pass per
+ * hit settles it.
  */
 export function successorsFirst(direct: SearchResult[], supersededBy: (id: string) => readonly string[]): void {
   const byId = new Map(direct.map((d) => [d.node.id, d]));
+  const successors = new Map(direct.map((d) => [d.node.id, supersededBy(d.node.id).filter((s) => byId.has(s))]));
+  /** Hits reachable from `from` by following supersession among the hits. */
+  const reach = (from: string): Set<string> => {
+    const seen = new Set<string>();
+    const stack = [...(successors.get(from) ?? [])];
+    for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      stack.push(...(successors.get(id) ?? []));
+    }
+    return seen;
+  };
+  const reachable = new Map(direct.map((d) => [d.node.id, reach(d.node.id)]));
+  const onOneCycle = (a: string, b: string): boolean => (reachable.get(b)?.has(a) ?? false) && (reachable.get(a)?.has(b) ?? false);
   for (let pass = 0; pass < direct.length; pass++) {
     let changed = false;
     for (const d of direct) {
-      for (const s of supersededBy(d.node.id)) {
+      for (const s of successors.get(d.node.id) ?? []) {
         const successor = byId.get(s);
-        if (successor && d.score >= successor.score) {
+        if (successor && !onOneCycle(d.node.id, s) && d.score >= successor.score) {
           d.score = successor.score * (1 - 1e-6) - 1e-9;
           changed = true;
         }
