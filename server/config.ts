@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { kuzuBufferMb } from '../storage/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/resident-views.ts';
 import { indexNice } from '../storage/search/index-priority.ts';
+import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
 
 export interface Config {
   port: number;
@@ -24,6 +25,8 @@ export interface Config {
   memoryMb: number;
   /** Nice value of the search index's threads (SVC_INDEX_NICE); 0 leaves them at the server's. */
   indexNice: number;
+  /** What runs and waits at once, and each request's deadline (SVC_MAX_HEAVY, SVC_HEAVY_QUEUE, ...). */
+  admission: AdmissionLimits;
 }
 
 export class ConfigError extends Error {}
@@ -86,7 +89,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let kuzuBuffer: number;
   let memoryMb: number;
   let nice: number;
+  let admission: AdmissionLimits;
   try {
+    admission = admissionLimits(env);
     kuzuBuffer = kuzuBufferMb(env);
     memoryMb = memoryBudgetMb(env);
     nice = indexNice(env);
@@ -107,5 +112,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kuzuBufferMb: kuzuBuffer,
     memoryMb,
     indexNice: nice,
+    admission,
   };
 }

@@ -11,9 +11,11 @@ import { FolderHeldError } from './local/folder-held.ts';
 import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
+import { describeLimits } from '../tools/admission.ts';
 
 export async function runServe(): Promise<void> {
   const config = readConfig();
+  console.log(describeLimits(config.admission));
   let link: LocalLink;
   try {
     link = await LocalLink.open(config, 'serve', (m) => console.log(m));
