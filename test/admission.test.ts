@@ -50,6 +50,7 @@ describe('a burst of searches beyond the limits', () => {
       SVC_MAX_HEAVY: '1',
       SVC_HEAVY_QUEUE: '2',
       SVC_HEAVY_QUEUE_PER_KEY: '2',
+      SVC_HEAVY_MAX_WAIT_MS: '3600000',
     });
     const nodes = Array.from({ length: 20 }, (_, i) => ({ id: `n${i}`, kind: 'claim', statement: `harvest report ${i}` }));
     expect((await t.call('POST', '/v1/memories', { key: 'ka', body: { space: 'user:1', nodes } })).status).toBe(200);
@@ -93,6 +94,7 @@ describe('a burst of searches beyond the limits', () => {
       SVC_MAX_HEAVY: '1',
       SVC_HEAVY_QUEUE: '4',
       SVC_HEAVY_QUEUE_PER_KEY: '2',
+      SVC_HEAVY_MAX_WAIT_MS: '3600000',
     });
     const held = await holdSlots(t);
     const flood = Array.from({ length: 4 }, () => search(t, 'ka'));
@@ -137,6 +139,7 @@ describe('fairness between keys', () => {
       SVC_MAX_HEAVY: '1',
       SVC_HEAVY_QUEUE: '16',
       SVC_HEAVY_QUEUE_PER_KEY: '12',
+      SVC_HEAVY_MAX_WAIT_MS: '3600000',
     });
     for (const key of ['ka', 'kb'])
       await t.call('POST', '/v1/memories', { key, body: { space: 'user:1', nodes: [{ id: 'n0', kind: 'claim', statement: 'harvest' }] } });

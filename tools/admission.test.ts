@@ -11,8 +11,9 @@ describe('admission limits from the environment', () => {
     expect(l.perKeyQueue).toBeLessThanOrEqual(l.heavyQueue);
     const line = describeLimits(admissionLimits({ SVC_MAX_HEAVY: '3', SVC_HEAVY_QUEUE: '7', SVC_REQUEST_TIMEOUT_MS: '1234' }));
     expect(line).toContain('3 heavy operations at once');
-    expect(line).toContain('queue 7 (4 per key)');
+    expect(line).toContain('queue 7 (4 per key,');
     expect(line).toContain('deadline 1234 ms');
+    expect(line).toContain('expected wait ≤ 1000 ms');
   });
 
   it('a bad value stops start-up with a message naming the variable', () => {
@@ -21,6 +22,7 @@ describe('admission limits from the environment', () => {
     expect(() => readConfig({ SVC_HEAVY_QUEUE: '4', SVC_HEAVY_QUEUE_PER_KEY: '5' })).toThrow(/SVC_HEAVY_QUEUE_PER_KEY: 5 is more than/);
     expect(() => readConfig({ SVC_MAX_HEAVY: '8', SVC_MAX_REQUESTS: '4' })).toThrow(/SVC_MAX_REQUESTS/);
     expect(() => readConfig({ SVC_REQUEST_TIMEOUT_MS: '5.5' })).toThrow(/SVC_REQUEST_TIMEOUT_MS/);
+    expect(() => readConfig({ SVC_HEAVY_MAX_WAIT_MS: '-1' })).toThrow(/SVC_HEAVY_MAX_WAIT_MS/);
   });
 });
 
@@ -37,7 +39,7 @@ describe('which operations are heavy', () => {
 });
 
 describe('the gate', () => {
-  const limits = { maxHeavy: 1, heavyQueue: 10, perKeyQueue: 10, maxRequests: 5, requestTimeoutMs: 60_000 };
+  const limits = { maxHeavy: 1, heavyQueue: 10, perKeyQueue: 10, maxRequests: 5, requestTimeoutMs: 60_000, maxWaitMs: 60_000 };
 
   it('serves tenants round-robin: each waiting tenant gets a turn before any gets a second', async () => {
     const gate = new Admission({ ...limits, maxRequests: 100 });
@@ -52,6 +54,19 @@ describe('the gate', () => {
     first.release();
     await Promise.all(all);
     expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+  });
+
+  it('refuses at once a heavy request whose expected wait is past the bound, counting it as shed', async () => {
+    const gate = new Admission({ ...limits, maxRequests: 100, maxWaitMs: 120 });
+    const running = await gate.admit('a', true);
+    // The mean service time starts at 50 ms: two waiting are expected to wait 100 ms, a third 150 ms.
+    const waiting = [gate.admit('a', true), gate.admit('b', true)];
+    const refused = await gate.admit('c', true).catch((e: unknown) => e);
+    expect((refused as SvcError).code).toBe('overloaded');
+    expect((refused as SvcError).message).toMatch(/expected wait for a turn \(150 ms\)/);
+    expect(gate.stats()).toMatchObject({ heavyQueued: 2, shed: 1 });
+    running.release();
+    for (const w of waiting) (await w).release();
   });
 
   it('light operations never queue but count against the ceiling on requests in flight', async () => {

@@ -20,6 +20,8 @@ export interface AdmissionLimits {
   maxRequests: number;
   /** Queue wait plus work, per request (SVC_REQUEST_TIMEOUT_MS). */
   requestTimeoutMs: number;
+  /** The longest expected wait for a turn a heavy request is queued for; longer: refused at once (SVC_HEAVY_MAX_WAIT_MS). */
+  maxWaitMs: number;
 }
 
 /** Operations that are expensive whatever they are given, and those that are when their input is large. */
@@ -60,14 +62,17 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
     throw new Error(`SVC_HEAVY_QUEUE_PER_KEY: ${perKeyQueue} is more than the whole queue (SVC_HEAVY_QUEUE=${heavyQueue})`);
   const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 512, 1, 1_000_000);
   if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
-  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
-  return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs };
+  // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
+  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 5000, 100, 3_600_000);
+  const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
+  return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }
 
 export function describeLimits(l: AdmissionLimits): string {
   return (
     `admission: ${l.maxHeavy} heavy operations at once (${HEAVY_OPERATIONS.join(', ')}; remember with messages or over ${BULK_ROWS} rows), ` +
-    `queue ${l.heavyQueue} (${l.perKeyQueue} per key), ${l.maxRequests} requests in flight, deadline ${l.requestTimeoutMs} ms`
+    `queue ${l.heavyQueue} (${l.perKeyQueue} per key, expected wait ≤ ${l.maxWaitMs} ms), ${l.maxRequests} requests in flight, ` +
+    `deadline ${l.requestTimeoutMs} ms`
   );
 }
 
@@ -140,11 +145,14 @@ export class Admission {
         this.retryAfter(mine),
       );
     }
-    // A wait the deadline would cut short is refused now rather than after the deadline.
+    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
     const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
-    if (expectedWaitMs >= this.limits.requestTimeoutMs) {
+    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
       this.#shed++;
-      throw overloaded(`the expected wait (${Math.round(expectedWaitMs)} ms) is longer than a request's deadline`, this.retryAfter());
+      throw overloaded(
+        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
+        this.retryAfter(),
+      );
     }
     if (signal?.aborted) throw deadlineExceeded('before it could start');
     this.#inFlight++;
