@@ -3,6 +3,7 @@
 // maps it, the output schemas both doors advertise, and the error bodies tools/error-body.ts builds. A
 // route or operation added later appears here without a line changed.
 import { z } from 'zod';
+import { HEAVY_OPERATIONS } from '../tools/admission.ts';
 import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
 import { operationNamed } from '../tools/index.ts';
 import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
@@ -38,6 +39,14 @@ function errorResponse(description: string): JsonSchema {
   return { description, content: { 'application/json': { schema: ref('schemas', 'ErrorBody') } } };
 }
 
+/** An error answer a client should retry after the seconds in Retry-After (also `retry_after` in the body). */
+function retryable(description: string): JsonSchema {
+  return {
+    ...errorResponse(description),
+    headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } },
+  };
+}
+
 function components(): JsonSchema {
   const schema = (s: z.ZodType): JsonSchema => withoutSchemaKey(outputJsonSchema(s));
   return {
@@ -63,6 +72,15 @@ function components(): JsonSchema {
         content: { 'application/json': { schema: ref('schemas', 'ValidationErrorBody') } },
       },
       Unavailable: errorResponse('unavailable: an engine this operation needs is not running.'),
+      Overloaded: retryable('overloaded: the server is at its limit of requests in flight (SVC_MAX_REQUESTS).'),
+      UnavailableOrOverloaded: retryable(
+        'unavailable: an engine this operation needs is not running; overloaded (with Retry-After): the server is busy, ' +
+          'the queue for expensive operations is full (SVC_HEAVY_QUEUE) or the wait would outlast the deadline.',
+      ),
+      OverShare: retryable('over_share: this key already holds its share of the queue for expensive operations (SVC_HEAVY_QUEUE_PER_KEY).'),
+      DeadlineExceeded: retryable(
+        'deadline_exceeded: the request ran past SVC_REQUEST_TIMEOUT_MS and was cancelled; nothing was written by it.',
+      ),
     },
   };
 }
@@ -147,6 +165,11 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   for (const [status, name] of Object.entries(EXTRA_ERRORS[op.name] ?? {})) responses[status] = ref('responses', name);
   if (route.from === 'body') responses['413'] = ref('responses', 'PayloadTooLarge');
   responses['422'] = ref('responses', 'ValidationError');
+  // Admission control (tools/admission.ts): any request can meet the ceiling on requests in flight;
+  // the operations that can be expensive also queue, with a share per key and a deadline.
+  if (HEAVY_OPERATIONS.includes(op.name)) responses['429'] = ref('responses', 'OverShare');
+  responses['503'] = ref('responses', responses['503'] ? 'UnavailableOrOverloaded' : 'Overloaded');
+  responses['504'] = ref('responses', 'DeadlineExceeded');
   out.responses = responses;
   return out;
 }

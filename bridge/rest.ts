@@ -77,6 +77,7 @@ export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
         return c.json(result as object, 200);
       } catch (error) {
         const e = errorAnswer(error, sourceOf, input);
+        if (e.retryAfter !== undefined) c.header('retry-after', String(e.retryAfter));
         return c.json(e.body, e.status as 400);
       }
     }

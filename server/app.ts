@@ -92,7 +92,8 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   app.use('/v1/*', async (c, next) => {
     const tenant = tenantOf(c.req.header('authorization'));
     if (tenant === null) return c.json(unauthorized, 401);
-    const ctx: Context = { ledger: deps.ledger, tenant, services: deps.services };
+    // The request's signal aborts when its client goes away: queued or running reads then stop early.
+    const ctx: Context = { ledger: deps.ledger, tenant, services: deps.services, signal: c.req.raw.signal };
     c.set('ctx', ctx);
     return next();
   });

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { kuzuBufferMb } from '../storage/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/resident-views.ts';
 import { indexNice } from '../storage/search/index-priority.ts';
+import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
 
 export interface Config {
   port: number;
@@ -28,6 +29,8 @@ export interface Config {
   serverId: string | null;
   /** Placement in etcd (SVC_ETCD, SVC_ETCD_STALE_MS); null: every tenant is served here, as on one machine. */
   etcd: { hosts: string[]; staleMs: number } | null;
+  /** What runs and waits at once, and each request's deadline (SVC_MAX_HEAVY, SVC_HEAVY_QUEUE, ...). */
+  admission: AdmissionLimits;
 }
 
 export class ConfigError extends Error {}
@@ -90,7 +93,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let kuzuBuffer: number;
   let memoryMb: number;
   let nice: number;
+  let admission: AdmissionLimits;
   try {
+    admission = admissionLimits(env);
     kuzuBuffer = kuzuBufferMb(env);
     memoryMb = memoryBudgetMb(env);
     nice = indexNice(env);
@@ -117,6 +122,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexNice: nice,
     serverId,
     etcd,
+    admission,
   };
 }
 

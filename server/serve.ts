@@ -12,6 +12,7 @@ import { FolderHeldError } from './local/folder-held.ts';
 import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
+import { describeLimits } from '../tools/admission.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
 import type { placementGate } from './cluster/gate.ts';
@@ -30,6 +31,7 @@ async function startPlacement(
 
 export async function runServe(): Promise<void> {
   const config = readConfig();
+  console.log(describeLimits(config.admission));
   let link: LocalLink;
   try {
     link = await LocalLink.open(config, 'serve', (m) => console.log(m));

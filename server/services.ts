@@ -12,6 +12,7 @@ import { keepIndexThreadsLow } from '../storage/search/index-priority.ts';
 import { startSearch } from '../storage/search/start.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { createExtractor } from '../extract/create.ts';
+import { Admission } from '../tools/admission.ts';
 
 export interface StartedServices {
   services: Services;
@@ -28,7 +29,12 @@ export async function startServices(config: Config, ledger: Ledger): Promise<Sta
   const extraction = createExtractor(config);
   const stopNice = search.index ? keepIndexThreadsLow(config.indexNice) : () => undefined;
   return {
-    services: { version: SERVICE_VERSION, search: search.index ?? undefined, extractor: extraction.extractor },
+    services: {
+      version: SERVICE_VERSION,
+      search: search.index ?? undefined,
+      extractor: extraction.extractor,
+      admission: new Admission(config.admission),
+    },
     checks: [...search.checks, () => ({ name: 'extractor', ok: true, detail: extraction.detail })],
     mount: mountMcp,
     close: async () => {

@@ -18,6 +18,9 @@ export const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   append_only: 501,
   unavailable: 503,
+  overloaded: 503,
+  over_share: 429,
+  deadline_exceeded: 504,
   internal: 500,
 };
 
@@ -29,13 +32,18 @@ export const ErrorDetailSchema = z
     error: z
       .string()
       .describe(
-        'A stable code: SVC_AS_OF_REQUIRED, SVC_BAD_TIMESTAMP, SVC_UNAUTHORIZED, invalid_json, payload_too_large, not_found, append_only, unavailable, internal.',
+        'A stable code: SVC_AS_OF_REQUIRED, SVC_BAD_TIMESTAMP, SVC_UNAUTHORIZED, invalid_json, payload_too_large, not_found, append_only, unavailable, overloaded, over_share, deadline_exceeded, internal.',
       ),
     why: z.string().describe('What went wrong and what to do, in plain words.'),
     loc: z
       .array(z.union([z.string(), z.number()]))
       .optional()
       .describe('SVC_BAD_TIMESTAMP only: the query parameter, e.g. ["query", "as_of"].'),
+    retry_after: z
+      .number()
+      .int()
+      .optional()
+      .describe('overloaded, over_share and deadline_exceeded only: seconds to wait before retrying (also the Retry-After header).'),
   })
   .describe('Every error but a validation failure.');
 
@@ -59,6 +67,8 @@ export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
 export type ShownIssue = z.infer<typeof FieldIssueSchema>;
 export interface ErrorAnswer {
   status: number;
+  /** Seconds before a retry can succeed; REST sends it as Retry-After. */
+  retryAfter?: number;
   body: { detail: ErrorDetail } | { detail: ShownIssue[] };
 }
 
@@ -123,6 +133,10 @@ export function errorAnswer(error: unknown, locate: Locator, raw?: unknown): Err
     }
     if (located.length === 0) located.push({ type: 'invalid', loc: [locate(undefined)], msg: error.message, input: shownInput(raw) });
     return { status: 422, body: { detail: located } };
+  }
+  if (error.retryAfter !== undefined) {
+    const body = { detail: { ...errorDetail(error.code, error.message).detail, retry_after: error.retryAfter } };
+    return { status: STATUS[error.code], retryAfter: error.retryAfter, body };
   }
   return { status: STATUS[error.code], body: errorDetail(error.code, error.message) };
 }

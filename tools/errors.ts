@@ -11,6 +11,9 @@ export type ErrorCode =
   | 'not_found'
   | 'append_only'
   | 'unavailable'
+  | 'overloaded'
+  | 'over_share'
+  | 'deadline_exceeded'
   | 'internal';
 
 /** One failed field, in the standard validation shape: `loc` names the field from its source on. */
@@ -26,6 +29,8 @@ export class SvcError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly issues: FieldIssue[] = [],
+    /** Seconds a client should wait before trying again (overloaded, over_share, deadline_exceeded). */
+    readonly retryAfter?: number,
   ) {
     super(message);
     this.name = 'SvcError';

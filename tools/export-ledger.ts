@@ -31,6 +31,7 @@ export const exportLedger = defineOperation({
     // server's present instant, which then names the bundle and is its exported_as_of.
     const asOf = Math.min(atInstant(input.as_of, ctx.ledger.now()), ctx.ledger.now());
     await ctx.ledger.settled(asOf);
+    ctx.signal?.throwIfAborted();
     const root = await mkdtemp(join(tmpdir(), 'ledger-export-'));
     let disposed = false;
     const dispose = async (): Promise<void> => {

@@ -2,6 +2,7 @@
 // and a handler. Both doors call `runOperation`, so as_of, confinement and validation are decided once.
 import { z } from 'zod';
 import type { Context } from './context.ts';
+import { deadlineExceeded, isHeavy } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
 
 export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unknown> {
@@ -115,13 +116,58 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   if (op.confinable && ctx.confinedSpace !== undefined) input.space = ctx.confinedSpace;
   const parsed = op.input.safeParse(input);
   if (!parsed.success) throw invalidInput(issuesOf(parsed.error, op.input));
+  const admission = ctx.services.admission;
+  if (!admission) return runAdmitted(op, parsed.data, ctx);
+  // The deadline covers the wait for a turn and the work; a client that goes away cancels the same way.
+  const deadline = AbortSignal.timeout(admission.limits.requestTimeoutMs);
+  const signal = ctx.signal ? AbortSignal.any([deadline, ctx.signal]) : deadline;
+  const admitted = await admission.admit(ctx.tenant, isHeavy(op.name, input), signal);
+  const work = runAdmitted(op, parsed.data, { ...ctx, signal }).finally(() => admitted.release());
+  // A write is never answered before it has committed or failed: an early "timed out" for a write that
+  // then commits would be a lie. A read is answered at its deadline; its slot stays taken until the work
+  // notices the signal and stops, so an abandoned read never lets more work in than the limits allow.
+  if (!op.requiresAsOf) return work;
+  return raceDeadline(work, signal);
+}
+
+async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx: Context): Promise<unknown> {
   // The caller's tenant stays resident while the operation runs: its snapshot and its writes' plans read
   // that read model, which must not be evicted under them.
   const release = ctx.ledger.pin(ctx.tenant);
   try {
     await ctx.ledger.load(ctx.tenant);
-    return await op.handler(parsed.data, ctx);
+    return await op.handler(input, ctx);
   } finally {
     release();
   }
+}
+
+function disposeLate(result: unknown): void {
+  const dispose = isRecord(result) ? result.dispose : undefined;
+  if (typeof dispose === 'function') void Promise.resolve(dispose.call(result)).catch(() => undefined);
+}
+
+function raceDeadline(work: Promise<unknown>, signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(deadlineExceeded('before it could start'));
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      // Nobody will read a late answer; one that holds resources (an export's staged files) frees them.
+      work.then(disposeLate, () => undefined);
+      reject(deadlineExceeded('while it ran'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -60,7 +60,10 @@ export const searchMemory = defineOperation({
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');
     const snap = await openRead(ctx, input);
+    ctx.signal?.throwIfAborted();
     await index.caughtUp(ctx.tenant);
+    // Past its deadline while waiting for the index: the scoring below would be work nobody reads.
+    ctx.signal?.throwIfAborted();
     const answer = await snap.search(index, {
       query: input.query,
       kind: input.kind,

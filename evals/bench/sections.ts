@@ -7,7 +7,8 @@ import { core } from './core.ts';
 import { exportBench } from './export.ts';
 import { extract } from './extract.ts';
 import { facts } from './facts.ts';
+import { loadBench } from './load.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 
-export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench, clusterBench];
+export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench, clusterBench, loadBench];

@@ -62,7 +62,7 @@ export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
       tenant = tenantOf(authorization);
     }
     if (tenant === null) return c.json(unauthorized, 401);
-    const ctx: Context = { ledger: deps.ledger, tenant, confinedSpace: scope?.space, services: deps.services };
+    const ctx: Context = { ledger: deps.ledger, tenant, confinedSpace: scope?.space, services: deps.services, signal: c.req.raw.signal };
     const authInfo: AuthInfo = { token: '', clientId: tenant, scopes: [], extra: { ctx } };
     return handler.fetch(c.req.raw, authInfo);
   };

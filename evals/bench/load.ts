@@ -1,0 +1,369 @@
+// Many agents at once (issue 26): one application (one key) of 200 users × 50 rows (× --scale) in a real
+// server process, driven by autocannon over REST and over MCP (streamable HTTP tools/call), at 1, 4, 16,
+// 64 and 256 connections, for four mixes: reads only, writes only, searches only, a quarter each. Each
+// kind runs on its own connections (a mix of k kinds at c connections gives each kind c/k, at least one),
+// so latency is reported per kind. Then a soak at 64 connections, mixed, drawn to docs/load-soak.svg, and
+// a burst at 1,024 connections whose excess must be shed fast with nothing acknowledged lost.
+// LOAD_SECONDS (default 5) sets each run, LOAD_SOAK_SECONDS (default 300) the soak, LOAD_CONNECTIONS
+// (comma-separated) and LOAD_DOORS (rest,mcp) narrow the grid; LOAD_ENV passes server settings (k=v,...).
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon, { type Request } from 'autocannon';
+import { rssMb } from '../lib/proc.ts';
+import { PROJECT_ROOT, spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
+import { fmt, percentile, progress } from '../lib/stats.ts';
+import { soakSvg, type SoakPoint } from './load-svg.ts';
+import type { BenchRow, BenchSection } from './section.ts';
+
+const KEY = 'load-key';
+const USERS = 200;
+const WORDS = ['harvest', 'coffee', 'rain', 'price', 'drought', 'shipping', 'port', 'demand', 'supply', 'frost', 'yield', 'tea'];
+const PLACES = ['Lisbon', 'Nairobi', 'Hanoi', 'Lima', 'Oslo', 'Accra', 'Quito', 'Pune'];
+
+type Kind = 'list' | 'get' | 'write' | 'search';
+type Door = 'rest' | 'mcp';
+const MIXES: Record<string, Kind[]> = {
+  reads: ['list', 'get'],
+  writes: ['write'],
+  searches: ['search'],
+  mixed: ['write', 'list', 'get', 'search'],
+};
+
+const envList = (name: string, fallback: string): string[] =>
+  (process.env[name] ?? fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const rand = (n: number): number => Math.floor(Math.random() * n);
+const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)] as T;
+
+function statement(user: number, i: number): string {
+  return `User ${user} noted ${pick(WORDS)} and ${pick(WORDS)} near ${pick(PLACES)} in week ${i % 52}`;
+}
+
+let writeSeq = 0;
+
+/** The operation and its arguments for one request of `kind`, fresh each time (ids, users, words). */
+function call(kind: Kind, rowsPerUser: number, ackSpace?: string): { op: string; args: Record<string, unknown> } {
+  const user = rand(USERS);
+  switch (kind) {
+    case 'list':
+      return { op: 'list_memories', args: { as_of: 'now', space: `user:${user}`, limit: 20 } };
+    case 'get':
+      return { op: 'get_memory', args: { as_of: 'now', id: `u${user}-${rand(rowsPerUser)}` } };
+    case 'write': {
+      const id = `w${process.pid}-${writeSeq++}`;
+      return {
+        op: 'remember',
+        args: { space: ackSpace ?? `user:${user}`, nodes: [{ id, kind: 'claim', statement: statement(user, writeSeq) }] },
+      };
+    }
+    case 'search':
+      return {
+        op: 'search_memory',
+        args: { as_of: 'now', space: `user:${user}`, query: `${pick(WORDS)} near ${pick(PLACES)}`, limit: 10 },
+      };
+  }
+}
+
+const AUTH = { authorization: `Bearer ${KEY}` };
+
+function restRequest(op: string, args: Record<string, unknown>): Request {
+  const json = { ...AUTH, 'content-type': 'application/json' };
+  switch (op) {
+    case 'list_memories':
+      return { method: 'GET', path: `/v1/memories?${new URLSearchParams(args as Record<string, string>)}`, headers: AUTH };
+    case 'get_memory':
+      return { method: 'GET', path: `/v1/memories/${encodeURIComponent(String(args.id))}?as_of=now`, headers: AUTH };
+    case 'remember':
+      return { method: 'POST', path: '/v1/memories', headers: json, body: JSON.stringify(args) };
+    default:
+      return { method: 'POST', path: '/v1/search', headers: json, body: JSON.stringify(args) };
+  }
+}
+
+let rpcId = 0;
+function mcpRequest(op: string, args: Record<string, unknown>): Request {
+  return {
+    method: 'POST',
+    path: '/mcp',
+    headers: {
+      ...AUTH,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: op, arguments: args } }),
+  };
+}
+
+const SHED_CODES = /"error":"(overloaded|over_share|deadline_exceeded)"/;
+
+interface KindStats {
+  latencies: number[];
+  shedLatencies: number[];
+  ok: number;
+  shed: number;
+  failed: number;
+  timeouts: number;
+  /** Ids of writes acknowledged with 200 (when tracked). */
+  acked: string[];
+}
+
+interface RunResult {
+  seconds: number;
+  kinds: Map<Kind, KindStats>;
+  rss: { start: number; peak: number; end: number };
+}
+
+/** One autocannon instance per kind, all at once, for `seconds`. */
+async function drive(
+  server: ServerProcess,
+  door: Door,
+  kinds: Kind[],
+  connections: number,
+  seconds: number,
+  rowsPerUser: number,
+  opts: { ackSpace?: string; timeoutS?: number } = {},
+): Promise<RunResult> {
+  const pid = server.child.pid;
+  const rss = { start: rssMb(pid), peak: rssMb(pid), end: 0 };
+  const sampler = setInterval(() => {
+    rss.peak = Math.max(rss.peak, rssMb(pid));
+  }, 250);
+  const perKind = Math.max(1, Math.round(connections / kinds.length));
+  const stats = new Map<Kind, KindStats>();
+  const t0 = performance.now();
+  await Promise.all(
+    kinds.map(async (kind) => {
+      const s: KindStats = { latencies: [], shedLatencies: [], ok: 0, shed: 0, failed: 0, timeouts: 0, acked: [] };
+      stats.set(kind, s);
+      // The id a write carries, kept until its answer says whether it was acknowledged.
+      const request: Request = {
+        setupRequest: (_req, context) => {
+          const c = call(kind, rowsPerUser, opts.ackSpace);
+          if (kind === 'write') context.id = (c.args.nodes as { id: string }[])[0]?.id;
+          const mine = door === 'rest' ? restRequest(c.op, c.args) : mcpRequest(c.op, c.args);
+          // autocannon's own fields (host, port) must stay, or the request goes out without a Host.
+          return { ..._req, ...mine, headers: { ..._req.headers, ...mine.headers } };
+        },
+        onResponse: (status, body, context) => {
+          const shed = door === 'rest' ? status === 429 || status === 503 || status === 504 : status === 200 && SHED_CODES.test(body);
+          const failed = !shed && (status !== 200 || (door === 'mcp' && body.includes('"isError":true')));
+          context.shed = shed;
+          if (shed) s.shed++;
+          else if (failed) {
+            s.failed++;
+            if (s.failed === 1) console.error(`load: a ${door} ${kind} failed: ${status} ${body.slice(0, 300)}`);
+          } else {
+            s.ok++;
+            if (kind === 'write' && opts.ackSpace && typeof context.id === 'string') s.acked.push(context.id);
+          }
+        },
+      };
+      const instance = autocannon({
+        url: server.base,
+        connections: perKind,
+        duration: seconds,
+        timeout: opts.timeoutS ?? 10,
+        requests: [request],
+      });
+      instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+        // A REST shed is known by its status; an MCP one by its body (counted above, latency with the rest).
+        if (door === 'rest' && (status === 429 || status === 503 || status === 504)) s.shedLatencies.push(ms);
+        else s.latencies.push(ms);
+      });
+      const result = await instance;
+      s.timeouts = result.timeouts;
+    }),
+  );
+  clearInterval(sampler);
+  rss.end = rssMb(pid);
+  rss.peak = Math.max(rss.peak, rss.end);
+  return { seconds: (performance.now() - t0) / 1000, kinds: stats, rss };
+}
+
+function totals(r: RunResult): { answered: number; shed: number; failed: number; timeouts: number } {
+  let answered = 0;
+  let shed = 0;
+  let failed = 0;
+  let timeouts = 0;
+  for (const s of r.kinds.values()) {
+    answered += s.ok + s.shed + s.failed;
+    shed += s.shed;
+    failed += s.failed;
+    timeouts += s.timeouts;
+  }
+  return { answered, shed, failed, timeouts };
+}
+
+function describeRun(r: RunResult): string {
+  const t = totals(r);
+  const perKind = [...r.kinds.entries()]
+    .map(([k, s]) => `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}`)
+    .join(', ');
+  const shedPct = t.answered ? (100 * t.shed) / t.answered : 0;
+  return (
+    `${fmt(t.answered / r.seconds, 0)} req/s; p50/p99 ms ${perKind}; timeouts ${t.timeouts}; shed ${t.shed} (${fmt(shedPct, 1)}%)` +
+    `${t.failed ? `; failed ${t.failed}` : ''}; RSS ${fmt(r.rss.start, 0)}→${fmt(r.rss.peak, 0)}→${fmt(r.rss.end, 0)} MB`
+  );
+}
+
+async function post(base: string, body: unknown): Promise<void> {
+  const r = await fetch(`${base}/v1/memories`, {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (r.status !== 200) throw new Error(`seeding failed: ${r.status} ${(await r.text()).slice(0, 300)}`);
+}
+
+async function seed(base: string, rowsPerUser: number): Promise<void> {
+  for (let u = 0; u < USERS; u++) {
+    for (let i = 0; i < rowsPerUser; i += 1000) {
+      const n = Math.min(1000, rowsPerUser - i);
+      const nodes = Array.from({ length: n }, (_, k) => ({ id: `u${u}-${i + k}`, kind: 'claim', statement: statement(u, i + k) }));
+      await post(base, { space: `user:${u}`, nodes });
+    }
+    progress('load: seeding', u + 1, USERS);
+  }
+  // Wait for the index: the runs measure serving, not the initial indexing.
+  const r = await fetch(`${base}/v1/search`, {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'harvest', as_of: 'now', space: 'user:0' }),
+  });
+  if (r.status !== 200) throw new Error(`warm-up search failed: ${r.status}`);
+}
+
+/** Every id in `space`, paging list_memories. */
+async function idsIn(base: string, space: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let cursor: string | undefined;
+  for (;;) {
+    const q = new URLSearchParams({ as_of: 'now', space, limit: '1000', ...(cursor ? { cursor } : {}) });
+    const r = await fetch(`${base}/v1/memories?${q}`, { headers: AUTH });
+    if (r.status !== 200) throw new Error(`listing ${space}: ${r.status}`);
+    const page = (await r.json()) as { items: { id: string }[]; next_cursor?: string | null };
+    for (const item of page.items) ids.add(item.id);
+    if (!page.next_cursor) return ids;
+    cursor = page.next_cursor;
+  }
+}
+
+function serverEnv(): Record<string, string> {
+  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app` };
+  for (const pair of envList('LOAD_ENV', '')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+export const loadBench: BenchSection = {
+  name: 'load',
+  async run({ scale }) {
+    const rowsPerUser = Math.max(1, Math.round(50 * scale));
+    const seconds = Number(process.env.LOAD_SECONDS ?? '5');
+    const soakSeconds = Number(process.env.LOAD_SOAK_SECONDS ?? '300');
+    const connectionsList = envList('LOAD_CONNECTIONS', '1,4,16,64,256').map(Number);
+    const doors = envList('LOAD_DOORS', 'rest,mcp') as Door[];
+    const mixes = envList('LOAD_MIXES', Object.keys(MIXES).join(','));
+    const rows: BenchRow[] = [];
+    const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000 });
+    const app = `${USERS} users × ${rowsPerUser} rows`;
+    try {
+      await seed(server.base, rowsPerUser);
+      const limits = /admission: .*/.exec(server.log())?.[0];
+      if (limits) console.error(`load: ${limits}`);
+      rows.push({ metric: `application (one key)`, value: app, target: '', met: null, note: limits ?? '' });
+      let mixed64: RunResult | undefined;
+      for (const door of doors) {
+        for (const mix of mixes) {
+          for (const c of connectionsList) {
+            const r = await drive(server, door, MIXES[mix] ?? [], c, seconds, rowsPerUser);
+            console.error(`load: ${door} ${mix} ${c}: ${describeRun(r)}`);
+            rows.push({ metric: `${door} ${mix}, ${c} conn, ${seconds} s`, value: describeRun(r), target: '', met: null });
+            if (door === 'rest' && mix === 'mixed' && c === 64) mixed64 = r;
+          }
+        }
+      }
+      if (mixed64) rows.push(...targets(mixed64, app));
+
+      // The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST.
+      const points: SoakPoint[] = [];
+      const windows = Math.max(1, Math.round(soakSeconds / 10));
+      for (let w = 0; w < windows; w++) {
+        const r = await drive(server, 'rest', MIXES.mixed ?? [], 64, 10, rowsPerUser);
+        const all = [...r.kinds.values()].flatMap((s) => s.latencies);
+        const search = r.kinds.get('search')?.latencies ?? [];
+        points.push({ t: (w + 1) * 10, rssMb: r.rss.end, p99Ms: percentile(all, 99), searchP99Ms: percentile(search, 99) });
+        progress('load: soak', w + 1, windows);
+      }
+      const svgPath = join(PROJECT_ROOT, 'docs', 'load-soak.svg');
+      writeFileSync(svgPath, soakSvg(points, `soak: 64 connections, mixed, REST, ${app}`));
+      const warm = points[Math.min(points.length - 1, Math.max(0, Math.floor(points.length / 5)))];
+      const last = points[points.length - 1];
+      const growth = warm && last ? last.rssMb - warm.rssMb : Number.NaN;
+      rows.push({
+        metric: `soak ${windows * 10} s, 64 conn mixed: RSS after warm-up → end`,
+        value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
+        target: '≤ +100 MB',
+        met: growth <= 100,
+        note: `drawn to docs/load-soak.svg${soakSeconds < 300 ? '; shorter than the 5 minutes the issue asks' : ''}`,
+      });
+
+      // 1,024 connections, mixed: the excess is shed fast, nothing times out, no acknowledged write lost.
+      const ackSpace = 'load:ack';
+      const burst = await drive(server, 'rest', MIXES.mixed ?? [], 1024, Math.max(5, seconds), rowsPerUser, { ackSpace });
+      console.error(`load: rest mixed 1024: ${describeRun(burst)}`);
+      const t = totals(burst);
+      const shedMs = [...burst.kinds.values()].flatMap((s) => s.shedLatencies);
+      const acked = burst.kinds.get('write')?.acked ?? [];
+      const stored = await idsIn(server.base, ackSpace);
+      const lost = acked.filter((id) => !stored.has(id)).length;
+      rows.push({ metric: 'rest mixed, 1,024 conn', value: describeRun(burst), target: '', met: null });
+      rows.push({
+        metric: '1,024 conn: shed answered in (p50 / p99)',
+        value: `${fmt(percentile(shedMs, 50), 1)} / ${fmt(percentile(shedMs, 99), 1)} ms (${shedMs.length} shed)`,
+        target: 'p99 ≤ 50 ms',
+        met: shedMs.length === 0 ? null : percentile(shedMs, 99) <= 50,
+      });
+      rows.push({ metric: '1,024 conn: timeouts', value: String(t.timeouts), target: '0', met: t.timeouts === 0 });
+      rows.push({
+        metric: '1,024 conn: acknowledged writes lost',
+        value: `${lost} of ${acked.length}`,
+        target: '0',
+        met: lost === 0,
+      });
+    } finally {
+      await server.stop();
+      rmSync(server.dataDir, { recursive: true, force: true });
+    }
+    return rows;
+  },
+};
+
+/** The issue's targets for the mixed load at 64 connections (set for the 300k-row application). */
+function targets(r: RunResult, app: string): BenchRow[] {
+  const t = totals(r);
+  const p99 = (k: Kind): number => percentile(r.kinds.get(k)?.latencies ?? [], 99);
+  const shedPct = t.answered ? (100 * t.shed) / t.answered : 0;
+  const note = `${app}; REST`;
+  const readP99 = Math.max(p99('list'), p99('get'));
+  return [
+    {
+      metric: 'mixed 64 conn: throughput',
+      value: `${fmt(t.answered / r.seconds, 0)} req/s`,
+      target: '≥ 1,000 req/s',
+      met: t.answered / r.seconds >= 1000,
+      note,
+    },
+    { metric: 'mixed 64 conn: list/get p99', value: `${fmt(readP99, 1)} ms`, target: '≤ 50 ms', met: readP99 <= 50, note },
+    { metric: 'mixed 64 conn: search p99', value: `${fmt(p99('search'), 1)} ms`, target: '≤ 150 ms', met: p99('search') <= 150, note },
+    { metric: 'mixed 64 conn: write p99', value: `${fmt(p99('write'), 1)} ms`, target: '≤ 100 ms', met: p99('write') <= 100, note },
+    { metric: 'mixed 64 conn: timeouts', value: String(t.timeouts), target: '0', met: t.timeouts === 0, note },
+    { metric: 'mixed 64 conn: shed', value: `${fmt(shedPct, 2)}%`, target: '≤ 1%', met: shedPct <= 1, note },
+  ];
+}

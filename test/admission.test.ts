@@ -1,0 +1,186 @@
+// Admission control through both doors, made deterministic by holding the heavy slots from the test:
+// while they are held, every search queues or is refused, and which one is decided by counts, never by
+// timing. Lists, gets and writes do not queue, so they are answered whatever searches are doing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Admission, Admitted } from '../tools/admission.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+
+const search = (t: TestApp, key: string, query = 'harvest'): Promise<{ status: number; json: any; headers: Headers }> =>
+  t.call('POST', '/v1/search', { key, body: { query, as_of: 'now' } });
+
+async function mcpCall(t: TestApp, key: string, name: string, args: Record<string, unknown>): Promise<any> {
+  const res = await t.app.request('http://ledger.test/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+function gate(t: TestApp): Admission {
+  const admission = t.started.services.admission;
+  if (!admission) throw new Error('the test server runs without admission control');
+  return admission;
+}
+
+/** Takes every heavy slot, so the next heavy request queues. */
+async function holdSlots(t: TestApp): Promise<Admitted[]> {
+  const held: Admitted[] = [];
+  for (let i = 0; i < gate(t).limits.maxHeavy; i++) held.push(await gate(t).admit('test-holder', true));
+  return held;
+}
+
+/** Lets the event loop run until `cond` holds (requests reach the gate through a few awaits). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  expect(cond()).toBe(true);
+}
+
+describe('a burst of searches beyond the limits', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      SVC_API_KEYS: 'ka=alpha,kb=beta',
+      SVC_MAX_HEAVY: '1',
+      SVC_HEAVY_QUEUE: '2',
+      SVC_HEAVY_QUEUE_PER_KEY: '2',
+      SVC_HEAVY_MAX_WAIT_MS: '3600000',
+    });
+    const nodes = Array.from({ length: 20 }, (_, i) => ({ id: `n${i}`, kind: 'claim', statement: `harvest report ${i}` }));
+    expect((await t.call('POST', '/v1/memories', { key: 'ka', body: { space: 'user:1', nodes } })).status).toBe(200);
+  });
+  afterAll(() => t.close());
+
+  it('REST: the excess gets 503 with Retry-After at once; lists, gets and writes in the same burst all succeed', async () => {
+    const held = await holdSlots(t);
+    const searches = Array.from({ length: 6 }, () => search(t, 'ka'));
+    const light = [
+      ...Array.from({ length: 4 }, () => t.call('GET', '/v1/memories', { key: 'ka', query: { as_of: 'now', limit: 5 } })),
+      ...Array.from({ length: 4 }, (_, i) => t.call('GET', `/v1/memories/n${i}`, { key: 'ka', query: { as_of: 'now' } })),
+      ...Array.from({ length: 4 }, (_, i) =>
+        t.call('POST', '/v1/memories', {
+          key: 'ka',
+          body: { space: 'user:1', nodes: [{ id: `w${i}`, kind: 'claim', statement: 'burst write' }] },
+        }),
+      ),
+    ];
+    // The light requests are answered while the slot is still held: they never wait behind searches.
+    const lightAnswers = await Promise.all(light);
+    expect(lightAnswers.map((a) => a.status)).toEqual(lightAnswers.map(() => 200));
+    await until(() => gate(t).stats().heavyQueued === 2);
+    for (const h of held) h.release();
+    const answers = await Promise.all(searches);
+    const shed = answers.filter((a) => a.status === 503);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(2);
+    expect(shed).toHaveLength(4);
+    for (const a of shed) {
+      expect(a.json.detail.error).toBe('overloaded');
+      expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(a.json.detail.retry_after).toBe(Number(a.headers.get('retry-after')));
+      expect(a.json.detail.why).toMatch(/busy.*retry after \d+ s/);
+    }
+  });
+
+  it('REST: a key past its share of the queue gets 429 with Retry-After while another key still queues', async () => {
+    await t.close();
+    t = await startTestApp({
+      SVC_API_KEYS: 'ka=alpha,kb=beta',
+      SVC_MAX_HEAVY: '1',
+      SVC_HEAVY_QUEUE: '4',
+      SVC_HEAVY_QUEUE_PER_KEY: '2',
+      SVC_HEAVY_MAX_WAIT_MS: '3600000',
+    });
+    const held = await holdSlots(t);
+    const flood = Array.from({ length: 4 }, () => search(t, 'ka'));
+    await until(() => gate(t).stats().heavyQueued === 2 && gate(t).stats().shed === 2);
+    const other = search(t, 'kb');
+    await until(() => gate(t).stats().heavyQueued === 3);
+    for (const h of held) h.release();
+    const answers = await Promise.all(flood);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 429, 429]);
+    const refused = answers.find((a) => a.status === 429);
+    expect(refused?.json.detail.error).toBe('over_share');
+    expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await other).status).toBe(200);
+  });
+
+  it('MCP: the excess gets a readable isError result saying to retry, not a transport failure', async () => {
+    const held = await holdSlots(t);
+    const calls = Array.from({ length: 8 }, () => mcpCall(t, 'ka', 'search_memory', { query: 'harvest', as_of: 'now' }));
+    const list = await mcpCall(t, 'ka', 'list_memories', { as_of: 'now', limit: 3 });
+    expect(list.result.isError).toBeFalsy();
+    await until(() => gate(t).stats().shed >= 6);
+    for (const h of held) h.release();
+    const answers = await Promise.all(calls);
+    for (const a of answers) expect(a.error).toBeUndefined();
+    const busy = answers.filter((a) => a.result.isError);
+    expect(busy.length).toBeGreaterThanOrEqual(6);
+    for (const a of busy) {
+      const text = a.result.content[0].text as string;
+      expect(text).toMatch(/^(overloaded|over_share): .*retry after \d+ s/);
+      expect(a.result.structuredContent.status).toBeGreaterThanOrEqual(429);
+      expect(a.result.structuredContent.detail.retry_after).toBeGreaterThanOrEqual(1);
+    }
+    expect(answers.filter((a) => !a.result.isError).every((a) => Array.isArray(a.result.structuredContent.results))).toBe(true);
+  });
+});
+
+describe('fairness between keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      SVC_API_KEYS: 'ka=alpha,kb=beta',
+      SVC_MAX_HEAVY: '1',
+      SVC_HEAVY_QUEUE: '16',
+      SVC_HEAVY_QUEUE_PER_KEY: '12',
+      SVC_HEAVY_MAX_WAIT_MS: '3600000',
+    });
+    for (const key of ['ka', 'kb'])
+      await t.call('POST', '/v1/memories', { key, body: { space: 'user:1', nodes: [{ id: 'n0', kind: 'claim', statement: 'harvest' }] } });
+  });
+  afterAll(() => t.close());
+
+  it("one key's flood of searches does not put another key's search behind it: turns alternate", async () => {
+    const held = await holdSlots(t);
+    const order: string[] = [];
+    const tagged = (key: string, i: number) => search(t, key).then((a) => (order.push(`${key}${i}`), a));
+    const flood = Array.from({ length: 8 }, (_, i) => tagged('ka', i));
+    await until(() => gate(t).stats().heavyQueued === 8);
+    const other = tagged('kb', 0);
+    await until(() => gate(t).stats().heavyQueued === 9);
+    // B's reads are not queued at all while A's flood waits.
+    expect((await t.call('GET', '/v1/memories', { key: 'kb', query: { as_of: 'now' } })).status).toBe(200);
+    for (const h of held) h.release();
+    const answers = await Promise.all([...flood, other]);
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    // One slot: answers come in the order turns were given. B arrived ninth and is served second.
+    expect(order.indexOf('kb0')).toBe(1);
+  });
+});
+
+describe('deadlines', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ SVC_MAX_HEAVY: '1', SVC_HEAVY_QUEUE: '4', SVC_REQUEST_TIMEOUT_MS: '100' });
+  });
+  afterAll(() => t.close());
+
+  it('a search still queued at its deadline is cancelled: 504 with Retry-After, out of the queue, never run', async () => {
+    const held = await holdSlots(t);
+    const answer = await search(t, 'unused');
+    expect(answer.status).toBe(504);
+    expect(answer.json.detail.error).toBe('deadline_exceeded');
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(gate(t).stats()).toMatchObject({ heavyQueued: 0, heavyRunning: 1, timedOut: 1 });
+    for (const h of held) h.release();
+    // Nothing was left waiting to start once the slot came free.
+    await new Promise((r) => setImmediate(r));
+    expect(gate(t).stats()).toMatchObject({ heavyQueued: 0, heavyRunning: 0, inFlight: 0 });
+  });
+});

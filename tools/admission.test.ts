@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { readConfig } from '../server/config.ts';
+import { Admission, admissionLimits, describeLimits, isHeavy } from './admission.ts';
+import { SvcError } from './errors.ts';
+
+describe('admission limits from the environment', () => {
+  it('defaults, and every value named in the start-up line', () => {
+    const l = admissionLimits({});
+    expect(l.maxHeavy).toBeGreaterThanOrEqual(2);
+    expect(l.heavyQueue).toBe(16 * l.maxHeavy);
+    expect(l.perKeyQueue).toBeLessThanOrEqual(l.heavyQueue);
+    const line = describeLimits(admissionLimits({ SVC_MAX_HEAVY: '3', SVC_HEAVY_QUEUE: '7', SVC_REQUEST_TIMEOUT_MS: '1234' }));
+    expect(line).toContain('3 heavy operations at once');
+    expect(line).toContain('queue 7 (4 per key,');
+    expect(line).toContain('deadline 1234 ms');
+    expect(line).toContain('expected wait ≤ 1000 ms');
+  });
+
+  it('a bad value stops start-up with a message naming the variable', () => {
+    expect(() => readConfig({ SVC_MAX_HEAVY: '0' })).toThrow(/SVC_MAX_HEAVY: expected a whole number from 1/);
+    expect(() => readConfig({ SVC_HEAVY_QUEUE: 'lots' })).toThrow(/SVC_HEAVY_QUEUE: .*"lots"/);
+    expect(() => readConfig({ SVC_HEAVY_QUEUE: '4', SVC_HEAVY_QUEUE_PER_KEY: '5' })).toThrow(/SVC_HEAVY_QUEUE_PER_KEY: 5 is more than/);
+    expect(() => readConfig({ SVC_MAX_HEAVY: '8', SVC_MAX_REQUESTS: '4' })).toThrow(/SVC_MAX_REQUESTS/);
+    expect(() => readConfig({ SVC_REQUEST_TIMEOUT_MS: '5.5' })).toThrow(/SVC_REQUEST_TIMEOUT_MS/);
+    expect(() => readConfig({ SVC_HEAVY_MAX_WAIT_MS: '-1' })).toThrow(/SVC_HEAVY_MAX_WAIT_MS/);
+  });
+});
+
+describe('which operations are heavy', () => {
+  it('searches, why and export always; a write only with messages or as a bulk import', () => {
+    expect(isHeavy('search_memory', {})).toBe(true);
+    expect(isHeavy('why', {})).toBe(true);
+    expect(isHeavy('export_ledger', {})).toBe(true);
+    expect(isHeavy('list_memories', {})).toBe(false);
+    expect(isHeavy('remember', { nodes: [{}] })).toBe(false);
+    expect(isHeavy('remember', { messages: [] })).toBe(true);
+    expect(isHeavy('remember', { nodes: Array.from({ length: 201 }, () => ({})) })).toBe(true);
+  });
+});
+
+describe('the gate', () => {
+  const limits = { maxHeavy: 1, heavyQueue: 10, perKeyQueue: 10, maxRequests: 5, requestTimeoutMs: 60_000, maxWaitMs: 60_000 };
+
+  it('serves tenants round-robin: each waiting tenant gets a turn before any gets a second', async () => {
+    const gate = new Admission({ ...limits, maxRequests: 100 });
+    const first = await gate.admit('x', true);
+    const order: string[] = [];
+    const wait = (tenant: string, i: number) =>
+      gate.admit(tenant, true).then((a) => {
+        order.push(`${tenant}${i}`);
+        a.release();
+      });
+    const all = [wait('a', 1), wait('a', 2), wait('a', 3), wait('b', 1), wait('c', 1), wait('b', 2)];
+    first.release();
+    await Promise.all(all);
+    expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+  });
+
+  it('refuses at once a heavy request whose expected wait is past the bound, counting it as shed', async () => {
+    const gate = new Admission({ ...limits, maxRequests: 100, maxWaitMs: 120 });
+    const running = await gate.admit('a', true);
+    // The mean service time starts at 50 ms: two waiting are expected to wait 100 ms, a third 150 ms.
+    const waiting = [gate.admit('a', true), gate.admit('b', true)];
+    const refused = await gate.admit('c', true).catch((e: unknown) => e);
+    expect((refused as SvcError).code).toBe('overloaded');
+    expect((refused as SvcError).message).toMatch(/expected wait for a turn \(150 ms\)/);
+    expect(gate.stats()).toMatchObject({ heavyQueued: 2, shed: 1 });
+    running.release();
+    for (const w of waiting) (await w).release();
+  });
+
+  it('light operations never queue but count against the ceiling on requests in flight', async () => {
+    const gate = new Admission(limits);
+    const held = await Promise.all(Array.from({ length: 5 }, () => gate.admit('a', false)));
+    const refused = await gate.admit('a', false).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SvcError);
+    expect((refused as SvcError).code).toBe('overloaded');
+    expect((refused as SvcError).retryAfter).toBeGreaterThanOrEqual(1);
+    held[0]?.release();
+    held[0]?.release(); // a second release is ignored
+    expect(gate.stats().inFlight).toBe(4);
+    await expect(gate.admit('a', false)).resolves.toBeDefined();
+  });
+});

@@ -1,0 +1,238 @@
+// Admission control for both doors, decided in one place (runOperation calls `admit`). Expensive
+// operations (see HEAVY) run a bounded number at a time; the rest wait in a bounded queue, one queue per
+// tenant served round-robin, so one key's flood takes turns with everybody else instead of standing in
+// front of them. Beyond the queue, past a tenant's share of it, or when the wait would outlast the
+// request's deadline, the answer is immediate: an SvcError carrying a retry-after, which each door maps
+// once (REST: 503/429 + Retry-After; MCP: an isError result that says when to retry). Light operations
+// (lists, gets, small writes) never queue; they only count against SVC_MAX_REQUESTS, a ceiling on
+// everything in flight that keeps memory per server bounded.
+import { availableParallelism } from 'node:os';
+import { SvcError } from './errors.ts';
+
+export interface AdmissionLimits {
+  /** Expensive operations running at once (SVC_MAX_HEAVY). */
+  maxHeavy: number;
+  /** Expensive operations waiting, all tenants together (SVC_HEAVY_QUEUE). */
+  heavyQueue: number;
+  /** Of the queue, what one tenant may hold waiting (SVC_HEAVY_QUEUE_PER_KEY). */
+  perKeyQueue: number;
+  /** Operations of any kind in flight at once (SVC_MAX_REQUESTS). */
+  maxRequests: number;
+  /** Queue wait plus work, per request (SVC_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** The longest expected wait for a turn a heavy request is queued for; longer: refused at once (SVC_HEAVY_MAX_WAIT_MS). */
+  maxWaitMs: number;
+}
+
+/** Operations that are expensive whatever they are given, and those that are when their input is large. */
+const HEAVY: Readonly<Record<string, (input: Record<string, unknown>) => boolean>> = {
+  search_memory: () => true,
+  why: () => true,
+  export_ledger: () => true,
+  // Natural-language writes run the extractor (possibly a remote model); bulk imports plan and embed many rows.
+  remember: (input) => Array.isArray(input.messages) || rows(input.nodes) + rows(input.edges) > BULK_ROWS,
+};
+
+/** A write of more rows than this is an import and takes a heavy slot. */
+export const BULK_ROWS = 200;
+
+const rows = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
+
+export function isHeavy(operation: string, input: Record<string, unknown>): boolean {
+  return HEAVY[operation]?.(input) ?? false;
+}
+
+/** The operations that can be heavy, for the start-up line and the docs. */
+export const HEAVY_OPERATIONS = Object.keys(HEAVY);
+
+function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name}: expected a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+export function admissionLimits(env: NodeJS.ProcessEnv = process.env): AdmissionLimits {
+  // Searches are CPU-bound on this process's threads: more at once than cores only lengthens each one.
+  const maxHeavy = whole(env, 'SVC_MAX_HEAVY', Math.max(2, availableParallelism()), 1, 1024);
+  const heavyQueue = whole(env, 'SVC_HEAVY_QUEUE', 16 * maxHeavy, 0, 100_000);
+  const perKeyQueue = whole(env, 'SVC_HEAVY_QUEUE_PER_KEY', Math.max(1, Math.ceil(heavyQueue / 2)), 0, 100_000);
+  if (perKeyQueue > heavyQueue)
+    throw new Error(`SVC_HEAVY_QUEUE_PER_KEY: ${perKeyQueue} is more than the whole queue (SVC_HEAVY_QUEUE=${heavyQueue})`);
+  const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 512, 1, 1_000_000);
+  if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
+  // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
+  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 5000, 100, 3_600_000);
+  const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
+  return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
+}
+
+export function describeLimits(l: AdmissionLimits): string {
+  return (
+    `admission: ${l.maxHeavy} heavy operations at once (${HEAVY_OPERATIONS.join(', ')}; remember with messages or over ${BULK_ROWS} rows), ` +
+    `queue ${l.heavyQueue} (${l.perKeyQueue} per key, expected wait ≤ ${l.maxWaitMs} ms), ${l.maxRequests} requests in flight, ` +
+    `deadline ${l.requestTimeoutMs} ms`
+  );
+}
+
+interface Waiter {
+  tenant: string;
+  start: () => void;
+  fail: (error: unknown) => void;
+}
+
+/** What `admit` gives back: call `release` exactly once when the work has stopped. */
+export interface Admitted {
+  release(): void;
+}
+
+export interface AdmissionStats {
+  inFlight: number;
+  heavyRunning: number;
+  heavyQueued: number;
+  shed: number;
+  timedOut: number;
+}
+
+export class Admission {
+  #inFlight = 0;
+  #running = 0;
+  #queued = 0;
+  /** Per tenant, its waiting heavy requests in arrival order; Map order is the round-robin order. */
+  readonly #queues = new Map<string, Waiter[]>();
+  /** Mean time a heavy operation holds its slot, for the retry-after and the wait estimate. */
+  #serviceMs = 50;
+  #shed = 0;
+  #timedOut = 0;
+
+  constructor(readonly limits: AdmissionLimits) {}
+
+  stats(): AdmissionStats {
+    return { inFlight: this.#inFlight, heavyRunning: this.#running, heavyQueued: this.#queued, shed: this.#shed, timedOut: this.#timedOut };
+  }
+
+  /** How long until `ahead` queued operations have run, in whole seconds (at least 1). */
+  retryAfter(ahead = this.#queued): number {
+    return Math.max(1, Math.ceil(((ahead + 1) * this.#serviceMs) / this.limits.maxHeavy / 1000));
+  }
+
+  /**
+   * Waits for a place (heavy operations) or takes one at once (light ones). Throws `overloaded` (503),
+   * `over_share` (429) or `deadline_exceeded` (504, when `signal` aborts while waiting).
+   */
+  async admit(tenant: string, heavy: boolean, signal?: AbortSignal): Promise<Admitted> {
+    if (this.#inFlight >= this.limits.maxRequests) {
+      this.#shed++;
+      throw overloaded(`${this.#inFlight} requests are in flight, the most this server takes at once`, this.retryAfter(0));
+    }
+    if (!heavy) {
+      this.#inFlight++;
+      return { release: once(() => this.#inFlight--) };
+    }
+    if (this.#running < this.limits.maxHeavy && this.#queued === 0) return this.#start();
+    if (this.#queued >= this.limits.heavyQueue) {
+      this.#shed++;
+      throw overloaded(`${this.#queued} expensive requests are already waiting`, this.retryAfter());
+    }
+    const mine = this.#queues.get(tenant)?.length ?? 0;
+    if (mine >= this.limits.perKeyQueue) {
+      this.#shed++;
+      throw new SvcError(
+        'over_share',
+        `this key already has ${mine} searches or other expensive requests waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
+        [],
+        this.retryAfter(mine),
+      );
+    }
+    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
+    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
+    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
+      this.#shed++;
+      throw overloaded(
+        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
+        this.retryAfter(),
+      );
+    }
+    if (signal?.aborted) throw deadlineExceeded('before it could start');
+    this.#inFlight++;
+    this.#queued++;
+    return new Promise<Admitted>((resolve, reject) => {
+      const waiter: Waiter = {
+        tenant,
+        start: () => {
+          signal?.removeEventListener('abort', onAbort);
+          this.#inFlight--; // #start counts it again
+          resolve(this.#start());
+        },
+        fail: reject,
+      };
+      const onAbort = (): void => {
+        const queue = this.#queues.get(tenant);
+        const at = queue?.indexOf(waiter) ?? -1;
+        if (!queue || at < 0) return;
+        queue.splice(at, 1);
+        if (queue.length === 0) this.#queues.delete(tenant);
+        this.#queued--;
+        this.#inFlight--;
+        this.#timedOut++;
+        reject(deadlineExceeded('while it waited for a turn'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const queue = this.#queues.get(tenant);
+      if (queue) queue.push(waiter);
+      else this.#queues.set(tenant, [waiter]);
+    });
+  }
+
+  #start(): Admitted {
+    this.#inFlight++;
+    this.#running++;
+    const t0 = performance.now();
+    return {
+      release: once(() => {
+        this.#inFlight--;
+        this.#running--;
+        this.#serviceMs = this.#serviceMs * 0.9 + (performance.now() - t0) * 0.1;
+        this.#next();
+      }),
+    };
+  }
+
+  /** Starts the first waiter of the next tenant in turn; that tenant goes to the back of the round. */
+  #next(): void {
+    while (this.#running < this.limits.maxHeavy && this.#queued > 0) {
+      const first = this.#queues.entries().next();
+      if (first.done) return;
+      const [tenant, queue] = first.value;
+      const waiter = queue.shift();
+      this.#queues.delete(tenant);
+      if (queue.length > 0) this.#queues.set(tenant, queue);
+      if (!waiter) continue;
+      this.#queued--;
+      waiter.start();
+    }
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+function overloaded(why: string, retryAfter: number): SvcError {
+  return new SvcError('overloaded', `the server is busy (${why}); retry after ${retryAfter} s`, [], retryAfter);
+}
+
+export function deadlineExceeded(when: string): SvcError {
+  return new SvcError(
+    'deadline_exceeded',
+    `the request ran past its deadline ${when} and was cancelled; nothing was written by it; retry after 1 s, with a narrower request if it is large`,
+    [],
+    1,
+  );
+}
