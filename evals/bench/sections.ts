@@ -11,4 +11,15 @@ import { loadBench } from './load.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 
-export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench, clusterBench, loadBench];
+export const sections: BenchSection[] = [
+  core,
+  scaleBench,
+  agentBench,
+  facts,
+  mcp,
+  extract,
+  searchBench,
+  exportBench,
+  clusterBench,
+  loadBench,
+];
