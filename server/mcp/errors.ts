@@ -26,6 +26,8 @@ export interface ToolErrorMeta {
   /** The failed arguments of an `invalid_input`. */
   issues?: McpIssue[];
   loc?: (string | number)[];
+  /** Seconds to wait before calling again, when the server shed the call (overloaded, over_share). */
+  retry_after?: number;
 }
 
 const FIX: Readonly<Record<string, string>> = {
@@ -46,7 +48,12 @@ export function toolErrorMeta(answer: ErrorAnswer): ToolErrorMeta {
   const d = answer.body.detail;
   if (Array.isArray(d))
     return { error: 'invalid_input', issues: d.map((i) => ({ type: i.type, loc: argumentPath(i.loc), msg: i.msg, input: i.input })) };
-  return { error: d.error, why: d.why, ...(d.loc ? { loc: argumentPath(d.loc) } : {}) };
+  return {
+    error: d.error,
+    why: d.why,
+    ...(d.loc ? { loc: argumentPath(d.loc) } : {}),
+    ...(d.retry_after !== undefined ? { retry_after: d.retry_after } : {}),
+  };
 }
 
 /** `code: what failed (per argument). Fix.` on one line. */
