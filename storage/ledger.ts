@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { CaptureClock } from './clock.ts';
-import { emptyGroup, KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
+import { emptyGroup, KuzuGraph, type CommitGroup, type GraphStore, type KuzuGraphOptions } from './kuzu-graph.ts';
 import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
 import { resolveLens, type LensInput } from './lens.ts';
 import { Snapshot } from './snapshot.ts';
@@ -81,9 +81,9 @@ export class Ledger {
    * Opens the ledger in `dataDir`. Nothing is loaded but the clock, the sequence and the spaces' first
    * writers: each tenant's rows are read when the tenant is first used.
    */
-  static async open(dataDir: string, opts: { memoryMb?: number } = {}): Promise<Ledger> {
+  static async open(dataDir: string, opts: { memoryMb?: number; graph?: KuzuGraphOptions } = {}): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
-    const graph = await KuzuGraph.open(join(dataDir, 'graph'));
+    const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph);
     const last = await graph.lastWritten();
     const ledger = new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
     for (const w of await graph.spaceWriters()) ledger.#noteSpace(w.space, w.tenant, w.first);
@@ -256,7 +256,6 @@ export class Ledger {
     const overlays = new Map<string, Overlay>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
-    const seqStart = this.#seq;
     for (const job of jobs) {
       const capturedAt = this.clock.next();
       minKnownAt = Math.min(minKnownAt, capturedAt);
@@ -309,7 +308,10 @@ export class Ledger {
         this.#apply(group);
       });
     } catch (error) {
-      this.#seq = seqStart; // nothing of the group was written
+      // The numbers staged here are never given out again, even though the group was refused: a commit
+      // can fail after its transaction reached the engine's WAL (Kuzu 0.11.3 reports a failed forced
+      // checkpoint, such as "buffer pool is full", as a failed COMMIT), so those numbers may be stored,
+      // and a later journal copy retrying would skip rows reusing them as "already stored".
       this.#inflight = null;
       finish();
       for (const { job } of results) job.reject(error);
