@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
-import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from './types.ts';
 
 interface Column<Row> {
   name: string;
@@ -146,6 +146,14 @@ const INVALIDATION: TableSpec<Invalidation> = {
   ],
 };
 
+// A space's first writer, keyed by the space's name: the MCP door's `svc:` spaces are opened by it, and a
+// write to a space learns whether it is the first from one lookup in this key's index, so nothing about
+// spaces is read at start-up. Written with the space's first rows, in the same transaction.
+const SPACE: TableSpec<SpaceRow> = {
+  table: 'Space',
+  columns: [text('name', (r) => r.space), text('tenant', (r) => r.tenant), int('first_captured_at', (r) => r.first_captured_at)],
+};
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -160,6 +168,7 @@ const SCHEMA = [
   nodeTableDdl(DECLARATION, 'seq'),
   nodeTableDdl(VERDICT, 'seq'),
   nodeTableDdl(INVALIDATION, 'seq'),
+  nodeTableDdl(SPACE, 'name'),
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -301,6 +310,8 @@ export interface CommitGroup {
   declarations: Declaration[];
   verdicts: Verdict[];
   invalidations: Invalidation[];
+  /** First-writer rows of the spaces this group is the first to write. */
+  spaces: SpaceRow[];
 }
 
 /**
@@ -315,6 +326,7 @@ function tablesOf(group: CommitGroup): TableRows[] {
     tableRows(DECLARATION, group.declarations),
     tableRows(VERDICT, group.verdicts),
     tableRows(INVALIDATION, group.invalidations),
+    tableRows(SPACE, group.spaces),
   ];
 }
 
@@ -330,6 +342,12 @@ export const FLUSH_ROWS = 2_000;
 export const FLUSH_AFTER_MS = 1_000;
 /** A write waits for the copy in progress when the journal holds this many rows: writers cannot outrun it. */
 const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
+/**
+ * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
+ * table. An older layout is migrated on open; a newer one is refused.
+ */
+const LAYOUT = 2;
+const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
 
@@ -374,7 +392,15 @@ export interface KuzuGraphOptions {
 
 export type LoadedLedger = CommitGroup;
 
-export const emptyGroup = (): CommitGroup => ({ batches: [], nodes: [], edges: [], declarations: [], verdicts: [], invalidations: [] });
+export const emptyGroup = (): CommitGroup => ({
+  batches: [],
+  nodes: [],
+  edges: [],
+  declarations: [],
+  verdicts: [],
+  invalidations: [],
+  spaces: [],
+});
 
 /** The narrow port the ledger needs from a graph engine. */
 export interface GraphStore {
@@ -384,7 +410,8 @@ export interface GraphStore {
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
   lastWritten(): Promise<{ instant: number; seq: number }>;
-  spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]>;
+  /** The first tenant to write `space`, or null; from the Space table's key index. */
+  spaceWriter(space: string): Promise<string | null>;
   counts(): Promise<Record<string, number>>;
   /** Rows above this sequence number were renumbered when the store opened; null when none were. */
   renumberedAbove(): number | null;
@@ -512,7 +539,8 @@ const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
     );
   return spec;
 };
-const keyColumn = (spec: Pick<TableRows, 'table'>): string => (spec.table === BATCH.table ? 'key' : 'seq');
+const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
+  spec.table === BATCH.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
 
 /** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
 function journalParts(records: readonly JournalRecord[]): TableRows[] {
@@ -606,9 +634,46 @@ export class KuzuGraph implements GraphStore {
   /** Opens the store; rows a crash left in the journal are copied into the engine before it returns. */
   static async open(dir: string, options: KuzuGraphOptions = {}): Promise<KuzuGraph> {
     const graph = new KuzuGraph(dir, options);
+    const layoutFile = join(dir, LAYOUT_FILE);
+    const written = existsSync(layoutFile) ? Number(readFileSync(layoutFile, 'utf8').trim()) : null;
+    if (written !== null && !(written <= LAYOUT)) {
+      await graph.#closeEngine();
+      throw new Error(
+        `the data folder ${dir} has storage layout ${String(written)}, written by a newer release than this one ` +
+          `(layout ${LAYOUT}): run that release on it, or restore a copy made before the upgrade`,
+      );
+    }
+    const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
     for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
     await graph.#drain({ recovering: true });
+    if (written === null) {
+      // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
+      if (before.has(NODE.table)) await graph.#migrateSpaces();
+      writeFileSync(layoutFile, String(LAYOUT), { flush: true });
+      syncDir(dir);
+    }
     return graph;
+  }
+
+  /** Layout 1 (0.4.0) to 2: a Space row for every space written, from one scan, once. */
+  async #migrateSpaces(): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      const have = new Set((await this.#run(this.#reader, 'MATCH (x:Space) RETURN x.name AS name')).map((r) => decodeText(r.name)));
+      const rows = (await this.#scanSpaceWriters()).filter((r) => !have.has(r.space));
+      await this.#commitCopy([tableRows(SPACE, rows)].filter((p) => p.count > 0));
+      console.error(
+        `data folder: migrated once from the 0.4.0 layout: the first writers of ${rows.length} spaces indexed ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  async #closeEngine(): Promise<void> {
+    await this.#journal.close();
+    await this.#writer.close();
+    await this.#reader.close();
+    await this.#db.close();
   }
 
   async #run(conn: Connection, statement: string): Promise<Record<string, unknown>[]> {
@@ -658,10 +723,12 @@ export class KuzuGraph implements GraphStore {
     const parts = tablesOf(group);
     const rows = parts.reduce((n, p) => n + p.count, 0);
     if (rows === 0) return;
+    // A group's Space rows (at most one per space it writes) do not move it off the journal.
+    const journaledRows = rows - group.spaces.length;
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.
-    if (rows <= this.#journalMaxRows && group.batches.length === 0) {
+    if (journaledRows <= this.#journalMaxRows && group.batches.length === 0) {
       await this.#journal.append(journalRecord(parts));
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
@@ -811,7 +878,8 @@ export class KuzuGraph implements GraphStore {
   /** Whether the row of `table` whose primary key is `key` is stored: one lookup in the key's index. */
   async #stored(table: string, key: Cell): Promise<boolean> {
     const name = keyColumn({ table });
-    const literal = name === 'key' ? cypherString(JSON.stringify(String(key))) : String(Math.trunc(Number(key)));
+    // Text cells are stored JSON-encoded (see csvCell), so a text key is compared encoded.
+    const literal = name === 'seq' ? String(Math.trunc(Number(key))) : cypherString(JSON.stringify(String(key)));
     return (await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.${name} = ${literal} RETURN x.${name} AS k`)).length > 0;
   }
 
@@ -919,6 +987,7 @@ export class KuzuGraph implements GraphStore {
       declarations: await this.#select(DECLARATION, where, d.declaration),
       verdicts: await this.#select(VERDICT, where, d.verdict),
       invalidations: await this.#select(INVALIDATION, where, d.invalidation),
+      spaces: [],
     }));
   }
 
@@ -967,22 +1036,35 @@ export class KuzuGraph implements GraphStore {
     return { instant, seq };
   }
 
-  /** Each space with every tenant that wrote to it and the first instant it did (node and edge rows). */
-  spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]> {
-    return this.#read(() => this.#spaceWriters());
+  /**
+   * The first tenant to write `space`, or null. Read without copying the journal in: the ledger knows the
+   * spaces whose first rows it wrote since the store opened (their Space rows may be in the journal), and
+   * the journal left by an earlier process was copied in on open.
+   */
+  spaceWriter(space: string): Promise<string | null> {
+    return this.#exclusive(async () => {
+      const [row] = await this.#run(
+        this.#reader,
+        `MATCH (x:Space) WHERE x.name = ${cypherString(JSON.stringify(space))} RETURN x.tenant AS tenant`,
+      );
+      return row ? decodeText(row.tenant) : null;
+    });
   }
 
-  async #spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]> {
-    const out: { space: string; tenant: string; first: number }[] = [];
+  /** Each space with the first tenant that wrote a node or edge to it, scanned: only a migration does this. */
+  async #scanSpaceWriters(): Promise<SpaceRow[]> {
+    const first = new Map<string, SpaceRow>();
     for (const table of [NODE.table, EDGE.table]) {
       for (const r of await this.#run(
         this.#reader,
         `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first`,
       )) {
-        out.push({ space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first: decodeInt(r.first) });
+        const row = { space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first_captured_at: decodeInt(r.first) };
+        const seen = first.get(row.space);
+        if (!seen || row.first_captured_at < seen.first_captured_at) first.set(row.space, row);
       }
     }
-    return out;
+    return [...first.values()];
   }
 
   counts(): Promise<Record<string, number>> {
@@ -1001,9 +1083,6 @@ export class KuzuGraph implements GraphStore {
     this.#closed = true;
     // A failed copy leaves the rows in the journal, where the next open finds them.
     await this.#drain().catch((error: unknown) => console.error('write journal: copy on close failed, kept for the next open:', error));
-    await this.#journal.close();
-    await this.#writer.close();
-    await this.#reader.close();
-    await this.#db.close();
+    await this.#closeEngine();
   }
 }

@@ -40,6 +40,8 @@ interface Job<T> {
 export type CommitListener = (group: Readonly<CommitGroup>) => void | Promise<void>;
 
 const MAX_GROUP_ROWS = 50_000;
+/** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
+const SPACE_LOOKUPS = 10_000;
 
 /**
  * How far sequence numbers jump on every open. After a SIGKILL during a commit, Kuzu 0.11.3 can keep the
@@ -52,8 +54,13 @@ const SEQ_GAP = 1_000_000;
 export class Ledger {
   readonly #graph: GraphStore;
   readonly #residents: ResidentViews;
-  /** The first tenant to write each space, and when (the MCP door opens `svc:` spaces by it). */
-  readonly #spaceWriters = new Map<string, { tenant: string; first: Micros }>();
+  /**
+   * The first writer of each space whose Space row this process wrote (it may still be in the write
+   * journal, which a lookup in the store does not see): new spaces since the store opened.
+   */
+  readonly #spacesWritten = new Map<string, string>();
+  /** First writers looked up in the store (null: none yet), least recently used first, at most SPACE_LOOKUPS. */
+  readonly #spacesLooked = new Map<string, string | null>();
   readonly #queue: Job<unknown>[] = [];
   readonly #listeners: CommitListener[] = [];
   #draining = false;
@@ -78,16 +85,14 @@ export class Ledger {
   }
 
   /**
-   * Opens the ledger in `dataDir`. Nothing is loaded but the clock, the sequence and the spaces' first
-   * writers: each tenant's rows are read when the tenant is first used.
+   * Opens the ledger in `dataDir`. Nothing is loaded but the clock and the sequence: each tenant's rows
+   * are read when the tenant is first used, a space's first writer when it is asked for.
    */
   static async open(dataDir: string, opts: { memoryMb?: number; graph?: KuzuGraphOptions } = {}): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
     const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph);
     const last = await graph.lastWritten();
-    const ledger = new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
-    for (const w of await graph.spaceWriters()) ledger.#noteSpace(w.space, w.tenant, w.first);
-    return ledger;
+    return new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -96,9 +101,45 @@ export class Ledger {
     return run;
   }
 
-  #noteSpace(space: string, tenant: string, at: Micros): void {
-    const seen = this.#spaceWriters.get(space);
-    if (!seen || at < seen.first) this.#spaceWriters.set(space, { tenant, first: at });
+  /** The first writer of `space` as far as this process knows, or undefined when the store must say. */
+  #knownWriter(space: string): string | null | undefined {
+    const written = this.#spacesWritten.get(space);
+    if (written !== undefined) return written;
+    const looked = this.#spacesLooked.get(space);
+    if (looked === undefined) return undefined;
+    this.#spacesLooked.delete(space);
+    this.#spacesLooked.set(space, looked);
+    return looked;
+  }
+
+  async #lookUpWriter(space: string): Promise<string | null> {
+    const known = this.#knownWriter(space);
+    if (known !== undefined) return known;
+    const tenant = await this.#graph.spaceWriter(space);
+    // Written meanwhile by this process: that answer wins (the store may not have its row yet).
+    if (this.#spacesWritten.has(space)) return this.#spacesWritten.get(space) ?? null;
+    this.#spacesLooked.set(space, tenant);
+    if (this.#spacesLooked.size > SPACE_LOOKUPS) this.#spacesLooked.delete(this.#spacesLooked.keys().next().value as string);
+    return tenant;
+  }
+
+  /**
+   * Space rows for the spaces `group` is the first to write: the first tenant to write one, in commit
+   * order, is its writer. Returns the spaces added, to be forgotten if the group is refused.
+   */
+  async #stageSpaces(group: CommitGroup): Promise<string[]> {
+    const firstRow = new Map<string, { tenant: string; at: Micros }>();
+    for (const r of [...group.nodes, ...group.edges])
+      if (!firstRow.has(r.space)) firstRow.set(r.space, { tenant: r.tenant, at: r.captured_at });
+    const added: string[] = [];
+    for (const [space, { tenant, at }] of firstRow) {
+      if ((await this.#lookUpWriter(space)) !== null) continue;
+      group.spaces.push({ space, tenant, first_captured_at: at });
+      this.#spacesWritten.set(space, tenant);
+      this.#spacesLooked.delete(space);
+      added.push(space);
+    }
+    return added;
   }
 
   /** The tenant's committed rows; the tenant must be resident (`load`, or inside an operation). */
@@ -125,9 +166,9 @@ export class Ledger {
     return this.#residents.stats();
   }
 
-  /** The tenant that first wrote to `space`, or null when none has. */
-  firstWriterOf(space: string): string | null {
-    return this.#spaceWriters.get(space)?.tenant ?? null;
+  /** The tenant that first wrote to `space`, or null when none has: a lookup in the store's index once. */
+  firstWriterOf(space: string): Promise<string | null> {
+    return this.#lookUpWriter(space);
   }
 
   /**
@@ -301,7 +342,9 @@ export class Ledger {
       finish = r;
     });
     this.#inflight = { minKnownAt, done };
+    let newSpaces: string[] = [];
     try {
+      newSpaces = await this.#stageSpaces(group);
       // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
       await this.#exclusive(async () => {
         await this.#graph.commit(group);
@@ -312,6 +355,8 @@ export class Ledger {
       // can fail after its transaction reached the engine's WAL (Kuzu 0.11.3 reports a failed forced
       // checkpoint, such as "buffer pool is full", as a failed COMMIT), so those numbers may be stored,
       // and a later journal copy retrying would skip rows reusing them as "already stored".
+      // The spaces it was first to write are asked of the store again next time.
+      for (const space of newSpaces) this.#spacesWritten.delete(space);
       this.#inflight = null;
       finish();
       for (const { job } of results) job.reject(error);
@@ -332,8 +377,6 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
-    for (const r of group.nodes) this.#noteSpace(r.space, r.tenant, r.captured_at);
-    for (const r of group.edges) this.#noteSpace(r.space, r.tenant, r.captured_at);
   }
 
   async storeCounts(): Promise<Record<string, number>> {
