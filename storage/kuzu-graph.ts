@@ -921,7 +921,9 @@ export class KuzuGraph implements GraphStore {
       // Written off the event loop: the copy runs after the write is acknowledged, and a synchronous
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
-      copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false)`);
+      // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
+      const skip = part.table === SPACE.table ? ', ignore_errors=true' : '';
+      copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
     }
     this.#stats.stageMs += performance.now() - t0;
     const tables = parts.map((p) => p.table);
@@ -1038,8 +1040,8 @@ export class KuzuGraph implements GraphStore {
 
   /**
    * The first tenant to write `space`, or null. Read without copying the journal in: the ledger knows the
-   * spaces whose first rows it wrote since the store opened (their Space rows may be in the journal), and
-   * the journal left by an earlier process was copied in on open.
+   * spaces it staged Space rows for since the store opened (they may be in the journal), and the journal
+   * left by an earlier process was copied in on open.
    */
   spaceWriter(space: string): Promise<string | null> {
     return this.#exclusive(async () => {

@@ -55,10 +55,11 @@ export class Ledger {
   readonly #graph: GraphStore;
   readonly #residents: ResidentViews;
   /**
-   * The first writer of each space whose Space row this process wrote (it may still be in the write
-   * journal, which a lookup in the store does not see): new spaces since the store opened.
+   * Spaces this process wrote a Space row for, with the tenant it names: new spaces since the store
+   * opened (the row may still be in the write journal, which a lookup in the store does not see). A row
+   * for a space the store already held is skipped by the copy, and the older one stays its first writer.
    */
-  readonly #spacesWritten = new Map<string, string>();
+  readonly #spacesStaged = new Map<string, string>();
   /** First writers looked up in the store (null: none yet), least recently used first, at most SPACE_LOOKUPS. */
   readonly #spacesLooked = new Map<string, string | null>();
   readonly #queue: Job<unknown>[] = [];
@@ -101,43 +102,36 @@ export class Ledger {
     return run;
   }
 
-  /** The first writer of `space` as far as this process knows, or undefined when the store must say. */
-  #knownWriter(space: string): string | null | undefined {
-    const written = this.#spacesWritten.get(space);
-    if (written !== undefined) return written;
-    const looked = this.#spacesLooked.get(space);
-    if (looked === undefined) return undefined;
-    this.#spacesLooked.delete(space);
-    this.#spacesLooked.set(space, looked);
-    return looked;
-  }
-
   async #lookUpWriter(space: string): Promise<string | null> {
-    const known = this.#knownWriter(space);
-    if (known !== undefined) return known;
-    const tenant = await this.#graph.spaceWriter(space);
-    // Written meanwhile by this process: that answer wins (the store may not have its row yet).
-    if (this.#spacesWritten.has(space)) return this.#spacesWritten.get(space) ?? null;
-    this.#spacesLooked.set(space, tenant);
-    if (this.#spacesLooked.size > SPACE_LOOKUPS) this.#spacesLooked.delete(this.#spacesLooked.keys().next().value as string);
+    const looked = this.#spacesLooked.get(space);
+    if (looked !== undefined && (looked !== null || !this.#spacesStaged.has(space))) {
+      this.#spacesLooked.delete(space);
+      this.#spacesLooked.set(space, looked);
+      return looked;
+    }
+    const stored = await this.#graph.spaceWriter(space);
+    // None stored: the row this process staged, still in the journal, will be the first.
+    const tenant = stored ?? this.#spacesStaged.get(space) ?? null;
+    if (stored !== null || !this.#spacesStaged.has(space)) {
+      this.#spacesLooked.set(space, stored);
+      if (this.#spacesLooked.size > SPACE_LOOKUPS) this.#spacesLooked.delete(this.#spacesLooked.keys().next().value as string);
+    }
     return tenant;
   }
 
   /**
-   * Space rows for the spaces `group` is the first to write: the first tenant to write one, in commit
-   * order, is its writer. Returns the spaces added, to be forgotten if the group is refused.
+   * Space rows for the spaces `group` writes that this process has not seen written: without a lookup
+   * (it would wait for the copy in progress), as the copy skips a row whose space the store holds. The
+   * first tenant to write a space in commit order is its writer. Returns the spaces staged, to be
+   * forgotten if the group is refused.
    */
-  async #stageSpaces(group: CommitGroup): Promise<string[]> {
-    const firstRow = new Map<string, { tenant: string; at: Micros }>();
-    for (const r of [...group.nodes, ...group.edges])
-      if (!firstRow.has(r.space)) firstRow.set(r.space, { tenant: r.tenant, at: r.captured_at });
+  #stageSpaces(group: CommitGroup): string[] {
     const added: string[] = [];
-    for (const [space, { tenant, at }] of firstRow) {
-      if ((await this.#lookUpWriter(space)) !== null) continue;
-      group.spaces.push({ space, tenant, first_captured_at: at });
-      this.#spacesWritten.set(space, tenant);
-      this.#spacesLooked.delete(space);
-      added.push(space);
+    for (const r of [...group.nodes, ...group.edges]) {
+      if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.get(r.space) === 'string') continue;
+      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at });
+      this.#spacesStaged.set(r.space, r.tenant);
+      added.push(r.space);
     }
     return added;
   }
@@ -344,7 +338,7 @@ export class Ledger {
     this.#inflight = { minKnownAt, done };
     let newSpaces: string[] = [];
     try {
-      newSpaces = await this.#stageSpaces(group);
+      newSpaces = this.#stageSpaces(group);
       // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
       await this.#exclusive(async () => {
         await this.#graph.commit(group);
@@ -356,7 +350,7 @@ export class Ledger {
       // checkpoint, such as "buffer pool is full", as a failed COMMIT), so those numbers may be stored,
       // and a later journal copy retrying would skip rows reusing them as "already stored".
       // The spaces it was first to write are asked of the store again next time.
-      for (const space of newSpaces) this.#spacesWritten.delete(space);
+      for (const space of newSpaces) this.#spacesStaged.delete(space);
       this.#inflight = null;
       finish();
       for (const { job } of results) job.reject(error);

@@ -1,6 +1,7 @@
 // The sections `npm run bench` runs, in order. Each capability adds its own file and one line here.
 import type { BenchSection } from './section.ts';
 import { agentBench } from './agent.ts';
+import { appBench } from './app.ts';
 import { scaleBench } from './scale.ts';
 import { core } from './core.ts';
 import { exportBench } from './export.ts';
@@ -9,4 +10,4 @@ import { facts } from './facts.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 
-export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench];
+export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench, appBench];
