@@ -75,7 +75,7 @@ describe('copies failing without a kill', () => {
     } finally {
       await again.close();
     }
-  });
+  }, 240_000); // 10,000 rows journaled one fdatasync at a time, then reloaded: slow on a loaded machine
 
   it('counts a copy whose commit failed after reaching the engine as committed, journaled or not', async () => {
     const faults = new Faults();
