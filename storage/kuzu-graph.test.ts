@@ -78,6 +78,7 @@ function group(from: number, n: number): CommitGroup {
   const nodes = Array.from({ length: n }, (_, i) => node(from + 2 * i, i));
   const edges = Array.from({ length: n }, (_, i) => edge(from + 2 * i + 1, i));
   return {
+    spaces: [],
     batches: [
       {
         tenant: 'a',
@@ -214,10 +215,13 @@ describe('KuzuGraph write paths', () => {
     expect((await copied.counts()).Block).toBe(before.Block! + 2);
 
     await switching.commit({ ...emptyGroup(), nodes: [node(20_001, 2)] }); // journaled
+    // 20_000 may have been copied in by the journal's 1 s timer meanwhile (a loaded machine): count now.
+    const pending = switching.journalRows();
+    expect(pending).toBeGreaterThanOrEqual(1);
     const bigBad = group(70_000, 3);
     bigBad.nodes[0] = { ...bigBad.nodes[0]!, seq: 10_000 }; // stored already
     await expect(switching.commit(bigBad)).rejects.toThrow(/primary key/i);
-    expect(switching.journalRows()).toBe(2); // still durable in the journal
+    expect(switching.journalRows()).toBe(pending); // still durable in the journal
     const after = await switching.loadAll();
     expect(after.nodes.map((n) => n.seq).filter((q) => q >= 20_000 && q < 40_000)).toEqual([20_000, 20_001]);
   });

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
-import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from './types.ts';
 
 interface Column<Row> {
   name: string;
@@ -146,6 +146,14 @@ const INVALIDATION: TableSpec<Invalidation> = {
   ],
 };
 
+// A space's first writer, keyed by the space's name: the MCP door's `svc:` spaces are opened by it, and a
+// write to a space learns whether it is the first from one lookup in this key's index, so nothing about
+// spaces is read at start-up. Written with the space's first rows, in the same transaction.
+const SPACE: TableSpec<SpaceRow> = {
+  table: 'Space',
+  columns: [text('name', (r) => r.space), text('tenant', (r) => r.tenant), int('first_captured_at', (r) => r.first_captured_at)],
+};
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -160,6 +168,7 @@ const SCHEMA = [
   nodeTableDdl(DECLARATION, 'seq'),
   nodeTableDdl(VERDICT, 'seq'),
   nodeTableDdl(INVALIDATION, 'seq'),
+  nodeTableDdl(SPACE, 'name'),
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -301,6 +310,8 @@ export interface CommitGroup {
   declarations: Declaration[];
   verdicts: Verdict[];
   invalidations: Invalidation[];
+  /** First-writer rows of the spaces this group is the first to write. */
+  spaces: SpaceRow[];
 }
 
 /**
@@ -315,6 +326,7 @@ function tablesOf(group: CommitGroup): TableRows[] {
     tableRows(DECLARATION, group.declarations),
     tableRows(VERDICT, group.verdicts),
     tableRows(INVALIDATION, group.invalidations),
+    tableRows(SPACE, group.spaces),
   ];
 }
 
@@ -330,6 +342,12 @@ export const FLUSH_ROWS = 2_000;
 export const FLUSH_AFTER_MS = 1_000;
 /** A write waits for the copy in progress when the journal holds this many rows: writers cannot outrun it. */
 const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
+/**
+ * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
+ * table. An older layout is migrated on open; a newer one is refused.
+ */
+const LAYOUT = 2;
+const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
 
@@ -358,14 +376,31 @@ export interface WriteStats {
   stageMs: number;
 }
 
+/** Where a fault can be injected around a copy's transaction (tests only). */
+export type FaultPoint = 'before-commit' | 'after-commit';
+
 export interface KuzuGraphOptions {
   /** The largest group journaled; journalMaxRows() unless set (tests). */
   journalMaxRows?: number;
+  /**
+   * A seam for fault-injection tests: called before a copy's transaction runs and after it committed,
+   * with the tables it writes; a throw there fails the copy as the engine would. Thrown 'after-commit', it
+   * stands for a COMMIT whose forced checkpoint failed after the transaction reached the WAL.
+   */
+  fault?: (point: FaultPoint, tables: readonly string[]) => void;
 }
 
 export type LoadedLedger = CommitGroup;
 
-export const emptyGroup = (): CommitGroup => ({ batches: [], nodes: [], edges: [], declarations: [], verdicts: [], invalidations: [] });
+export const emptyGroup = (): CommitGroup => ({
+  batches: [],
+  nodes: [],
+  edges: [],
+  declarations: [],
+  verdicts: [],
+  invalidations: [],
+  spaces: [],
+});
 
 /** The narrow port the ledger needs from a graph engine. */
 export interface GraphStore {
@@ -375,7 +410,8 @@ export interface GraphStore {
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
   lastWritten(): Promise<{ instant: number; seq: number }>;
-  spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]>;
+  /** The first tenant to write `space`, or null; from the Space table's key index. */
+  spaceWriter(space: string): Promise<string | null>;
   counts(): Promise<Record<string, number>>;
   /** Rows above this sequence number were renumbered when the store opened; null when none were. */
   renumberedAbove(): number | null;
@@ -503,7 +539,8 @@ const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
     );
   return spec;
 };
-const keyColumn = (spec: Pick<TableRows, 'table'>): string => (spec.table === BATCH.table ? 'key' : 'seq');
+const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
+  spec.table === BATCH.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
 
 /** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
 function journalParts(records: readonly JournalRecord[]): TableRows[] {
@@ -558,6 +595,7 @@ export class KuzuGraph implements GraphStore {
   readonly #stage: string;
   readonly #journal: WriteJournal;
   readonly #journalMaxRows: number;
+  readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
   readonly #stats: WriteStats = {
     journalGroups: 0,
     journalRows: 0,
@@ -572,6 +610,7 @@ export class KuzuGraph implements GraphStore {
   /** Every use of the writer connection runs through this chain: Kuzu allows one write transaction. */
   #writing: Promise<unknown> = Promise.resolve();
   #flushTimer: NodeJS.Timeout | null = null;
+  #flushQueued = false;
   /** A copy of the journal failed: the next one first skips rows the engine already holds. */
   #retrying = false;
   #renumberedAbove: number | null = null;
@@ -588,15 +627,53 @@ export class KuzuGraph implements GraphStore {
     rmSync(this.#stage, { recursive: true, force: true });
     mkdirSync(this.#stage, { recursive: true });
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
+    this.#fault = options.fault ?? (() => undefined);
     this.#journal = WriteJournal.open(dir);
   }
 
   /** Opens the store; rows a crash left in the journal are copied into the engine before it returns. */
   static async open(dir: string, options: KuzuGraphOptions = {}): Promise<KuzuGraph> {
     const graph = new KuzuGraph(dir, options);
+    const layoutFile = join(dir, LAYOUT_FILE);
+    const written = existsSync(layoutFile) ? Number(readFileSync(layoutFile, 'utf8').trim()) : null;
+    if (written !== null && !(written <= LAYOUT)) {
+      await graph.#closeEngine();
+      throw new Error(
+        `the data folder ${dir} has storage layout ${String(written)}, written by a newer release than this one ` +
+          `(layout ${LAYOUT}): run that release on it, or restore a copy made before the upgrade`,
+      );
+    }
+    const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
     for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
     await graph.#drain({ recovering: true });
+    if (written === null) {
+      // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
+      if (before.has(NODE.table)) await graph.#migrateSpaces();
+      writeFileSync(layoutFile, String(LAYOUT), { flush: true });
+      syncDir(dir);
+    }
     return graph;
+  }
+
+  /** Layout 1 (0.4.0) to 2: a Space row for every space written, from one scan, once. */
+  async #migrateSpaces(): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      const have = new Set((await this.#run(this.#reader, 'MATCH (x:Space) RETURN x.name AS name')).map((r) => decodeText(r.name)));
+      const rows = (await this.#scanSpaceWriters()).filter((r) => !have.has(r.space));
+      await this.#commitCopy([tableRows(SPACE, rows)].filter((p) => p.count > 0));
+      console.error(
+        `data folder: migrated once from the 0.4.0 layout: the first writers of ${rows.length} spaces indexed ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  async #closeEngine(): Promise<void> {
+    await this.#journal.close();
+    await this.#writer.close();
+    await this.#reader.close();
+    await this.#db.close();
   }
 
   async #run(conn: Connection, statement: string): Promise<Record<string, unknown>[]> {
@@ -646,16 +723,23 @@ export class KuzuGraph implements GraphStore {
     const parts = tablesOf(group);
     const rows = parts.reduce((n, p) => n + p.count, 0);
     if (rows === 0) return;
+    // A group's Space rows (at most one per space it writes) do not move it off the journal.
+    const journaledRows = rows - group.spaces.length;
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.
-    if (rows <= this.#journalMaxRows && group.batches.length === 0) {
+    if (journaledRows <= this.#journalMaxRows && group.batches.length === 0) {
       await this.#journal.append(journalRecord(parts));
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
       this.#stats.journalMs += performance.now() - t0;
       this.#scheduleFlush();
-      if (this.#journal.pendingRows >= JOURNAL_ROWS_CAP) await this.#drain();
+      // The group is durable and acknowledged from here on: a failed copy while waiting for the journal
+      // to shrink must not fail it (the ledger would refuse a write the next copy stores).
+      if (this.#journal.pendingRows >= JOURNAL_ROWS_CAP)
+        await this.#drain().catch((error: unknown) =>
+          console.error('write journal: copy into the graph store failed, kept for a retry:', error),
+        );
       return;
     }
     await this.#exclusive(async () => {
@@ -678,9 +762,15 @@ export class KuzuGraph implements GraphStore {
   }
 
   #flushInBackground(): void {
-    void this.#drain().catch((error: unknown) =>
-      console.error('write journal: copy into the graph store failed, kept for a retry:', error),
-    );
+    // One background copy queued at a time: while copies fail, every write past FLUSH_ROWS would queue
+    // another, and a write waiting at the journal's cap would wait behind all of them.
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    void this.#drain()
+      .catch((error: unknown) => console.error('write journal: copy into the graph store failed, kept for a retry:', error))
+      .finally(() => {
+        this.#flushQueued = false;
+      });
   }
 
   /** Copies whatever the journal holds into the engine; a read of the engine awaits this first. */
@@ -695,16 +785,24 @@ export class KuzuGraph implements GraphStore {
    */
   async #copyJournal(group: readonly TableRows[], opts: { recovering?: boolean } = {}): Promise<void> {
     const { records, segments } = await this.#journal.take();
-    let journal = journalParts(records);
+    // On recovery, and after a failed copy, rows the engine already holds are skipped: they are a prefix
+    // of these records (a copy takes every sealed record, oldest first, in one transaction), found by a
+    // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
+    const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
+    let journal = journalParts(pending);
     const journalRows = journal.reduce((n, p) => n + p.count, 0);
-    if (journalRows > 0 && (opts.recovering || this.#retrying)) journal = await this.#withoutStored(journal);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
+    const parts = merged(journal, group).filter((p) => p.count > 0);
     try {
-      await this.#commitCopy(merged(journal, group).filter((p) => p.count > 0));
+      await this.#commitCopy(parts);
       this.#retrying = false;
     } catch (error) {
-      this.#retrying = journalRows > 0;
-      throw error;
+      // The transaction may be in the engine although the commit failed (a forced checkpoint failing
+      // after the WAL record is written): then it counts as committed, and the group is acknowledged.
+      this.#retrying = true;
+      if (!(await this.#landed(parts))) throw error;
+      console.error('graph store: a copy reported a failure but its rows are stored; counted as committed:', error);
+      this.#retrying = false;
     }
     if (segments > 0) this.#journal.release(segments);
     if (journalRows > 0) {
@@ -762,31 +860,46 @@ export class KuzuGraph implements GraphStore {
     return this.#renumberedAbove;
   }
 
-  /** `parts` without the rows whose primary key is already stored. */
-  async #withoutStored(parts: readonly TableRows[]): Promise<TableRows[]> {
-    const out: TableRows[] = [];
-    for (const part of parts) {
-      if (part.count === 0) {
-        out.push(part);
-        continue;
-      }
-      const name = keyColumn(part);
-      const at = part.columns.findIndex((c) => c.name === name);
-      const rows = [...part.cells()];
-      const keys = rows.map((r) => r[at] ?? null);
-      // Text cells are stored JSON-encoded (see csvCell), so a text key is compared encoded.
-      const literal = keys.map((k) => (name === 'key' ? cypherString(JSON.stringify(String(k))) : Math.trunc(Number(k)))).join(', ');
-      const stored = new Set<string>();
-      for (const r of await this.#run(this.#writer, `MATCH (x:${part.table}) WHERE x.${name} IN [${literal}] RETURN x.${name} AS k`))
-        stored.add(String(name === 'key' ? decodeText(r.k) : decodeInt(r.k)));
-      out.push(
-        cellRows(
-          part,
-          rows.filter((_, i) => !stored.has(String(keys[i]))),
-        ),
-      );
+  /**
+   * Whether the transaction that wrote `parts` is stored (false when the engine cannot say). It is atomic,
+   * and sequence numbers are never reused, so one row's primary key answers for all.
+   */
+  async #landed(parts: readonly TableRows[]): Promise<boolean> {
+    const part = parts.find((p) => p.count > 0);
+    const [row] = part ? part.cells() : [];
+    if (!part || !row) return false;
+    try {
+      return await this.#stored(part.table, row[part.columns.findIndex((c) => c.name === keyColumn(part))] ?? null);
+    } catch {
+      return false;
     }
-    return out;
+  }
+
+  /** Whether the row of `table` whose primary key is `key` is stored: one lookup in the key's index. */
+  async #stored(table: string, key: Cell): Promise<boolean> {
+    const name = keyColumn({ table });
+    // Text cells are stored JSON-encoded (see csvCell), so a text key is compared encoded.
+    const literal = name === 'seq' ? String(Math.trunc(Number(key))) : cypherString(JSON.stringify(String(key)));
+    return (await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.${name} = ${literal} RETURN x.${name} AS k`)).length > 0;
+  }
+
+  /** How many of `records`, from the first, are stored (a binary search on one key of each record). */
+  async #storedPrefix(records: readonly JournalRecord[]): Promise<number> {
+    const probe = async (r: JournalRecord): Promise<boolean> => {
+      const t = r.tables.find((x) => x.rows.length > 0);
+      const row = t?.rows[0];
+      if (!t || !row) return true;
+      const spec = specOf(t.table);
+      return this.#stored(t.table, row[spec.columns.findIndex((c) => c.name === keyColumn(spec))] ?? null);
+    };
+    let lo = 0,
+      hi = records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (await probe(records[mid]!)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** What the commits so far cost, by write path: for benchmarks and tests, not for the ledger. */
@@ -808,19 +921,24 @@ export class KuzuGraph implements GraphStore {
       // Written off the event loop: the copy runs after the write is acknowledged, and a synchronous
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
-      copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false)`);
+      // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
+      const skip = part.table === SPACE.table ? ', ignore_errors=true' : '';
+      copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
     }
     this.#stats.stageMs += performance.now() - t0;
+    const tables = parts.map((p) => p.table);
+    this.#fault('before-commit', tables);
     const [only] = copies;
     if (copies.length === 1 && only !== undefined) {
       // One statement is its own transaction: atomic and durable on return, without the two extra round
       // trips of BEGIN and COMMIT (BEGIN alone took 4-36 ms on a loaded machine).
       await this.#run(this.#writer, only);
-      return;
+    } else {
+      await this.#inTransaction(async () => {
+        for (const copy of copies) await this.#run(this.#writer, copy);
+      });
     }
-    await this.#inTransaction(async () => {
-      for (const copy of copies) await this.#run(this.#writer, copy);
-    });
+    this.#fault('after-commit', tables);
   }
 
   async #inTransaction(body: () => Promise<void>): Promise<void> {
@@ -871,6 +989,7 @@ export class KuzuGraph implements GraphStore {
       declarations: await this.#select(DECLARATION, where, d.declaration),
       verdicts: await this.#select(VERDICT, where, d.verdict),
       invalidations: await this.#select(INVALIDATION, where, d.invalidation),
+      spaces: [],
     }));
   }
 
@@ -919,22 +1038,35 @@ export class KuzuGraph implements GraphStore {
     return { instant, seq };
   }
 
-  /** Each space with every tenant that wrote to it and the first instant it did (node and edge rows). */
-  spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]> {
-    return this.#read(() => this.#spaceWriters());
+  /**
+   * The first tenant to write `space`, or null. Read without copying the journal in: the ledger knows the
+   * spaces it staged Space rows for since the store opened (they may be in the journal), and the journal
+   * left by an earlier process was copied in on open.
+   */
+  spaceWriter(space: string): Promise<string | null> {
+    return this.#exclusive(async () => {
+      const [row] = await this.#run(
+        this.#reader,
+        `MATCH (x:Space) WHERE x.name = ${cypherString(JSON.stringify(space))} RETURN x.tenant AS tenant`,
+      );
+      return row ? decodeText(row.tenant) : null;
+    });
   }
 
-  async #spaceWriters(): Promise<{ space: string; tenant: string; first: number }[]> {
-    const out: { space: string; tenant: string; first: number }[] = [];
+  /** Each space with the first tenant that wrote a node or edge to it, scanned: only a migration does this. */
+  async #scanSpaceWriters(): Promise<SpaceRow[]> {
+    const first = new Map<string, SpaceRow>();
     for (const table of [NODE.table, EDGE.table]) {
       for (const r of await this.#run(
         this.#reader,
         `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first`,
       )) {
-        out.push({ space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first: decodeInt(r.first) });
+        const row = { space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first_captured_at: decodeInt(r.first) };
+        const seen = first.get(row.space);
+        if (!seen || row.first_captured_at < seen.first_captured_at) first.set(row.space, row);
       }
     }
-    return out;
+    return [...first.values()];
   }
 
   counts(): Promise<Record<string, number>> {
@@ -953,9 +1085,6 @@ export class KuzuGraph implements GraphStore {
     this.#closed = true;
     // A failed copy leaves the rows in the journal, where the next open finds them.
     await this.#drain().catch((error: unknown) => console.error('write journal: copy on close failed, kept for the next open:', error));
-    await this.#journal.close();
-    await this.#writer.close();
-    await this.#reader.close();
-    await this.#db.close();
+    await this.#closeEngine();
   }
 }

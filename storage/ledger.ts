@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { CaptureClock } from './clock.ts';
-import { emptyGroup, KuzuGraph, type CommitGroup, type GraphStore } from './kuzu-graph.ts';
+import { emptyGroup, KuzuGraph, type CommitGroup, type GraphStore, type KuzuGraphOptions } from './kuzu-graph.ts';
 import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
 import { resolveLens, type LensInput } from './lens.ts';
 import { Snapshot } from './snapshot.ts';
@@ -40,6 +40,8 @@ interface Job<T> {
 export type CommitListener = (group: Readonly<CommitGroup>) => void | Promise<void>;
 
 const MAX_GROUP_ROWS = 50_000;
+/** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
+const SPACE_LOOKUPS = 10_000;
 
 /**
  * How far sequence numbers jump on every open. After a SIGKILL during a commit, Kuzu 0.11.3 can keep the
@@ -52,8 +54,14 @@ const SEQ_GAP = 1_000_000;
 export class Ledger {
   readonly #graph: GraphStore;
   readonly #residents: ResidentViews;
-  /** The first tenant to write each space, and when (the MCP door opens `svc:` spaces by it). */
-  readonly #spaceWriters = new Map<string, { tenant: string; first: Micros }>();
+  /**
+   * Spaces this process wrote a Space row for, with the tenant it names: new spaces since the store
+   * opened (the row may still be in the write journal, which a lookup in the store does not see). A row
+   * for a space the store already held is skipped by the copy, and the older one stays its first writer.
+   */
+  readonly #spacesStaged = new Map<string, string>();
+  /** First writers looked up in the store (null: none yet), least recently used first, at most SPACE_LOOKUPS. */
+  readonly #spacesLooked = new Map<string, string | null>();
   readonly #queue: Job<unknown>[] = [];
   readonly #listeners: CommitListener[] = [];
   #draining = false;
@@ -78,16 +86,14 @@ export class Ledger {
   }
 
   /**
-   * Opens the ledger in `dataDir`. Nothing is loaded but the clock, the sequence and the spaces' first
-   * writers: each tenant's rows are read when the tenant is first used.
+   * Opens the ledger in `dataDir`. Nothing is loaded but the clock and the sequence: each tenant's rows
+   * are read when the tenant is first used, a space's first writer when it is asked for.
    */
-  static async open(dataDir: string, opts: { memoryMb?: number } = {}): Promise<Ledger> {
+  static async open(dataDir: string, opts: { memoryMb?: number; graph?: KuzuGraphOptions } = {}): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
-    const graph = await KuzuGraph.open(join(dataDir, 'graph'));
+    const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph);
     const last = await graph.lastWritten();
-    const ledger = new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
-    for (const w of await graph.spaceWriters()) ledger.#noteSpace(w.space, w.tenant, w.first);
-    return ledger;
+    return new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -96,9 +102,38 @@ export class Ledger {
     return run;
   }
 
-  #noteSpace(space: string, tenant: string, at: Micros): void {
-    const seen = this.#spaceWriters.get(space);
-    if (!seen || at < seen.first) this.#spaceWriters.set(space, { tenant, first: at });
+  async #lookUpWriter(space: string): Promise<string | null> {
+    const looked = this.#spacesLooked.get(space);
+    if (looked !== undefined && (looked !== null || !this.#spacesStaged.has(space))) {
+      this.#spacesLooked.delete(space);
+      this.#spacesLooked.set(space, looked);
+      return looked;
+    }
+    const stored = await this.#graph.spaceWriter(space);
+    // None stored: the row this process staged, still in the journal, will be the first.
+    const tenant = stored ?? this.#spacesStaged.get(space) ?? null;
+    if (stored !== null || !this.#spacesStaged.has(space)) {
+      this.#spacesLooked.set(space, stored);
+      if (this.#spacesLooked.size > SPACE_LOOKUPS) this.#spacesLooked.delete(this.#spacesLooked.keys().next().value as string);
+    }
+    return tenant;
+  }
+
+  /**
+   * Space rows for the spaces `group` writes that this process has not seen written: without a lookup
+   * (it would wait for the copy in progress), as the copy skips a row whose space the store holds. The
+   * first tenant to write a space in commit order is its writer. Returns the spaces staged, to be
+   * forgotten if the group is refused.
+   */
+  #stageSpaces(group: CommitGroup): string[] {
+    const added: string[] = [];
+    for (const r of [...group.nodes, ...group.edges]) {
+      if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.get(r.space) === 'string') continue;
+      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at });
+      this.#spacesStaged.set(r.space, r.tenant);
+      added.push(r.space);
+    }
+    return added;
   }
 
   /** The tenant's committed rows; the tenant must be resident (`load`, or inside an operation). */
@@ -125,9 +160,9 @@ export class Ledger {
     return this.#residents.stats();
   }
 
-  /** The tenant that first wrote to `space`, or null when none has. */
-  firstWriterOf(space: string): string | null {
-    return this.#spaceWriters.get(space)?.tenant ?? null;
+  /** The tenant that first wrote to `space`, or null when none has: a lookup in the store's index once. */
+  firstWriterOf(space: string): Promise<string | null> {
+    return this.#lookUpWriter(space);
   }
 
   /**
@@ -256,7 +291,6 @@ export class Ledger {
     const overlays = new Map<string, Overlay>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
-    const seqStart = this.#seq;
     for (const job of jobs) {
       const capturedAt = this.clock.next();
       minKnownAt = Math.min(minKnownAt, capturedAt);
@@ -302,14 +336,21 @@ export class Ledger {
       finish = r;
     });
     this.#inflight = { minKnownAt, done };
+    let newSpaces: string[] = [];
     try {
+      newSpaces = this.#stageSpaces(group);
       // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
       await this.#exclusive(async () => {
         await this.#graph.commit(group);
         this.#apply(group);
       });
     } catch (error) {
-      this.#seq = seqStart; // nothing of the group was written
+      // The numbers staged here are never given out again, even though the group was refused: a commit
+      // can fail after its transaction reached the engine's WAL (Kuzu 0.11.3 reports a failed forced
+      // checkpoint, such as "buffer pool is full", as a failed COMMIT), so those numbers may be stored,
+      // and a later journal copy retrying would skip rows reusing them as "already stored".
+      // The spaces it was first to write are asked of the store again next time.
+      for (const space of newSpaces) this.#spacesStaged.delete(space);
       this.#inflight = null;
       finish();
       for (const { job } of results) job.reject(error);
@@ -330,8 +371,6 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
-    for (const r of group.nodes) this.#noteSpace(r.space, r.tenant, r.captured_at);
-    for (const r of group.edges) this.#noteSpace(r.space, r.tenant, r.captured_at);
   }
 
   async storeCounts(): Promise<Record<string, number>> {

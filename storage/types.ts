@@ -124,3 +124,10 @@ export interface Invalidation {
   known_at: Micros;
   batch_id: string | null;
 }
+
+/** The first tenant to write a space, and when: the MCP door opens `svc:` spaces by it. */
+export interface SpaceRow {
+  space: string;
+  tenant: string;
+  first_captured_at: Micros;
+}

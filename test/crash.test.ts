@@ -1,6 +1,7 @@
-// Crash test: a real server process under continuous write load (several concurrent writers, each in its
-// own tenant, 64 KB payloads, backfill batches) is killed with SIGKILL at random moments, with a read-model
-// budget so small that tenants are evicted and reloaded while it runs. After every restart the store
+// Crash test: a real server process under continuous write load (three concurrent writers in two tenants,
+// each request to one of SPACES spaces, 64 KB payloads, backfill batches) is killed with SIGKILL at random
+// moments, with a read-model budget so small that read models are evicted and reloaded while it runs (their
+// count is in the closing line). Every tenant is read back whole, page by page, without a space. After every restart the store
 // opens, every acknowledged write is there with its content, every request is wholly present or wholly
 // absent, and captured_at keeps increasing per tenant across restarts. `npm run test:crash` runs 50 rounds.
 //
@@ -18,8 +19,11 @@ import { JOURNAL_MAX_ROWS } from '../storage/kuzu-graph.ts';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '5');
 const WRITERS = 3;
-const SPACE = 'crash';
-const KEYS = Array.from({ length: WRITERS }, (_, w) => `key${w}`);
+const SPACES = 300;
+const TENANTS = 2;
+const KEYS = Array.from({ length: TENANTS }, (_, t) => `key${t}`);
+/** Writers 0 and 2 share the first tenant: two writers of one application, in different spaces. */
+const keyOf = (writer: number): string => KEYS[writer % KEYS.length]!;
 // About 1,400 rows of read model: the writers' tenants keep evicting each other.
 const ENV = { SVC_API_KEYS: KEYS.map((k, w) => `${k}=tenant${w}`).join(','), SVC_MEMORY_MB: '1' };
 const auth = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
@@ -27,6 +31,7 @@ const auth = (key: string): Record<string, string> => ({ authorization: `Bearer 
 interface Sent {
   tag: string;
   key: string;
+  space: string;
   nodes: { id: string; statement: string; payloadBytes: number }[];
   edges: number;
   backfill: boolean;
@@ -61,7 +66,7 @@ function request(tag: string, key: string): { body: unknown; sent: Sent } {
     .slice(1)
     .map((node, j) => ({ source_id: node.id, target_id: nodes[j]?.id ?? node.id, edge_type: 'CAUSES', lag: `${j + 1} hours` }));
   const body = {
-    space: SPACE,
+    space: `user:${Math.floor(rand() * SPACES)}`,
     nodes,
     edges,
     ...(backfill ? { backfill: { declared_captured_at: '2024-01-01T00:00:00Z', reason: `replay ${tag}` } } : {}),
@@ -71,6 +76,7 @@ function request(tag: string, key: string): { body: unknown; sent: Sent } {
     sent: {
       tag,
       key,
+      space: body.space,
       nodes: nodes.map((x) => ({ id: x.id, statement: x.statement, payloadBytes: x.payload.pad.length })),
       edges: edges.length,
       backfill,
@@ -84,7 +90,7 @@ async function listAll(base: string, key: string): Promise<Row[]> {
   let cursor: string | null = null;
   const asOf = encodeURIComponent(new Date(Date.now() + 60_000).toISOString());
   do {
-    const r: Response = await fetch(`${base}/v1/memories?as_of=${asOf}&space=${SPACE}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
+    const r: Response = await fetch(`${base}/v1/memories?as_of=${asOf}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, {
       headers: auth(key),
     });
     expect(r.status).toBe(200);
@@ -104,6 +110,17 @@ async function edgesOut(base: string, key: string, id: string): Promise<number> 
   return json.edges.out.length;
 }
 
+/** Read models evicted so far by this server process, from its install check (0 when it cannot say). */
+async function evictions(base: string): Promise<number> {
+  try {
+    const r = await fetch(`${base}/v1/check_install`, { headers: auth(KEYS[0]!) });
+    const m = /(\d+) evicted so far/.exec(await r.text());
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'ledger-crash-'));
 afterAll(() => (process.env.KEEP_CRASH_DIR ? console.log('kept', dataDir) : rmSync(dataDir, { recursive: true, force: true })));
 
@@ -113,6 +130,7 @@ describe('crash safety', () => {
     async () => {
       const sent: Sent[] = [];
       const lastCaptured = new Map<string, string>();
+      let evicted = 0;
       let server: ServerProcess | null = null;
       try {
         for (let round = 0; round <= ROUNDS; round++) {
@@ -161,7 +179,9 @@ describe('crash safety', () => {
             const committed = unacked.filter((x) => byId.has(`${x.key}/${x.nodes[0]!.id}`)).length;
             console.log(
               `crash: ${ROUNDS} kills, ${sent.length - unacked.length} acknowledged requests present, ` +
-                `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows in ${KEYS.length} tenants`,
+                `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows ` +
+                `in ${new Set(sent.map((x) => x.space)).size} spaces of ${KEYS.length} tenants; ${evicted} read models evicted ` +
+                `during the run (SVC_MEMORY_MB=1; eviction is per tenant in this release)`,
             );
             break;
           }
@@ -188,7 +208,7 @@ describe('crash safety', () => {
           const base = server.base;
           const writers = Array.from({ length: WRITERS }, async (_, w) => {
             for (let k = 0; !stop; k++) {
-              const key = KEYS[w]!;
+              const key = keyOf(w);
               const { body, sent: s } = request(`r${round}-w${w}-${k}`, key);
               sent.push(s);
               let r: Response;
@@ -217,6 +237,7 @@ describe('crash safety', () => {
             }
           });
           await new Promise((r) => setTimeout(r, 300 + Math.floor(rand() * 1500)));
+          evicted += await evictions(base);
           await server.kill();
           stop = true;
           await Promise.all(writers);

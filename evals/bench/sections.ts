@@ -1,6 +1,7 @@
 // The sections `npm run bench` runs, in order. Each capability adds its own file and one line here.
 import type { BenchSection } from './section.ts';
 import { agentBench } from './agent.ts';
+import { appBench } from './app.ts';
 import { scaleBench } from './scale.ts';
 import { clusterBench } from './cluster.ts';
 import { core } from './core.ts';
@@ -20,6 +21,7 @@ export const sections: BenchSection[] = [
   extract,
   searchBench,
   exportBench,
+  appBench,
   clusterBench,
   loadBench,
 ];

@@ -112,11 +112,11 @@ export class EtcdPlacement {
   }
 
   /** A commit listener: notes the `svc:` spaces this commit wrote first. */
-  noteCommit(group: Readonly<CommitGroup>, firstWriterOf: (space: string) => string | null): void {
+  async noteCommit(group: Readonly<CommitGroup>, firstWriterOf: (space: string) => Promise<string | null>): Promise<void> {
     let added = false;
     for (const node of group.nodes) {
       if (!node.space.startsWith('svc:') || this.#published.has(node.space) || this.#unpublished.has(node.space)) continue;
-      if (firstWriterOf(node.space) !== node.tenant) continue;
+      if ((await firstWriterOf(node.space)) !== node.tenant) continue;
       this.#unpublished.set(node.space, node.tenant);
       added = true;
     }

@@ -25,7 +25,7 @@ export interface GateDeps {
   config: Config;
   table: PlacementTable;
   /** The first writer of a space as this server's ledger knows it. */
-  firstWriterOf: (space: string) => string | null;
+  firstWriterOf: (space: string) => Promise<string | null>;
   now?: () => number;
 }
 
@@ -63,18 +63,18 @@ export function placementGate(deps: GateDeps): MiddlewareHandler<RestEnv> {
   const tenantOfKey = tenantResolver(deps.config);
   const now = deps.now ?? Date.now;
   // Same rule as the MCP door: with a key the key decides; without one, an app-scoped path's space does.
-  const tenantOf = (path: string, authorization: string | undefined): string | null => {
+  const tenantOf = async (path: string, authorization: string | undefined): Promise<string | null> => {
     if (authorization === undefined && deps.config.apiKeys !== null) {
       const scope = path.startsWith('/mcp/') || path.startsWith('/apps/') ? scopeOf(path) : null;
       if (!scope?.space.startsWith('svc:')) return null;
-      return deps.firstWriterOf(scope.space) ?? deps.table.spaceTenant(scope.space);
+      return (await deps.firstWriterOf(scope.space)) ?? deps.table.spaceTenant(scope.space);
     }
     return tenantOfKey(authorization);
   };
   return async (c, next) => {
     const path = new URL(c.req.url).pathname;
     if (!isTenantPath(path)) return next();
-    const tenant = tenantOf(path, c.req.header('authorization'));
+    const tenant = await tenantOf(path, c.req.header('authorization'));
     if (tenant === null) return next();
     const admission = deps.table.admit(tenant, now());
     const refused = refusal(tenant, admission);

@@ -56,7 +56,7 @@ export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
     const authorization = c.req.header('authorization');
     let tenant: string | null;
     if (hosted && authorization === undefined && scope && SECRET_SPACE.test(scope.space)) {
-      tenant = deps.ledger.firstWriterOf(scope.space);
+      tenant = await deps.ledger.firstWriterOf(scope.space);
       if (tenant === null) return c.json({ detail: { error: 'not_found', why: 'no such space' } }, 404);
     } else {
       tenant = tenantOf(authorization);

@@ -1,0 +1,212 @@
+// One application, many users (issue 21): one tenant of 200, 2,000 or 20,000 users × 150 rows (30k, 300k,
+// 3M rows; APP_SIZES=30k,300k,3M picks them, default 30k,300k), each user's rows in its own space
+// (`user:<n>`), written over HTTP in one request per user. Then a restart, and the per-user figures that
+// must not grow with the application: time to the first answered read, the first read of a cold user, RSS
+// after start and after 100 users were used, search and why inside one user's space, small writes, and a
+// whole-tenant list page. Targets are the issue's (at 3M rows), marked at every size; the growth of each
+// per-user figure from the smallest size to the largest is a row of its own (target ≤ ×1.5).
+import { rmSync } from 'node:fs';
+import { rssMb } from '../lib/proc.ts';
+import { spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
+import { fmt, median, percentile, progress } from '../lib/stats.ts';
+import type { BenchRow, BenchSection } from './section.ts';
+
+const KEY = 'kapp';
+const ROWS_PER_USER = 150;
+const EDGES_PER_USER = 30;
+const CLIENTS = 4;
+const SIZES: Record<string, number> = { '30k': 200, '300k': 2_000, '3M': 20_000 };
+const TOPICS = ['billing', 'travel', 'garden', 'music', 'health', 'work', 'family', 'cooking', 'books', 'sport'];
+
+const headers = { 'content-type': 'application/json', authorization: `Bearer ${KEY}` };
+
+/** Sizes to run from APP_SIZES (e.g. "30k,300k"); unknown names are refused with the list of known ones. */
+export function appSizes(env: NodeJS.ProcessEnv = process.env): string[] {
+  const raw = (env.APP_SIZES ?? '30k,300k')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of raw) if (!(s in SIZES)) throw new Error(`APP_SIZES: unknown size "${s}"; use any of ${Object.keys(SIZES).join(', ')}`);
+  return raw;
+}
+
+function userRequest(u: number): unknown {
+  const nodes = Array.from({ length: ROWS_PER_USER - EDGES_PER_USER }, (_, i) => ({
+    id: `u${u}n${i}`,
+    kind: 'claim',
+    statement: `User ${u} note ${i} about ${TOPICS[(u + i) % TOPICS.length]}: detail ${(u * 31 + i * 7) % 1009}`,
+  }));
+  // A causal chain through the first notes, so `why` at depth 3 walks edges.
+  const edges = Array.from({ length: EDGES_PER_USER }, (_, i) => ({
+    source_id: `u${u}n${i}`,
+    target_id: `u${u}n${i + 1}`,
+    edge_type: 'CAUSES',
+  }));
+  return { space: `user:${u}`, nodes, edges };
+}
+
+async function call(base: string, path: string, body?: unknown): Promise<number> {
+  const t0 = performance.now();
+  const r = await fetch(`${base}${path}`, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${(await r.text()).slice(0, 300)}`);
+  await r.arrayBuffer();
+  return performance.now() - t0;
+}
+
+const listUser = (u: number): string => `/v1/memories?as_of=now&space=${encodeURIComponent(`user:${u}`)}&limit=20`;
+
+interface SizeFigures {
+  rows: number;
+  importRate: number;
+  restartMs: number;
+  rssStart: number;
+  coldMs: number;
+  rss100: number;
+  search: number[];
+  why: number[];
+  writes: number[];
+  tenantPage: number[];
+}
+
+async function measure(size: string): Promise<SizeFigures> {
+  const users = SIZES[size]!;
+  const env = { SVC_API_KEYS: `${KEY}=app` };
+  const writer = await spawnServer({ env, timeoutMs: 300_000 });
+  const dataDir = writer.dataDir;
+  let server: ServerProcess | null = null;
+  try {
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let u = next++; u < users; u = next++) {
+          await call(writer.base, '/v1/memories', userRequest(u));
+          if (u % 50 === 0) progress(`app ${size}: users`, u, users);
+        }
+      }),
+    );
+    const importRate = (users * ROWS_PER_USER) / ((performance.now() - t0) / 1000);
+    // Let the search index catch up before the restart, so the restart measures the ledger alone.
+    await call(writer.base, '/v1/search', { query: 'note', as_of: 'now', space: 'user:0' });
+    await writer.stop();
+
+    const r0 = performance.now();
+    server = await spawnServer({ dataDir, env, timeoutMs: 600_000 });
+    const rssStart = rssMb(server.child.pid);
+    await call(server.base, listUser(0));
+    const restartMs = performance.now() - r0;
+    const colds: number[] = [];
+    for (let k = 1; k <= 5; k++) colds.push(await call(server.base, listUser(Math.floor((k * users) / 6))));
+    for (let u = 0; u < Math.min(100, users); u++) await call(server.base, listUser(u));
+    const rss100 = rssMb(server.child.pid);
+    const one = Math.floor(users / 2);
+    const search: number[] = [];
+    for (let i = 0; i < 40; i++)
+      search.push(
+        await call(server.base, '/v1/search', {
+          query: `${TOPICS[i % TOPICS.length]} detail`,
+          as_of: 'now',
+          space: `user:${one}`,
+          limit: 10,
+        }),
+      );
+    const why: number[] = [];
+    for (let i = 0; i < 40; i++)
+      why.push(await call(server.base, `/v1/memories/u${one}n${10 + (i % 20)}/why?as_of=now&depth=3&space=user:${one}`));
+    const writes: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const u = (i * 7) % 100; // users already used: a write to a cold user is the cold read's figure
+      writes.push(
+        await call(server.base, '/v1/memories', {
+          space: `user:${u}`,
+          nodes: [{ id: `w${i}`, kind: 'claim', statement: `small write ${i} of user ${u}` }],
+          edges: [],
+        }),
+      );
+    }
+    const tenantPage: number[] = [];
+    for (let i = 0; i < 20; i++) tenantPage.push(await call(server.base, '/v1/memories?as_of=now&limit=20'));
+    return {
+      rows: users * ROWS_PER_USER,
+      importRate,
+      restartMs,
+      rssStart,
+      coldMs: median(colds),
+      rss100,
+      search,
+      why,
+      writes,
+      tenantPage,
+    };
+  } finally {
+    await server?.stop();
+    await writer.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function rowsOf(size: string, f: SizeFigures): BenchRow[] {
+  const p = (xs: number[], q: number): number => percentile(xs, q);
+  return [
+    {
+      metric: `[${size}] import, 1 request of 150 rows per user, ${CLIENTS} clients`,
+      value: `${fmt(f.importRate, 0)} rows/s`,
+      target: '≥ 20k rows/s',
+      met: f.importRate >= 20_000,
+    },
+    {
+      metric: `[${size}] restart until the first answered read`,
+      value: `${fmt(f.restartMs / 1000)} s`,
+      target: '≤ 3 s',
+      met: f.restartMs <= 3000,
+    },
+    { metric: `[${size}] first read of a cold user (median of 5)`, value: `${fmt(f.coldMs)} ms`, target: '≤ 50 ms', met: f.coldMs <= 50 },
+    { metric: `[${size}] RSS after start`, value: `${fmt(f.rssStart)} MB`, target: '', met: null },
+    { metric: `[${size}] RSS after 100 users used`, value: `${fmt(f.rss100)} MB`, target: '≤ 500 MB', met: f.rss100 <= 500 },
+    {
+      metric: `[${size}] search inside one user's space p50 / p95`,
+      value: `${fmt(median(f.search))} / ${fmt(p(f.search, 95))} ms`,
+      target: '≤ 15 / ≤ 40 ms',
+      met: median(f.search) <= 15 && p(f.search, 95) <= 40,
+    },
+    { metric: `[${size}] why (depth 3) p95`, value: `${fmt(p(f.why, 95))} ms`, target: '≤ 10 ms', met: p(f.why, 95) <= 10 },
+    {
+      metric: `[${size}] small write p50 / p95`,
+      value: `${fmt(median(f.writes))} / ${fmt(p(f.writes, 95))} ms`,
+      target: '≤ 5 ms p50',
+      met: median(f.writes) <= 5,
+    },
+    { metric: `[${size}] whole-tenant list page (20 rows) p95`, value: `${fmt(p(f.tenantPage, 95))} ms`, target: '', met: null },
+  ];
+}
+
+function growthRows(from: string, a: SizeFigures, to: string, b: SizeFigures): BenchRow[] {
+  const per: [string, number, number][] = [
+    ['restart', a.restartMs, b.restartMs],
+    ['cold read', a.coldMs, b.coldMs],
+    ['RSS after 100 users', a.rss100, b.rss100],
+    ['search p50', median(a.search), median(b.search)],
+    ['why p95', percentile(a.why, 95), percentile(b.why, 95)],
+    ['small write p50', median(a.writes), median(b.writes)],
+  ];
+  return per.map(([name, x, y]) => ({
+    metric: `growth ${from} → ${to}: ${name}`,
+    value: `×${fmt(y / x)}`,
+    target: '≤ ×1.5',
+    met: y / x <= 1.5,
+  }));
+}
+
+export const appBench: BenchSection = {
+  name: 'app',
+  async run() {
+    const sizes = appSizes();
+    const figures: [string, SizeFigures][] = [];
+    for (const size of sizes) figures.push([size, await measure(size)]);
+    const rows = figures.flatMap(([s, f]) => rowsOf(s, f));
+    const first = figures[0];
+    const last = figures.at(-1);
+    if (first && last && first !== last) rows.push(...growthRows(first[0], first[1], last[0], last[1]));
+    return rows;
+  },
+};
