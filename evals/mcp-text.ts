@@ -6,7 +6,8 @@
 // - whether the evidence survives rendering: the fraction of questions whose evidence turn is among the
 //   results in structuredContent, against the fraction whose evidence statement appears in the text
 //   content (they must be equal); recall_any@10 on the first ten distinct turns is printed beside them.
-// Reads ../shared/data/locomo/locomo10.json at run time (--data PATH; --conversations N for the first N).
+// Reads ../shared/data/locomo/locomo10.json at run time (--data PATH; --conversations N for the first N;
+// --depth D, default 0: ten results).
 import { join } from 'node:path';
 import { encode } from 'gpt-tokenizer';
 import { loadLocomo } from './lib/locomo-data.ts';
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   conversations = conversations.slice(0, Number(arg('conversations') ?? conversations.length));
+  // depth 0: the ten direct hits alone (the 10-result figure); depth 1 adds each hit's neighbours.
+  const depth = Number(arg('depth') ?? 0);
   const keys = conversations.map((c, i) => [`mcp-text-key-${i}`, c.id] as const);
   const server = await spawnServer({ env: { SVC_API_KEYS: keys.map(([k, t]) => `${k}=${t}`).join(',') }, timeoutMs: 600_000 });
   const tokens: number[] = [];
@@ -56,7 +59,7 @@ async function main(): Promise<void> {
             jsonrpc: '2.0',
             id: ++rpc,
             method: 'tools/call',
-            params: { name: 'search_memory', arguments: { query, as_of: iso(conversationEnd(c)), limit: 10 } },
+            params: { name: 'search_memory', arguments: { query, as_of: iso(conversationEnd(c)), limit: 10, depth } },
           }),
         });
         const body = (await r.json()) as {
@@ -94,7 +97,7 @@ async function main(): Promise<void> {
     await server.stop();
   }
   const pct = (n: number): string => `${((100 * n) / Math.max(1, asked)).toFixed(1)}%`;
-  console.log(`\nsearch_memory over MCP, LoCoMo ${conversations.length} conversations, ${asked} questions (limit 10, depth 1):`);
+  console.log(`\nsearch_memory over MCP, LoCoMo ${conversations.length} conversations, ${asked} questions (limit 10, depth ${depth}):`);
   console.log(`| metric | value | target |`);
   console.log(`| - | - | - |`);
   console.log(`| text content tokens, median / p95 | ${percentile(tokens, 50)} / ${percentile(tokens, 95)} | median <= 800 |`);
