@@ -118,7 +118,7 @@ describe('MCP tool results', () => {
     });
     const asOf = formatInstant(t.ledger.now());
     const calls: [string, Record<string, unknown>, RegExp][] = [
-      ['list_memories', { as_of: asOf }, /^list_memories: 1 block as of \d{4}-/],
+      ['list_memories', { as_of: asOf }, /^list_memories: 1 block in space user:s as of \d{4}-/],
       [
         'list_memories',
         { as_of: '2000-01-01' },
@@ -126,8 +126,8 @@ describe('MCP tool results', () => {
       ],
       ['get_memory', { id: 's1', as_of: asOf }, /^get_memory: block s1 \(claim\) "Sun rises", 1 version, 0 edges as of /],
       ['get_memory', { id: 's1', as_of: '2000-01-01' }, /^get_memory: no block \(not_yet\) as of 2000/],
-      ['why', { id: 's1', as_of: asOf }, /^why: chain of 1 link as of /],
-      ['search_memory', { query: 'sun', as_of: asOf }, /^search_memory: 1 result \(1 direct, 0 by expansion\) as of /],
+      ['why', { id: 's1', as_of: asOf }, /^why: chain of 1 link in space user:s as of /],
+      ['search_memory', { query: 'sun', as_of: asOf }, /^search_memory: 1 result \(1 direct, 0 by expansion\) in space user:s as of /],
     ];
     calls.push(
       ['list_spaces', { as_of: 'now' }, /^list_spaces: 1 space as of \d{4}-/],
@@ -150,9 +150,9 @@ describe('MCP tool results', () => {
     }
     for (const text of texts) expect(text).not.toMatch(/[{[]"/);
     // The block itself is in the text, not only a count: id, kind, space, statement, dates.
-    expect(texts[1]).toContain('\n[s1] claim · space user:s · "Sun rises" · asserted 2024-01-01');
+    expect(texts[1]).toContain('\n[s1] claim · "Sun rises" · asserted 2024-01-01');
     expect(texts.find((x) => x.startsWith('search_memory'))).toMatch(
-      /\n1\. \[s1\] claim · space user:s · "Sun rises" · asserted 2024-01-01 · score \d\.\d{3}$/,
+      /\n1\. \[s1\] claim · "Sun rises" · asserted 2024-01-01 · score \d\.\d{3}$/,
     );
     expect(texts.find((x) => x.startsWith('why'))).toMatch(/\nsubject: \[s1\] claim/);
     const bad = await client.callTool({ name: 'list_memories', arguments: { as_of: 'soon' } });

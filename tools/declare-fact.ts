@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { latestDeclaration, sameRules } from '../storage/facts.ts';
 import { formatInstant } from '../storage/time.ts';
 import { POLICIES, type Declaration, type Policy } from '../storage/types.ts';
-import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
 
 const FactKey = z.string().min(1).max(512);
@@ -51,18 +50,10 @@ export const declareFact = defineOperation({
     'Declare a named fact and the policy that chooses among its candidate values (nodes written with this fact_key), from now on. Re-declaring the same rules changes nothing. Tenant-wide.',
   input: DeclareFactInput,
   requiresAsOf: false,
-  // Declarations are the tenant's rules, not rows of a space: there is no space argument to fix.
+  // Declarations are the tenant's rules, not rows of a space: runOperation refuses them at an address
+  // confined to one space (possibly one opened by its address alone).
   confinable: false,
   async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
-    // A declaration changes how every space's candidates are resolved, so an agent confined to one space
-    // (possibly one opened by its address alone) must not make one.
-    if (ctx.confinedSpace !== undefined) {
-      // Same refusal as the MCP door's own check for operations that are not confinable.
-      throw new SvcError(
-        'SVC_UNAUTHORIZED',
-        `declare_fact sets rules for the whole tenant and is not available at an address confined to the space "${ctx.confinedSpace}"; use /mcp or POST /v1/facts with the key`,
-      );
-    }
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
     const view = ctx.ledger.view(ctx.tenant);
     const current = latestDeclaration(view, input.fact_key);

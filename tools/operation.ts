@@ -102,6 +102,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context): Promise<unknown> {
+  // Confinement is applied here, once, for both doors: an operation that cannot be held to one space
+  // (declare_fact sets rules for the whole tenant) would let an app-scoped address, possibly opened
+  // without a key, act beyond its space; one that can is given the address's space.
+  if (ctx.confinedSpace !== undefined && !op.confinable) {
+    throw new SvcError(
+      'SVC_UNAUTHORIZED',
+      `${op.name} acts on the whole tenant and is not available at an address confined to the space "${ctx.confinedSpace}"; use /mcp or the /v1 route with the key`,
+    );
+  }
   const input: Record<string, unknown> = isRecord(raw) ? { ...raw } : {};
   if (op.requiresAsOf && (input.as_of === undefined || input.as_of === null || input.as_of === '')) {
     throw new SvcError(

@@ -34,7 +34,7 @@ async function timed(fn: () => Promise<void>): Promise<number> {
  * CPU time per get_memory call through each door, in process (`app.request`, no sockets): what the door
  * itself costs, which the round trips above show multiplied by however loaded the machine is.
  */
-async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }> {
+async function cpuPerCall(calls: number, kind: 'get' | 'list'): Promise<{ rest: number; mcp: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-mcp-'));
   const config = readConfig({ SVC_DATA_DIR: dir, SVC_API_KEYS: `${KEY}=bench`, SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local' });
   const ledger = await Ledger.open(dir);
@@ -48,9 +48,24 @@ async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }>
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ space: 'user:cpu', nodes }),
     });
+    // The list case of the many-agents issue: one user's 50-row space, listed whole.
+    const fifty = Array.from({ length: 50 }, (_, i) => ({ id: `l${i}`, kind: 'claim', statement: `Preference ${i} of one user` }));
+    await app.request('http://127.0.0.1/v1/memories', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ space: 'user:list', nodes: fifty }),
+    });
     const asOf = new Date(Date.now() + 1000).toISOString().slice(0, 10);
+    const restUrl = (i: number): string =>
+      kind === 'get'
+        ? `http://127.0.0.1/v1/memories/c${i % 200}?as_of=${asOf}`
+        : `http://127.0.0.1/v1/memories?as_of=${asOf}&space=user:list`;
+    const params = (i: number): Record<string, unknown> =>
+      kind === 'get'
+        ? { name: 'get_memory', arguments: { id: `c${i % 200}`, as_of: asOf } }
+        : { name: 'list_memories', arguments: { as_of: asOf, space: 'user:list' } };
     const rest = async (i: number): Promise<void> => {
-      const r = await app.request(`http://127.0.0.1/v1/memories/c${i % 200}?as_of=${asOf}`, { headers: auth });
+      const r = await app.request(restUrl(i), { headers: auth });
       if (r.status !== 200) throw new Error(`REST get: ${r.status}`);
       await r.arrayBuffer();
     };
@@ -67,7 +82,7 @@ async function cpuPerCall(calls: number): Promise<{ rest: number; mcp: number }>
           jsonrpc: '2.0',
           id: i,
           method: 'tools/call',
-          params: { name: 'get_memory', arguments: { id: `c${i % 200}`, as_of: asOf } },
+          params: params(i),
         }),
       });
       if (r.status !== 200) throw new Error(`MCP get: ${r.status}`);
@@ -243,20 +258,26 @@ export const mcp: BenchSection = {
         met: null,
         note: 'round trips stretch with load; the CPU rows below do not',
       });
-      const c = await cpuPerCall(Math.max(200, Math.round(400 * scale)));
-      rows.push({
-        metric: 'get_memory CPU per call in process, REST / MCP (ms)',
-        value: `${fmt(c.rest, 3)} / ${fmt(c.mcp, 3)}`,
-        target: '',
-        met: null,
-        note: 'app.request, median of 5 rounds',
-      });
-      rows.push({
-        metric: 'get_memory MCP CPU overhead per call (ms)',
-        value: fmt(c.mcp - c.rest, 3),
-        target: '< 2',
-        met: c.mcp - c.rest < 2,
-      });
+      for (const [kind, name] of [
+        ['get', 'get_memory'],
+        ['list', 'list_memories (50 rows)'],
+      ] as const) {
+        const c = await cpuPerCall(Math.max(200, Math.round(400 * scale)), kind);
+        rows.push({
+          metric: `${name} CPU per call in process, REST / MCP (ms)`,
+          value: `${fmt(c.rest, 3)} / ${fmt(c.mcp, 3)}`,
+          target: '',
+          met: null,
+          note: 'app.request, median of 5 rounds',
+        });
+        rows.push({
+          metric: `${name} MCP CPU / REST CPU`,
+          value: `${fmt(c.mcp / c.rest, 2)}x`,
+          target: '<= 1.5x',
+          met: c.mcp / c.rest <= 1.5,
+          note: 'issue 26 item 7: tools/call answered without building a server per request',
+        });
+      }
       return rows;
     } finally {
       await client.close().catch(() => undefined);

@@ -8,7 +8,10 @@ import type { RestEnv } from '../../bridge/rest.ts';
 import type { Context } from '../../tools/context.ts';
 import { tenantResolver, unauthorized, type AppDeps } from '../app.ts';
 import { statelessMcpHandler } from './handler.ts';
-import { createLedgerMcpServer } from './tools.ts';
+import { callOperation, createLedgerMcpServer } from './tools.ts';
+import { operations } from '../../tools/index.ts';
+
+const operationByName = new Map(operations.map((op) => [op.name, op]));
 
 /** `svc:<uuid>`: a space whose address is its own secret on a hosted deployment. */
 const SECRET_SPACE = /^svc:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -41,11 +44,21 @@ const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1']
 export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
   const tenantOf = tenantResolver(deps.config);
   const hosted = deps.config.apiKeys !== null;
-  const handler = statelessMcpHandler((authInfo) => {
+  const admitted = (authInfo: AuthInfo | undefined): Context => {
     const ctx = authInfo?.extra?.ctx as Context | undefined;
     if (!ctx) throw new Error('MCP request reached the server factory without an admitted context');
-    return createLedgerMcpServer(ctx);
-  }, deps.config.maxBodyBytes);
+    return ctx;
+  };
+  const handler = statelessMcpHandler(
+    (authInfo) => createLedgerMcpServer(admitted(authInfo)),
+    deps.config.maxBodyBytes,
+    // A tool call is answered by the operation directly, in this request's own context; an unknown tool
+    // name goes to the SDK, which answers it as it answers any other request.
+    (name, args, authInfo) => {
+      const op = operationByName.get(name);
+      return op ? callOperation(op, args, admitted(authInfo)) : undefined;
+    },
+  );
 
   const serve = async (c: HonoContext<RestEnv>, scope: Scope | null): Promise<Response> => {
     // An open local server has no key to stop a web page from driving it: refuse foreign browser origins.

@@ -1,8 +1,8 @@
 // The text an agent sees beside `structuredContent`. Many clients hand a model `content` only, so the text
 // carries what a model needs to use the answer, compactly: a first line saying what the answer holds and
-// against which instant (the certificate in one line), then one line per block with its id, kind, space,
-// statement, dates, supersession and invalidation marks, and for searches the score and how an expansion
-// was reached. structuredContent keeps the full JSON. The text is read off the body's shape, so an
+// against which instant (the certificate in one line; the space too when every block is in one), then one
+// line per block with its id, kind, space, statement, dates, supersession and invalidation marks, and for
+// searches the score and how an expansion was reached. structuredContent keeps the full JSON. The text is read off the body's shape, so an
 // operation added later still gets a fitting rendering.
 import type { AnyOperation } from '../../tools/operation.ts';
 
@@ -17,9 +17,11 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 const obj = (v: unknown): Body | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
+const SPACES = /\s{2,}|[\t\n\r\f\v]/;
+
 function quoted(v: unknown, max = MAX_VALUE): string {
   const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null');
-  const flat = text.replace(/\s+/g, ' ');
+  const flat = SPACES.test(text) ? text.replace(/\s+/g, ' ') : text;
   return JSON.stringify(flat.length > max ? `${flat.slice(0, max)}…` : flat);
 }
 
@@ -27,7 +29,8 @@ function quoted(v: unknown, max = MAX_VALUE): string {
 export function shortInstant(v: unknown): string {
   const s = str(v);
   if (s === null) return String(v);
-  const t = s.replace(/\.0+Z$/, 'Z').replace(/(\.\d*?[1-9])0+Z$/, '$1Z');
+  // Rendered for every row of every answer: the common shapes without a regular expression.
+  const t = s.endsWith('.000000Z') ? `${s.slice(0, -8)}Z` : s.endsWith('0Z') ? s.replace(/(\.\d*?[1-9])0+Z$/, '$1Z') : s;
   return t.endsWith('T00:00:00Z') ? t.slice(0, 10) : t;
 }
 
@@ -49,8 +52,9 @@ function certified(body: Body, superseded = 0): string {
 }
 
 /** One block: `[id] kind · space · "statement" · asserted … · valid … · superseded by … · INVALIDATED …`. */
-export function nodeLine(node: Body): string {
-  const parts = [`[${String(node.id)}] ${String(node.kind)}`, `space ${String(node.space)}`];
+export function nodeLine(node: Body, spaceSaid = false): string {
+  const parts = [`[${String(node.id)}] ${String(node.kind)}`];
+  if (!spaceSaid) parts.push(`space ${String(node.space)}`);
   if (node.statement !== null && node.statement !== undefined) parts.push(quoted(node.statement, MAX_STATEMENT));
   if (typeof node.category === 'string') parts.push(`category ${node.category}`);
   parts.push(`asserted ${shortInstant(node.asserted_at)}`);
@@ -67,11 +71,20 @@ export function nodeLine(node: Body): string {
 
 const supersededIn = (nodes: unknown[]): number => nodes.filter((n) => list(obj(n)?.superseded_by).length > 0).length;
 
+/** The one space every block of an answer is in, said once on the first line instead of on every block. */
+function oneSpace(nodes: unknown[]): string | null {
+  const spaces = new Set(nodes.map((n) => obj(n)?.space));
+  const [only] = spaces;
+  return spaces.size === 1 && typeof only === 'string' ? only : null;
+}
+
+const inSpace = (space: string | null): string => (space === null ? '' : ` in space ${space}`);
+
 /** How an expansion was reached: the edge type and the block it came from. */
 function reached(r: Body): string {
   const path = list(r.path);
   const from = path.length >= 2 ? String(path[path.length - 2]) : '?';
-  return `via ${String(r.via)} from ${from}, depth ${String(r.depth)}`;
+  return `via ${String(r.via)} from ${from}${r.depth === 1 ? '' : `, depth ${String(r.depth)}`}`;
 }
 
 function written(body: Body): string[] {
@@ -152,12 +165,15 @@ function searched(body: Body): string[] {
   const results = list(body.results).map((r) => obj(r) ?? {});
   const direct = results.filter((r) => r.match === 'direct').length;
   const nodes = results.map((r) => r.node);
+  const space = oneSpace(nodes);
   const lines = [
-    `${plural(results.length, 'result')} (${direct} direct, ${results.length - direct} by expansion)${certified(body, supersededIn(nodes))}`,
+    `${plural(results.length, 'result')} (${direct} direct, ${results.length - direct} by expansion)${inSpace(space)}${certified(body, supersededIn(nodes))}`,
   ];
   results.forEach((r, i) => {
     const how = r.match === 'expansion' ? ` · ${reached(r)}` : '';
-    lines.push(`${i + 1}. ${nodeLine(obj(r.node) ?? {})} · score ${typeof r.score === 'number' ? r.score.toFixed(3) : '?'}${how}`);
+    lines.push(
+      `${i + 1}. ${nodeLine(obj(r.node) ?? {}, space !== null)} · score ${typeof r.score === 'number' ? r.score.toFixed(3) : '?'}${how}`,
+    );
   });
   return lines;
 }
@@ -165,10 +181,12 @@ function searched(body: Body): string[] {
 function chained(body: Body): string[] {
   const chain = list(body.chain).map((l) => obj(l) ?? {});
   if (!chain.length) return [`empty chain (${String(body.reason ?? 'absent')})${certified(body)}`];
-  const lines = [`chain of ${plural(chain.length, 'link')}${certified(body, supersededIn(chain.map((l) => l.node)))}`];
+  const nodes = chain.map((l) => l.node);
+  const space = oneSpace(nodes);
+  const lines = [`chain of ${plural(chain.length, 'link')}${inSpace(space)}${certified(body, supersededIn(nodes))}`];
   for (const l of chain) {
     const how = l.via ? ` · ${reached(l)}` : '';
-    lines.push(`${String(l.role)}: ${nodeLine(obj(l.node) ?? {})}${how}`);
+    lines.push(`${String(l.role)}: ${nodeLine(obj(l.node) ?? {}, space !== null)}${how}`);
   }
   return lines;
 }
@@ -181,7 +199,11 @@ function lines(body: Body): string[] {
   if (Array.isArray(body.items)) {
     const items = list(body.items);
     const more = typeof body.next_cursor === 'string' ? `; more pages (pass cursor=${body.next_cursor})` : '';
-    return [`${plural(items.length, 'block')}${certified(body, supersededIn(items))}${more}`, ...items.map((n) => nodeLine(obj(n) ?? {}))];
+    const space = oneSpace(items);
+    return [
+      `${plural(items.length, 'block')}${inSpace(space)}${certified(body, supersededIn(items))}${more}`,
+      ...items.map((n) => nodeLine(obj(n) ?? {}, space !== null)),
+    ];
   }
   if (Array.isArray(body.chain)) return chained(body);
   if (Array.isArray(body.spaces)) {

@@ -2,7 +2,6 @@
 // `runOperation` exactly as the REST door does. Nothing here knows a particular operation.
 import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { Context } from '../../tools/context.ts';
-import { SvcError } from '../../tools/errors.ts';
 import { operations } from '../../tools/index.ts';
 import { inputJsonSchema, type JsonSchema } from '../../tools/json-schema.ts';
 import { runOperation, type AnyOperation } from '../../tools/operation.ts';
@@ -73,14 +72,6 @@ function describe(op: AnyOperation, confinedSpace: string | undefined): string {
 export async function callOperation(op: AnyOperation, args: unknown, ctx: Context): Promise<CallToolResult> {
   let result: unknown;
   try {
-    // An operation that cannot be held to one space (declare_fact sets rules for the whole tenant) would
-    // let an app-scoped address, possibly opened without a key, act beyond its space.
-    if (ctx.confinedSpace !== undefined && !op.confinable) {
-      throw new SvcError(
-        'SVC_UNAUTHORIZED',
-        `${op.name} acts on the whole tenant and is not available at an app-scoped address; use /mcp with the key`,
-      );
-    }
     result = await runOperation(op, args ?? {}, ctx);
     const archive = await archiveResult(result);
     if (archive) return archive;
