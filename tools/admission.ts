@@ -63,7 +63,7 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 512, 1, 1_000_000);
   if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
   // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
-  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 5000, 100, 3_600_000);
+  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
   const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
   return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }

@@ -228,13 +228,18 @@ async function seed(base: string, rowsPerUser: number): Promise<void> {
     }
     progress('load: seeding', u + 1, USERS);
   }
-  // Wait for the index: the runs measure serving, not the initial indexing.
-  const r = await fetch(`${base}/v1/search`, {
-    method: 'POST',
-    headers: { ...AUTH, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: 'harvest', as_of: 'now', space: 'user:0' }),
-  });
-  if (r.status !== 200) throw new Error(`warm-up search failed: ${r.status}`);
+  // Wait for the index: the runs measure serving, not the initial indexing (a search past its deadline
+  // while the index catches up answers 504; ask again).
+  for (let attempt = 0; ; attempt++) {
+    const r = await fetch(`${base}/v1/search`, {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'harvest', as_of: 'now', space: 'user:0' }),
+    });
+    if (r.status === 200) return;
+    if (attempt >= 60) throw new Error(`warm-up search failed: ${r.status}`);
+    await new Promise((res) => setTimeout(res, 1000));
+  }
 }
 
 /** Every id in `space`, paging list_memories. */
