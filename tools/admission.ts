@@ -42,6 +42,15 @@ export function isHeavy(operation: string, input: Record<string, unknown>): bool
   return HEAVY[operation]?.(input) ?? false;
 }
 
+/**
+ * Whether a request is answered 504 at its deadline while its work is still running. Writes are not
+ * (an early "timed out" for a write that then commits would be false), and neither is an export, whose
+ * size the caller chose and which is streamed as it is packed; both are bounded by the queue only.
+ */
+export function deadlineCutsWork(operation: string, isRead: boolean): boolean {
+  return isRead && operation !== 'export_ledger';
+}
+
 /** The operations that can be heavy, for the start-up line and the docs. */
 export const HEAVY_OPERATIONS = Object.keys(HEAVY);
 
