@@ -90,6 +90,10 @@ async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx
   try {
     await ctx.ledger.load(ctx.tenant);
     return await op.handler(input, ctx);
+  } catch (error) {
+    // A handler that stopped at its deadline (throwIfAborted) answers as a deadline, never as a failure of ours.
+    if (ctx.signal?.aborted && !(error instanceof SvcError)) throw deadlineExceeded('while it ran');
+    throw error;
   } finally {
     release();
   }
