@@ -211,12 +211,23 @@ function describeRun(r: RunResult): string {
 }
 
 async function post(base: string, body: unknown): Promise<void> {
-  const r = await fetch(`${base}/v1/memories`, {
-    method: 'POST',
-    headers: { ...AUTH, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (r.status !== 200) throw new Error(`seeding failed: ${r.status} ${(await r.text()).slice(0, 300)}`);
+  // A re-sent write is a no-op, so a connection reset (a keep-alive socket closed as it was reused, seen
+  // on a loaded machine) is retried.
+  for (let attempt = 0; ; attempt++) {
+    let r: Response;
+    try {
+      r = await fetch(`${base}/v1/memories`, {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      if (attempt < 3) continue;
+      throw error;
+    }
+    if (r.status === 200) return;
+    throw new Error(`seeding failed: ${r.status} ${(await r.text()).slice(0, 300)}`);
+  }
 }
 
 async function seed(base: string, rowsPerUser: number): Promise<void> {
