@@ -15,7 +15,6 @@ import { describeLimits } from '../tools/admission.ts';
 
 export async function runServe(): Promise<void> {
   const config = readConfig();
-  console.log(describeLimits(config.admission));
   let link: LocalLink;
   try {
     link = await LocalLink.open(config, 'serve', (m) => console.log(m));
@@ -44,6 +43,8 @@ export async function runServe(): Promise<void> {
     console.log(
       `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role})`,
     );
+    // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
+    console.log(describeLimits(config.admission));
   });
   stopOnSignals(link, () => {
     server.close();
