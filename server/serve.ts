@@ -31,7 +31,6 @@ async function startPlacement(
 
 export async function runServe(): Promise<void> {
   const config = readConfig();
-  console.log(describeLimits(config.admission));
   let link: LocalLink;
   try {
     link = await LocalLink.open(config, 'serve', (m) => console.log(m));
@@ -72,6 +71,8 @@ export async function runServe(): Promise<void> {
     const address = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
     const host = address.includes(':') ? `[${address}]` : address;
     for (const line of addressLines(`http://${host}:${info.port}`)) console.log(line);
+    // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
+    console.log(describeLimits(config.admission));
   });
   stopOnSignals(link, async () => {
     server.close();

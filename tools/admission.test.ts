@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../server/config.ts';
-import { Admission, admissionLimits, describeLimits, isHeavy } from './admission.ts';
+import { Admission, admissionLimits, deadlineCutsWork, describeLimits, isHeavy } from './admission.ts';
 import { SvcError } from './errors.ts';
 
 describe('admission limits from the environment', () => {
@@ -35,6 +35,15 @@ describe('which operations are heavy', () => {
     expect(isHeavy('remember', { nodes: [{}] })).toBe(false);
     expect(isHeavy('remember', { messages: [] })).toBe(true);
     expect(isHeavy('remember', { nodes: Array.from({ length: 201 }, () => ({})) })).toBe(true);
+  });
+});
+
+describe('what a deadline cuts short', () => {
+  it('reads are answered at their deadline; writes and exports run to the end', () => {
+    expect(deadlineCutsWork('search_memory', true)).toBe(true);
+    expect(deadlineCutsWork('list_memories', true)).toBe(true);
+    expect(deadlineCutsWork('remember', false)).toBe(false);
+    expect(deadlineCutsWork('export_ledger', true)).toBe(false);
   });
 });
 

@@ -42,6 +42,15 @@ export function isHeavy(operation: string, input: Record<string, unknown>): bool
   return HEAVY[operation]?.(input) ?? false;
 }
 
+/**
+ * Whether a request is answered 504 at its deadline while its work is still running. Writes are not
+ * (an early "timed out" for a write that then commits would be false), and neither is an export, whose
+ * size the caller chose and which is streamed as it is packed; both are bounded by the queue only.
+ */
+export function deadlineCutsWork(operation: string, isRead: boolean): boolean {
+  return isRead && operation !== 'export_ledger';
+}
+
 /** The operations that can be heavy, for the start-up line and the docs. */
 export const HEAVY_OPERATIONS = Object.keys(HEAVY);
 
@@ -63,7 +72,7 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 512, 1, 1_000_000);
   if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
   // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
-  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 5000, 100, 3_600_000);
+  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
   const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
   return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }

@@ -2,7 +2,7 @@
 // and a handler. Both doors call `runOperation`, so as_of, confinement and validation are decided once.
 import { z } from 'zod';
 import type { Context } from './context.ts';
-import { deadlineExceeded, isHeavy } from './admission.ts';
+import { deadlineCutsWork, deadlineExceeded, isHeavy } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
 
 export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unknown> {
@@ -132,10 +132,9 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   const signal = ctx.signal ? AbortSignal.any([deadline, ctx.signal]) : deadline;
   const admitted = await admission.admit(ctx.tenant, isHeavy(op.name, input), signal);
   const work = runAdmitted(op, parsed.data, { ...ctx, signal }).finally(() => admitted.release());
-  // A write is never answered before it has committed or failed: an early "timed out" for a write that
-  // then commits would be a lie. A read is answered at its deadline; its slot stays taken until the work
-  // notices the signal and stops, so an abandoned read never lets more work in than the limits allow.
-  if (!op.requiresAsOf) return work;
+  // A read is answered at its deadline; its slot stays taken until the work notices the signal and stops,
+  // so an abandoned read never lets more work in than the limits allow. Writes and exports run to the end.
+  if (!deadlineCutsWork(op.name, op.requiresAsOf)) return work;
   return raceDeadline(work, signal);
 }
 
@@ -146,6 +145,10 @@ async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx
   try {
     await ctx.ledger.load(ctx.tenant);
     return await op.handler(input, ctx);
+  } catch (error) {
+    // A handler that stopped at its deadline (throwIfAborted) answers as a deadline, never as a failure of ours.
+    if (ctx.signal?.aborted && !(error instanceof SvcError)) throw deadlineExceeded('while it ran');
+    throw error;
   } finally {
     release();
   }
