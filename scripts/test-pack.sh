@@ -37,7 +37,7 @@ ms() { local s e; s=$(date +%s%N); "$@" > "$work/out.txt" 2>&1 || { cat "$work/o
 # On a machine loaded by others node's own start-up can pass the limit by itself, and load comes in
 # bursts: each command is timed best of 7, interleaved with a bare `node -e 0`, and passes when it is
 # within the limit or adds at most 150 ms to the bare start-up measured beside it (an engine adds ~1 s).
-for args in "--version" "--help" "" "serve --help" "stdio --help" "bundle --help" "pull --help" "push --help"; do
+for args in "--version" "--help" "" "serve --help" "stdio --help" "bundle --help" "pull --help" "push --help" "placement-agent --help"; do
   # shellcheck disable=SC2086
   NODE_OPTIONS="--import $work/no-engine.mjs" ms "$bin" $args > /dev/null
   best=100000 bare=100000

