@@ -383,6 +383,12 @@ export interface KuzuGraphOptions {
   /** The largest group journaled; journalMaxRows() unless set (tests). */
   journalMaxRows?: number;
   /**
+   * How long the journal's first row waits before a background copy; FLUSH_AFTER_MS unless set. Tests that
+   * count the journal's rows across several calls set it long, so a slow machine's timer cannot copy
+   * between two of their steps.
+   */
+  flushAfterMs?: number;
+  /**
    * A seam for fault-injection tests: called before a copy's transaction runs and after it committed,
    * with the tables it writes; a throw there fails the copy as the engine would. Thrown 'after-commit', it
    * stands for a COMMIT whose forced checkpoint failed after the transaction reached the WAL.
@@ -596,6 +602,7 @@ export class KuzuGraph implements GraphStore {
   readonly #journal: WriteJournal;
   readonly #journalMaxRows: number;
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
+  readonly #flushAfterMs: number;
   readonly #stats: WriteStats = {
     journalGroups: 0,
     journalRows: 0,
@@ -628,6 +635,7 @@ export class KuzuGraph implements GraphStore {
     mkdirSync(this.#stage, { recursive: true });
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
     this.#fault = options.fault ?? (() => undefined);
+    this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#journal = WriteJournal.open(dir);
   }
 
@@ -757,7 +765,7 @@ export class KuzuGraph implements GraphStore {
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = null;
       this.#flushInBackground();
-    }, FLUSH_AFTER_MS);
+    }, this.#flushAfterMs);
     this.#flushTimer.unref();
   }
 
