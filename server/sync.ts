@@ -170,6 +170,10 @@ interface WriteResponse {
   warnings: unknown[];
 }
 
+/** How often a batch refused for load is sent again, and the longest Retry-After waited for. */
+const SHED_RETRIES = 5;
+const SHED_WAIT_MAX_S = 30;
+
 async function send(baseUrl: string, group: PushGroup, nodes: unknown[], edges: unknown[], opts: SyncOptions): Promise<WriteResponse> {
   const body = {
     space: group.space,
@@ -186,6 +190,14 @@ async function send(baseUrl: string, group: PushGroup, nodes: unknown[], edges: 
   } catch {
     // A kept-alive connection the server closed while the client was planning fails the POST before it
     // is read. Writes are idempotent by content, so sending the same body again is safe.
+    res = await post();
+  }
+  // A server shedding load (503, or 429 past this key's share) says when to come back; writes are
+  // idempotent by content, so the same batch is sent again after that, a bounded number of times.
+  for (let attempt = 1; (res.status === 503 || res.status === 429) && attempt <= SHED_RETRIES; attempt++) {
+    const seconds = Math.min(Math.max(Number(res.headers.get('retry-after')) || 1, 1), SHED_WAIT_MAX_S);
+    await res.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     res = await post();
   }
   if (res.status !== 200)

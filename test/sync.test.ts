@@ -19,7 +19,7 @@ const tmp = (): string => {
   return d;
 };
 const quiet = { progress: () => undefined };
-const KEYS = 'ka=alpha,kbig=big,ksmall=small';
+const KEYS = 'ka=alpha,kbig=big,ksmall=small,kshed=shed';
 
 beforeAll(async () => {
   a = await startTestApp({ SVC_API_KEYS: KEYS });
@@ -129,6 +129,28 @@ describe('pull and push', () => {
     await pull('http://a.test', dir, { apiKey: 'ka', fetch: fetchBoth, space: 'x', ...quiet });
     expect((await rows(dir, 'nodes.jsonl')).map((n) => n.id)).toEqual(['x1']);
     expect(await rows(dir, 'edges.jsonl')).toEqual([]);
+  });
+
+  it('sends a batch again after a 503 with Retry-After (a server shedding load), and writes it once', async () => {
+    const dir = tmp();
+    await pull('http://a.test', dir, { apiKey: 'ka', fetch: fetchBoth, space: 'x', ...quiet });
+    let shed = 0;
+    const sheddingOnce: Fetch = async (input, init) => {
+      if (init?.method === 'POST' && shed === 0) {
+        shed++;
+        return Response.json(
+          { detail: { error: 'overloaded', why: 'busy', retry_after: 1 } },
+          { status: 503, headers: { 'retry-after': '1' } },
+        );
+      }
+      return fetchBoth(input, init);
+    };
+    const report = await push(dir, 'http://b.test', { apiKey: 'kshed', fetch: sheddingOnce, ...quiet });
+    expect(shed).toBe(1);
+    expect(report).toMatchObject({ accepted: 1, refused: [] });
+    const back = tmp();
+    await pull('http://b.test', back, { apiKey: 'kshed', fetch: fetchBoth, space: 'x', ...quiet });
+    expect((await rows(back, 'nodes.jsonl')).map((n) => n.id)).toEqual(['x1']);
   });
 
   it('splits a large batch under the 10,000-row limit; --granularity day declares each day at its latest known_at', async () => {
