@@ -69,7 +69,7 @@ export const searchMemory = defineOperation({
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');
     const snap = await openRead(ctx, input);
-    await index.caughtUp(ctx.tenant);
+    await index.caughtUp(ctx.tenant, snap.lens.space);
     const answer = await snap.search(index, {
       query: input.query,
       kind: input.kind,

@@ -8,5 +8,6 @@ import { extract } from './extract.ts';
 import { facts } from './facts.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
+import { spaceSearchBench } from './space-search.ts';
 
-export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, exportBench];
+export const sections: BenchSection[] = [core, scaleBench, agentBench, facts, mcp, extract, searchBench, spaceSearchBench, exportBench];
