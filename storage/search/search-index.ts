@@ -566,6 +566,11 @@ export class SearchIndex {
     return this.#lance.countRows();
   }
 
+  /** The space copies held, loaded and dropped (benchmarks, diagnosis). */
+  spaceCopies(): ReturnType<LanceIndex['spaceCopies']> {
+    return this.#lance.spaceCopies();
+  }
+
   /**
    * Records the progress off the event loop (a synchronous write and rename took ~3 ms a commit on a
    * loaded machine, right when a search follows the write): one write at a time, each of the state when
