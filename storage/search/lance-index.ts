@@ -481,9 +481,8 @@ export class LanceIndex {
     const where = `space = ${quote(space)}`;
     const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
     return this.#spaces.get(tenant, space, {
-      count: () => state.table.countRows(where),
-      rows: async () => {
-        const data = await state.table.query().where(where).select(columns).toArrow();
+      rows: async (limit) => {
+        const data = await state.table.query().where(where).select(columns).limit(limit).toArrow();
         const text = data.getChild('text');
         return mirrorRows(data, this.dimension).map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }));
       },
@@ -492,7 +491,7 @@ export class LanceIndex {
   }
 
   /** Space copies held, loaded and evicted (tests, diagnosis). */
-  spaceCopies(): { spaces: number; rows: number; bytes: number; loads: number; evictions: number } {
+  spaceCopies(): { spaces: number; rows: number; bytes: number; loads: number; evictions: number; loadMs: number } {
     return { ...this.#spaces.held(), ...this.#spaces.counts };
   }
 

@@ -51,10 +51,9 @@ export class SpaceCopy {
   }
 }
 
-/** What loading a space reads: its row count first (cheap), then its rows when they fit. */
+/** What loading a space reads: its rows, at most `limit` (one more than a copy may hold: then it is too large). */
 export interface SpaceSource {
-  count(): Promise<number>;
-  rows(): Promise<SpaceRow[]>;
+  rows(limit: number): Promise<SpaceRow[]>;
   tokenize: Tokenize;
 }
 
@@ -70,8 +69,8 @@ export class SpaceCopies {
   readonly #held = new Map<string, SpaceCopy>();
   /** Spaces found too large for a copy: they only grow, so they are not counted again. */
   readonly #large = new Set<string>();
-  /** Copies loaded and dropped (tests, diagnosis). */
-  readonly counts = { loads: 0, evictions: 0 };
+  /** Copies loaded, the time spent loading them, and copies dropped (tests, diagnosis). */
+  readonly counts = { loads: 0, evictions: 0, loadMs: 0 };
 
   constructor(budgetBytes: number, maxRows: number, tokens: TokenCache) {
     this.#budget = budgetBytes;
@@ -105,11 +104,13 @@ export class SpaceCopies {
   }
 
   async #load(k: string, source: SpaceSource): Promise<SpaceCopy | null> {
-    if ((await source.count()) > this.#maxRows) {
+    const t0 = performance.now();
+    // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
+    const rows = await source.rows(this.#maxRows + 1);
+    if (rows.length > this.#maxRows) {
       this.#large.add(k);
       return null;
     }
-    const rows = await source.rows();
     rows.sort((a, b) => a.seq - b.seq);
     const tokens = await this.#tokens.tokens(
       rows.map((r) => r.text),
@@ -119,6 +120,7 @@ export class SpaceCopies {
     copy.append(rows, tokens);
     if (copy.bytes > this.#budget) return null;
     this.counts.loads++;
+    this.counts.loadMs += performance.now() - t0;
     this.#held.set(k, copy);
     this.#evict();
     return copy;
