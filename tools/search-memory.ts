@@ -61,7 +61,7 @@ export const searchMemory = defineOperation({
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');
     const snap = await openRead(ctx, input);
     ctx.signal?.throwIfAborted();
-    await index.caughtUp(ctx.tenant);
+    await index.caughtUp(ctx.tenant, snap.lens.space);
     // Past its deadline while waiting for the index: the scoring below would be work nobody reads.
     ctx.signal?.throwIfAborted();
     const answer = await snap.search(index, {

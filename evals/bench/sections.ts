@@ -11,6 +11,7 @@ import { facts } from './facts.ts';
 import { loadBench } from './load.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
+import { spaceSearchBench } from './space-search.ts';
 
 export const sections: BenchSection[] = [
   core,
@@ -20,6 +21,7 @@ export const sections: BenchSection[] = [
   mcp,
   extract,
   searchBench,
+  spaceSearchBench,
   exportBench,
   appBench,
   clusterBench,

@@ -11,6 +11,7 @@ import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../time.ts';
 import { byScore, CUT_SLACK, TenantText, TEXT_COLUMNS, textRows, TokenCache } from './text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
+import { SpaceCopies, type SpaceCopy } from './space-copies.ts';
 
 export interface IndexRow {
   id: string;
@@ -102,6 +103,15 @@ const TEXT_MIRROR_ROWS = 50_000;
 
 const MIRROR_COLUMNS = [...FILTER_COLUMNS, 'vector'];
 
+/**
+ * Memory for the copies of single spaces a space-confined search reads (space-copies.ts, ~2.5 KB a row
+ * with the local embedder and word vectors), and the rows from which a space is searched through LanceDB
+ * instead. 0 turns the copies off.
+ */
+export const spaceCopyBytes = (env: NodeJS.ProcessEnv = process.env): number =>
+  envMegabytes(env, 'SVC_SEARCH_SPACES_MB', 64, 0) * 1024 * 1024;
+export const SPACE_COPY_MAX_ROWS = 20_000;
+
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
 
@@ -151,8 +161,9 @@ export class LanceIndex {
   readonly #tables = new Map<string, Promise<TableState>>();
   readonly #mirrors: VectorMirrors;
   readonly #tokens = new TokenCache();
+  readonly #spaces: SpaceCopies;
   /** Full-text queries answered by a tenant's copy and by LanceDB. */
-  readonly #textAnswers = { copy: 0, lance: 0 };
+  readonly #textAnswers = { copy: 0, lance: 0, space: 0 };
   /** Tenants with a full-text copy, least recently searched first. */
   readonly #textRecent = new Map<string, TableState>();
   readonly #textMirrorRows: number;
@@ -162,8 +173,16 @@ export class LanceIndex {
   /** Length of the word-vector column; 0 when the tables have none. */
   readonly wordDimension: number;
 
-  private constructor(db: lancedb.Connection, dimension: number, wordDimension: number, mirrorBytes: number, textMirrorRows: number) {
+  private constructor(
+    db: lancedb.Connection,
+    dimension: number,
+    wordDimension: number,
+    mirrorBytes: number,
+    textMirrorRows: number,
+    spaceBytes: number,
+  ) {
     this.#db = db;
+    this.#spaces = new SpaceCopies(spaceBytes, SPACE_COPY_MAX_ROWS, this.#tokens);
     this.#textMirrorRows = textMirrorRows;
     this.#mirrors = new VectorMirrors(mirrorBytes, HNSW_MIN_ROWS);
     this.dimension = dimension;
@@ -177,10 +196,11 @@ export class LanceIndex {
     wordDimension = 0,
     mirrorBytes = vectorMirrorBytes(),
     textMirrorRows = TEXT_MIRROR_ROWS,
+    spaceBytes = spaceCopyBytes(),
   ): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
-    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes, textMirrorRows);
+    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes, textMirrorRows, spaceBytes);
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -262,6 +282,7 @@ export class LanceIndex {
       await appendArrow(state.table, rowsToArrow(this.#schema, rows));
       state.appends++;
       if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
+      await this.#spaces.append(tenant, rows, this.#tokenize(state.table));
       const text = state.text;
       if (text) {
         const tokens = await this.#tokens.tokens(
@@ -317,7 +338,14 @@ export class LanceIndex {
    */
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
-    if (!state || !state.hasTextIndex || terms.length === 0) return [];
+    if (!state || terms.length === 0) return [];
+    const space = filter.space === undefined ? null : await this.#spaceCopy(tenant, filter.space, state);
+    if (space) {
+      const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
+      this.#textAnswers.space++;
+      return space.fullText(tokens ?? [], filter, limit);
+    }
+    if (!state.hasTextIndex) return [];
     state.searched = true;
     const copy = await this.#textCopy(tenant, state);
     if (copy) {
@@ -396,7 +424,7 @@ export class LanceIndex {
   }
 
   /** How many full-text queries the in-memory copies answered, and how many LanceDB did (tests, diagnosis). */
-  textAnswers(): { copy: number; lance: number } {
+  textAnswers(): { copy: number; lance: number; space: number } {
     return { ...this.#textAnswers };
   }
 
@@ -410,6 +438,8 @@ export class LanceIndex {
   ): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
+    const space = filter.space === undefined ? null : await this.#spaceCopy(tenant, filter.space, state);
+    if (space) return space.nearest(vector, filter, limit, column);
     if (!state.hasVectorIndex) {
       const mirror = await this.#mirrors.get(tenant, async () =>
         // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
@@ -424,6 +454,45 @@ export class LanceIndex {
     if (where !== null) query = query.where(where);
     const rows = await query.select(['id', 'seq', '_distance']).limit(limit).toArray();
     return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
+  }
+
+  /**
+   * The copy of one space of the tenant, loaded on first use through the `space` prefilter (a bitmap index
+   * once the table is large); null when the space is too large for one (then LanceDB answers) or the copies
+   * are off. Rows deleted from the table (deleteAbove) are never in a copy: copies are read after it.
+   */
+  async spaceCopy(tenant: string, space: string): Promise<SpaceCopy | null> {
+    const state = await this.#state(tenant, false);
+    return state ? this.#spaceCopy(tenant, space, state) : null;
+  }
+
+  /** Adds rows of one space not yet in the table to its copy (rows it holds are skipped by seq). */
+  async appendToCopy(tenant: string, copy: SpaceCopy, rows: readonly IndexRow[]): Promise<void> {
+    const state = await this.#state(tenant, false);
+    if (!state || rows.length === 0) return;
+    const tokens = await this.#tokens.tokens(
+      rows.map((r) => r.text),
+      this.#tokenize(state.table),
+    );
+    copy.append(rows, tokens);
+  }
+
+  #spaceCopy(tenant: string, space: string, state: TableState): Promise<SpaceCopy | null> {
+    const where = `space = ${quote(space)}`;
+    const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
+    return this.#spaces.get(tenant, space, {
+      rows: async (limit) => {
+        const data = await state.table.query().where(where).select(columns).limit(limit).toArrow();
+        const text = data.getChild('text');
+        return mirrorRows(data, this.dimension).map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }));
+      },
+      tokenize: this.#tokenize(state.table),
+    });
+  }
+
+  /** Space copies held, loaded and evicted (tests, diagnosis). */
+  spaceCopies(): { spaces: number; rows: number; bytes: number; loads: number; evictions: number; loadMs: number } {
+    return { ...this.#spaces.held(), ...this.#spaces.counts };
   }
 
   /** Every row's filter and vector columns, to fill a tenant's mirror. */
@@ -460,6 +529,7 @@ export class LanceIndex {
     this.#textRecent.clear();
     this.#deletedIn.clear();
     this.#mirrors.drop();
+    this.#spaces.dropTenant();
     for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
   }
 
@@ -468,6 +538,7 @@ export class LanceIndex {
     this.#tables.clear();
     this.#textRecent.clear();
     this.#mirrors.drop();
+    this.#spaces.dropTenant();
     this.#db.close();
   }
 }

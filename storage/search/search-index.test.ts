@@ -118,6 +118,36 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
+  it('waits for no index batch in its own space: a flood into another space is not waited for, its own write is found', async () => {
+    const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
+    await index.caughtUp();
+    const inA = async (words: string) =>
+      (await index.candidates('t', words.split(' '), words, { asOf: ledger.now(), space: 'A' }, 50)).text.map((h) => h.id);
+    await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
+    expect(await index.caughtUp('t', 'A')).toBeGreaterThanOrEqual(0);
+    expect(await inA('gantry')).toEqual(['a0']); // the space's copy is loaded now
+    // A flood into space B, then one write into A, all acknowledged before the search asks.
+    for (let w = 0; w < 4; w++)
+      await ledger.write('t', {
+        space: 'B',
+        nodes: Array.from({ length: 1500 }, (_, i) => ({ id: `b${w}-${i}`, kind: 'claim', statement: `Gantry flood row ${w} ${i}` })),
+        edges: [],
+      });
+    await ledger.write('t', { space: 'A', nodes: [{ id: 'a1', kind: 'claim', statement: 'Second gantry inspected today' }], edges: [] });
+    await new Promise((r) => setImmediate(r));
+    const waited = await index.caughtUp('t', 'A');
+    const found = await inA('gantry inspected');
+    const indexed = index.status().indexedSeq;
+    expect(waited).toBe(0);
+    expect(found.sort()).toEqual(['a0', 'a1']);
+    // Found before the table held it: the flood ahead of it in the queue was still being indexed.
+    expect(indexed).toBeLessThan(await ledger.committedSeq());
+    // The tenant-wide search waits for the flood's batches, and then sees the same.
+    expect(await index.caughtUp('t')).toBeGreaterThan(0);
+    expect((await inA('gantry inspected')).sort()).toEqual(['a0', 'a1']);
+    await index.close();
+  });
+
   it('embeds a large batch (on the embedding thread) exactly as it embeds rows written a few at a time', async () => {
     const words = WordVectors.fromParts({
       words: ['harbour', 'crane', 'storm', 'ship', 'broke'],

@@ -101,6 +101,13 @@ export class SearchIndex {
   /** Per tenant, the number of the last queued commit holding its rows: a search waits for its own only. */
   readonly #lastQueued = new Map<string, number>();
   #done = 0;
+  /** Index batches finished (a batch is every commit queued when the indexer took them). */
+  #batches = 0;
+  /**
+   * Per tenant and space, the rows of commits queued and not yet indexed, with each commit's number: a
+   * search confined to a space indexes these into its space's copy itself instead of waiting for the queue.
+   */
+  readonly #pendingBySpace = new Map<string, { at: number; nodes: NodeVersion[] }[]>();
   #waiters: { target: number; resolve: () => void }[] = [];
   #working: Promise<void> | null = null;
   #maintaining: Promise<void> | null = null;
@@ -230,7 +237,20 @@ export class SearchIndex {
     if (this.#closed) return;
     this.#queue.push({ nodes, seq });
     this.#queued++;
-    for (const n of nodes) this.#lastQueued.set(n.tenant, this.#queued);
+    const bySpace = new Map<string, NodeVersion[]>();
+    for (const n of nodes) {
+      this.#lastQueued.set(n.tenant, this.#queued);
+      const k = spaceKey(n.tenant, n.space);
+      const list = bySpace.get(k);
+      if (list) list.push(n);
+      else bySpace.set(k, [n]);
+    }
+    for (const [k, list] of bySpace) {
+      this.#lastQueued.set(k, this.#queued);
+      const pending = this.#pendingBySpace.get(k);
+      if (pending) pending.push({ at: this.#queued, nodes: list });
+      else this.#pendingBySpace.set(k, [{ at: this.#queued, nodes: list }]);
+    }
     // Started after this turn, so groups queued together (a catch-up page's chunks) form one batch
     // whose chunks are embedded and written in a pipeline, not the first alone.
     this.#working ??= Promise.resolve()
@@ -276,6 +296,15 @@ export class SearchIndex {
         console.error('search index: indexing failed; the next start catches up:', error);
       }
       this.#done += groups.length;
+      this.#batches++;
+      for (const g of groups)
+        for (const n of g.nodes) {
+          const k = spaceKey(n.tenant, n.space);
+          const pending = this.#pendingBySpace.get(k);
+          if (!pending) continue;
+          while (pending.length > 0 && pending[0]!.at <= this.#done) pending.shift();
+          if (pending.length === 0) this.#pendingBySpace.delete(k);
+        }
       this.#wake();
       for (const t of touched) {
         this.#stale.add(t);
@@ -414,29 +443,53 @@ export class SearchIndex {
   }
 
   /**
-   * Resolves once every commit queued before this call is indexed: every commit, or with `tenant` the
-   * ones holding that tenant's rows (commits are indexed in order, so waiting for its last one suffices;
-   * another tenant's bulk import does not hold its searches up).
+   * Resolves once a search of `tenant` (of its `space`) sees every row committed before this call; returns
+   * how many index batches it waited for. Without a tenant it waits for every commit; with one, for the
+   * commits holding that tenant's rows (commits are indexed in order, so waiting for its last one suffices;
+   * another tenant's bulk import does not hold its searches up). With a space whose copy can be held
+   * (space-copies.ts) it waits for no batch: the space's own queued rows are embedded and added to the copy
+   * here, so a flood of writes into other spaces is never waited for. A space too large for a copy waits
+   * for the last commit holding its rows.
    */
-  async caughtUp(tenant?: string): Promise<void> {
+  async caughtUp(tenant?: string, space?: string): Promise<number> {
     // Until the catch-up has read the store, nobody knows which tenants' rows it will queue.
     while (this.#catchingUp) await this.#catchingUp;
-    return this.#caughtUpQueued(tenant);
+    if (tenant !== undefined && space !== undefined && (await this.#freshCopy(tenant, space))) {
+      noteWait(0);
+      return 0;
+    }
+    return this.#caughtUpQueued(tenant === undefined ? undefined : space === undefined ? tenant : spaceKey(tenant, space));
   }
 
-  #caughtUpQueued(tenant?: string): Promise<void> {
-    const target = tenant === undefined ? this.#queued : (this.#lastQueued.get(tenant) ?? 0);
+  /**
+   * Brings the space's copy up to every committed row: the rows still queued for the table (or being
+   * written to it) are embedded and added now; the table's own append later skips them by seq. False when
+   * the space has no copy (the tenant has no table yet, the space is too large, or copies are off).
+   */
+  async #freshCopy(tenant: string, space: string): Promise<boolean> {
+    const copy = await this.#lance.spaceCopy(tenant, space);
+    if (!copy) return false;
+    const pending = this.#pendingBySpace.get(spaceKey(tenant, space));
+    if (!pending) return true;
+    const nodes = pending.flatMap((p) => p.nodes).filter((n) => n.seq > copy.maxSeq);
+    if (nodes.length > 0) await this.#lance.appendToCopy(tenant, copy, await this.#rows(nodes));
+    return true;
+  }
+
+  #caughtUpQueued(key?: string): Promise<number> {
+    const target = key === undefined ? this.#queued : (this.#lastQueued.get(key) ?? 0);
     if (this.#done >= target) {
       noteWait(0);
-      return Promise.resolve();
+      return Promise.resolve(0);
     }
     const t0 = performance.now();
+    const b0 = this.#batches;
     return new Promise((resolve) =>
       this.#waiters.push({
         target,
         resolve: () => {
           noteWait(performance.now() - t0);
-          resolve();
+          resolve(this.#batches - b0);
         },
       }),
     );
@@ -452,6 +505,8 @@ export class SearchIndex {
     timing = new SearchTiming(),
   ): Promise<Candidates> {
     timing.add('maintaining', this.#maintaining ? 1 : 0);
+    // A copy dropped and read again since caughtUp lacks the space's queued rows: added again (cheap when none).
+    if (filter.space !== undefined) await this.#freshCopy(tenant, filter.space);
     const [vector] = await timing.time('embed', () => this.embedder.embed([query]));
     const t = performance.now();
     const wvec = this.words?.embed(query);
@@ -511,6 +566,11 @@ export class SearchIndex {
     return this.#lance.countRows();
   }
 
+  /** The space copies held, loaded and dropped (benchmarks, diagnosis). */
+  spaceCopies(): ReturnType<LanceIndex['spaceCopies']> {
+    return this.#lance.spaceCopies();
+  }
+
   /**
    * Records the progress off the event loop (a synchronous write and rename took ~3 ms a commit on a
    * loaded machine, right when a search follows the write): one write at a time, each of the state when
@@ -542,6 +602,8 @@ export class SearchIndex {
     await this.#lance.close();
   }
 }
+
+const spaceKey = (tenant: string, space: string): string => `${tenant}\u0000${space}`;
 
 const rowsIn = (groups: readonly { nodes: readonly NodeVersion[] }[]): number => groups.reduce((n, g) => n + g.nodes.length, 0);
 

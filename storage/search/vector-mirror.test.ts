@@ -54,8 +54,8 @@ function filter(): RowFilter {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vector-mirror-'));
-  plain = await LanceIndex.open(join(dir, 'plain'), D, W, 0);
-  mirrored = await LanceIndex.open(join(dir, 'mirrored'), D, W, 1 << 20);
+  plain = await LanceIndex.open(join(dir, 'plain'), D, W, 0, undefined, 0);
+  mirrored = await LanceIndex.open(join(dir, 'mirrored'), D, W, 1 << 20, undefined, 0);
   const first = rows(0, 150);
   await plain.add('t', first);
   await mirrored.add('t', first);

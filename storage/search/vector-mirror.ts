@@ -51,11 +51,19 @@ class Column {
   #norms = new Float64Array(0);
   dimension = -1;
 
+  /** Rows the next appends will fill, so that a copy read whole is not held in a buffer twice its size. */
+  #reserved = 0;
+
+  reserve(rows: number): void {
+    this.#reserved = rows;
+  }
+
   set(row: number, v: Float32Array | undefined): void {
     if (this.dimension < 0 && v) this.dimension = v.length;
     const d = Math.max(0, this.dimension);
     if ((row + 1) * d > this.#data.length || row >= this.#norms.length) {
-      const rows = Math.max(64, (row + 1) * 2);
+      const rows = this.#reserved > row ? this.#reserved : Math.max(64, (row + 1) * 2);
+      this.#reserved = 0;
       const data = new Float32Array(rows * d);
       data.set(this.#data);
       const norms = new Float64Array(rows);
@@ -118,6 +126,11 @@ export class TenantVectors {
 
   /** Appends rows written after those held (a row at or below the highest seq held is already here). */
   append(rows: readonly MirrorRow[]): void {
+    // A copy read whole is sized to its rows; later appends double the buffer as it fills.
+    if (this.#rows.length === 0) {
+      this.#vector.reserve(rows.length);
+      this.#wvec.reserve(rows.length);
+    }
     for (const r of rows) {
       if (r.seq <= this.#maxSeq) continue;
       this.#maxSeq = r.seq;
