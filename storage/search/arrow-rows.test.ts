@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
-import type { IndexRow } from './lance-index.ts';
+import type { IndexRow } from './index-row.ts';
 
 const row = (i: number, vector: Float32Array, wvec: Float32Array): IndexRow => ({
   id: `n${i}`,

@@ -13,7 +13,7 @@ import {
   Utf8,
   type Data,
 } from 'apache-arrow';
-import type { IndexRow } from './lance-index.ts';
+import type { IndexRow } from './index-row.ts';
 
 /** The columns of a tenant's table; `wvec` only when the index has word vectors (`wordDimension` > 0). */
 export function indexSchema(dimension: number, wordDimension: number): Schema {

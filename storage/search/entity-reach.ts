@@ -9,7 +9,7 @@ import type { Micros } from '../time.ts';
 import { edgeVisible } from '../traverse.ts';
 import type { EdgeType } from '../types.ts';
 import { knownAt } from '../visibility.ts';
-import type { Hit } from './lance-index.ts';
+import type { Hit } from './index-row.ts';
 import { enabled } from './mechanisms.ts';
 import { STOP_WORDS, words } from './text-features.ts';
 import { grownPerView } from './view-scan.ts';

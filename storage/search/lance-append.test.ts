@@ -5,7 +5,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
-import type { IndexRow } from './lance-index.ts';
+import type { IndexRow } from './index-row.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

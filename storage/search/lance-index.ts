@@ -12,46 +12,7 @@ import type { Micros } from '../time.ts';
 import { byScore, CUT_SLACK, TenantText, TEXT_COLUMNS, textRows, TokenCache } from './text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 import { SpaceCopies, type SpaceCopy } from './space-copies.ts';
-
-export interface IndexRow {
-  id: string;
-  seq: number;
-  space: string;
-  kind: string;
-  category: string | null;
-  known_at: Micros;
-  asserted_at: Micros;
-  valid_from: Micros;
-  valid_to: Micros;
-  text: string;
-  vector: Float32Array;
-  /** Word-vector mean (word-vectors.ts), when the index has that column. */
-  wvec?: Float32Array | undefined;
-}
-
-export interface RowFilter {
-  asOf: Micros;
-  validAt?: Micros | undefined;
-  space?: string | undefined;
-  kind?: string | undefined;
-  category?: string | undefined;
-  /** Selects the rows hidden by asOf (known later) instead of the visible ones: for masked counts. */
-  hidden?: boolean;
-  /** Every indexed row is known at asOf (a read at the present): the known_at test is left out. */
-  allKnown?: boolean;
-  /** Only rows asserted in [from, to): a date the query names (time-query.ts). */
-  asserted?: { from: Micros; to: Micros } | undefined;
-  /** Node ids left out before ranking (superseded or invalidated as of the read). */
-  excludeIds?: readonly string[] | undefined;
-  /** Only these node ids (counting invalidated matches). */
-  onlyIds?: readonly string[] | undefined;
-}
-
-export interface Hit {
-  id: string;
-  seq: number;
-  score: number;
-}
+import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 
 /** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
 export const HNSW_MIN_ROWS = 20_000;

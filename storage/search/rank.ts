@@ -1,7 +1,7 @@
 // Ranking: reciprocal-rank fusion of the full-text and vector lists, then scores for blocks reached by
 // expansion (the score of the block they were reached from, times a weight for each hop's edge type).
 import type { EdgeType } from '../types.ts';
-import type { Hit } from './lance-index.ts';
+import type { Hit } from './index-row.ts';
 import { enabled } from './mechanisms.ts';
 
 /**

@@ -8,7 +8,6 @@ import { rename, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { CommitGroup } from '../kuzu-graph.ts';
-import type { Ledger } from '../ledger.ts';
 import type { TenantView } from '../tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
 import { contextText, messageText } from './context.ts';
@@ -17,10 +16,25 @@ import { EmbedThread } from './embed-thread.ts';
 import { embedBatch, rowViews } from './embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './local-embedder.ts';
 import { enabled } from './mechanisms.ts';
-import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
+import { LanceIndex } from './lance-index.ts';
+import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 import { timeWindow } from './time-query.ts';
 import { noteWait, SearchTiming } from './timing.ts';
 import { WordVectors } from './word-vectors.ts';
+
+/**
+ * What the index needs from the ledger it is derived from: the rows committed beyond a sequence number,
+ * each commit as it happens, and a tenant's read model. The Ledger is one; the index names only this, so
+ * the ledger (whose snapshots search) and the index do not import each other.
+ */
+export interface IndexSource {
+  /** Rows above this sequence number were renumbered when the store opened (the index reads them again); null when none were. */
+  renumberedAbove(): number | null;
+  load(tenant: string): Promise<TenantView>;
+  onCommit(listener: (group: Readonly<CommitGroup>) => void | Promise<void>): void;
+  committedSeq(): Promise<number>;
+  nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
+}
 
 interface Meta {
   embedder: string;
@@ -150,7 +164,7 @@ export class SearchIndex {
   static async open(
     dir: string,
     embedder: Embedder,
-    ledger: Ledger,
+    ledger: IndexSource,
     words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
     pageRows = CATCH_UP_PAGE,
   ): Promise<SearchIndex> {
@@ -199,7 +213,7 @@ export class SearchIndex {
    * The rows the index lacks, read page by page from the store (not the read models: they hold only
    * the tenants in use), each page queued once the queue is short.
    */
-  async #catchUp(ledger: Ledger, from: number, pageRows: number): Promise<void> {
+  async #catchUp(ledger: IndexSource, from: number, pageRows: number): Promise<void> {
     let after = from;
     while (!this.#closed) {
       const page = await ledger.nodesBetween(after, this.#catchUpTo, pageRows);

@@ -6,7 +6,7 @@ import type { Micros } from '../time.ts';
 import { edgeVisible, walk, type Reached } from '../traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
-import type { RowFilter } from './lance-index.ts';
+import type { RowFilter } from './index-row.ts';
 import { withAskingLowered } from './asking.ts';
 import { exchangeOf } from './context.ts';
 import { withCoverage } from './coverage.ts';

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../evals/lib/rng.ts';
-import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
+import { LanceIndex } from './lance-index.ts';
+import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 
 let dir: string;
 const rand = rng(23);

@@ -5,7 +5,7 @@
 // once through the `space` prefilter), its full text (text-mirror.ts, BM25 with the space's own
 // statistics) and its vectors (vector-mirror.ts, a flat scan, exact), loaded on first search, kept fresh
 // by the index's appends, and dropped least recently searched first beyond a memory budget.
-import type { Hit, RowFilter } from './lance-index.ts';
+import type { Hit, RowFilter } from './index-row.ts';
 import { TenantText, type TextRow, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors, type MirrorRow } from './vector-mirror.ts';
 

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../evals/lib/rng.ts';
 import { plainCells, randomCells } from '../../test/helpers/random-rows.ts';
-import { LanceIndex, type Hit, type IndexRow, type RowFilter } from './lance-index.ts';
+import { LanceIndex } from './lance-index.ts';
+import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 import { CUT_SLACK, TenantText, TokenCache } from './text-mirror.ts';
 
 let dir: string;

@@ -14,7 +14,7 @@
 // appended since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of
 // searches went there and took ~70-90 ms each, the whole of the p95.
 import type { Table as ArrowTable } from 'apache-arrow';
-import type { Hit, RowFilter } from './lance-index.ts';
+import type { Hit, RowFilter } from './index-row.ts';
 import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
 
 /** A row's prefilter columns and its text. */

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../evals/lib/rng.ts';
 import { plainCells, randomCells } from '../../test/helpers/random-rows.ts';
-import { LanceIndex, type IndexRow, type RowFilter } from './lance-index.ts';
+import { LanceIndex } from './lance-index.ts';
+import type { IndexRow, RowFilter } from './index-row.ts';
 import { admits, TenantVectors, VectorMirrors } from './vector-mirror.ts';
 
 const D = 8;

@@ -7,7 +7,7 @@
 // write order. Tables with a vector index are searched by LanceDB; mirrors beyond a byte budget are dropped,
 // least recently used first, and reloaded from the table when next searched.
 import type { Table as ArrowTable } from 'apache-arrow';
-import type { Hit, RowFilter } from './lance-index.ts';
+import type { Hit, RowFilter } from './index-row.ts';
 
 /** The columns of one row the mirror keeps: the prefilter's and the two vector columns. */
 export interface MirrorRow {
