@@ -16,14 +16,16 @@ import { fmt, percentile, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const TENANT = 'bench';
-const WORDS = (
+/** The bench corpus's vocabulary (news-like words); space-search adds a few personal ones. */
+export const WORDS = (
   'rain flood rail delay bank earnings rate inflation wheat harvest drought price energy grid outage storm port ' +
   'shipping strike wage factory output demand supply credit loan default housing market rent tax tariff export import ' +
   'currency bond yield oil gas coal solar wind battery chip shortage vaccine hospital school traffic bridge river heat ' +
   'frost crop fertiliser protest election policy budget deficit debt merger layoff hiring retail sales tourism airline'
 ).split(' ');
 
-function rng(seed: number): () => number {
+/** The linear congruential generator this bench's rows were always drawn with (kept for comparable runs). */
+export function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;

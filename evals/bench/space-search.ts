@@ -14,25 +14,15 @@ import { search } from '../../storage/search/search.ts';
 import { SearchIndex } from '../../storage/search/search-index.ts';
 import { fmt, percentile, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
+import { rng, WORDS as NEWS_WORDS } from './search.ts';
 
 const TENANT = 'app';
 const PER_SPACE = 150;
 const SEARCHES = 300;
-const WORDS = (
-  'rain flood rail delay bank earnings rate inflation wheat harvest drought price energy grid outage storm port ' +
-  'shipping strike wage factory output demand supply credit loan default housing market rent tax tariff export import ' +
-  'currency bond yield oil gas coal solar wind battery chip shortage vaccine hospital school traffic bridge river heat ' +
-  'frost crop fertiliser protest election policy budget deficit debt merger layoff hiring retail sales tourism airline ' +
-  'garden piano violin cousin wedding holiday museum novel painting hiking camping recipe dinner puppy kitten marathon'
-).split(' ');
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 4294967296;
-  };
-}
+const WORDS = [
+  ...NEWS_WORDS,
+  ...'garden piano violin cousin wedding holiday museum novel painting hiking camping recipe dinner puppy kitten marathon'.split(' '),
+];
 
 const pick = (rand: () => number): string => WORDS[Math.floor(rand() * WORDS.length)] ?? 'rain';
 const sentence = (rand: () => number, n: number): string => Array.from({ length: n }, () => pick(rand)).join(' ');
