@@ -152,7 +152,7 @@ describe('MCP tool results', () => {
     // The block itself is in the text, not only a count: id, kind, space, statement, dates.
     expect(texts[1]).toContain('\n[s1] claim · "Sun rises" · asserted 2024-01-01');
     expect(texts.find((x) => x.startsWith('search_memory'))).toMatch(
-      /\n1\. \[s1\] claim · "Sun rises" · asserted 2024-01-01 · score \d\.\d{3}$/,
+      /\n1\. \[s1\] claim · "Sun rises" · asserted 2024-01-01 · score \d\.\d{2}$/,
     );
     expect(texts.find((x) => x.startsWith('why'))).toMatch(/\nsubject: \[s1\] claim/);
     const bad = await client.callTool({ name: 'list_memories', arguments: { as_of: 'soon' } });

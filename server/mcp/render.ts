@@ -31,7 +31,10 @@ export function shortInstant(v: unknown): string {
   if (s === null) return String(v);
   // Rendered for every row of every answer: the common shapes without a regular expression.
   const t = s.endsWith('.000000Z') ? `${s.slice(0, -8)}Z` : s.endsWith('0Z') ? s.replace(/(\.\d*?[1-9])0+Z$/, '$1Z') : s;
-  return t.endsWith('T00:00:00Z') ? t.slice(0, 10) : t;
+  if (t.endsWith('T00:00:00Z')) return t.slice(0, 10);
+  // Whole minutes (most conversation turns) without their seconds: ISO 8601 all the same, and two tokens
+  // fewer on every line a model reads.
+  return t.length === 20 && t.endsWith(':00Z') ? `${t.slice(0, 16)}Z` : t;
 }
 
 /** The certificate's clause: the instant applied and what it left out ("as of …; 3 hidden: learned later"). */
@@ -52,8 +55,8 @@ function certified(body: Body, superseded = 0): string {
 }
 
 /** One block: `[id] kind · space · "statement" · asserted … · valid … · superseded by … · INVALIDATED …`. */
-export function nodeLine(node: Body, spaceSaid = false): string {
-  const parts = [`[${String(node.id)}] ${String(node.kind)}`];
+export function nodeLine(node: Body, spaceSaid = false, kindSaid = false): string {
+  const parts = [kindSaid ? `[${String(node.id)}]` : `[${String(node.id)}] ${String(node.kind)}`];
   if (!spaceSaid) parts.push(`space ${String(node.space)}`);
   if (node.statement !== null && node.statement !== undefined) parts.push(quoted(node.statement, MAX_STATEMENT));
   if (typeof node.category === 'string') parts.push(`category ${node.category}`);
@@ -79,6 +82,15 @@ function oneSpace(nodes: unknown[]): string | null {
 }
 
 const inSpace = (space: string | null): string => (space === null ? '' : ` in space ${space}`);
+
+/** The one kind every block of a list shares (a conversation's turns are all claims), said once. */
+function oneKind(nodes: unknown[]): string | null {
+  const kinds = new Set(nodes.map((n) => obj(n)?.kind));
+  const [only] = kinds;
+  return kinds.size === 1 && typeof only === 'string' ? only : null;
+}
+
+const allOf = (kind: string | null): string => (kind === null ? '' : `, every one a ${kind}`);
 
 /** How an expansion was reached: the edge type and the block it came from. */
 function reached(r: Body): string {
@@ -166,13 +178,15 @@ function searched(body: Body): string[] {
   const direct = results.filter((r) => r.match === 'direct').length;
   const nodes = results.map((r) => r.node);
   const space = oneSpace(nodes);
+  const kind = results.length > 1 ? oneKind(nodes) : null;
   const lines = [
-    `${plural(results.length, 'result')} (${direct} direct, ${results.length - direct} by expansion)${inSpace(space)}${certified(body, supersededIn(nodes))}`,
+    `${plural(results.length, 'result')} (${direct} direct, ${results.length - direct} by expansion)${allOf(kind)}${inSpace(space)}${certified(body, supersededIn(nodes))}`,
   ];
   results.forEach((r, i) => {
     const how = r.match === 'expansion' ? ` · ${reached(r)}` : '';
+    // Two decimals: the order is the list's own; the score only says how close the next one came.
     lines.push(
-      `${i + 1}. ${nodeLine(obj(r.node) ?? {}, space !== null)} · score ${typeof r.score === 'number' ? r.score.toFixed(3) : '?'}${how}`,
+      `${i + 1}. ${nodeLine(obj(r.node) ?? {}, space !== null, kind !== null)} · score ${typeof r.score === 'number' ? r.score.toFixed(2) : '?'}${how}`,
     );
   });
   return lines;
