@@ -146,7 +146,7 @@ for (const { page, blocks } of pages) {
     });
 
     for (const block of blocks) {
-      it(`${page}:${block.line}`, () => {
+      it(`${page}:${block.line}`, async () => {
         const hostPort = new URL(server.base).host;
         const log = mkdtempSync(join(tmpdir(), 'ledger-examples-log-'));
         try {
@@ -167,8 +167,11 @@ for (const { page, blocks } of pages) {
           const shown = `${page}:${block.line}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
           expect(r.status, shown).toBe(0);
           const calls = callsIn(log);
+          // spawnSync held this process's event loop: let the server's output written meanwhile arrive, so a
+          // failure below shows it.
+          if (calls.some((c) => c.status < 200 || c.status >= 300)) await new Promise((r) => setTimeout(r, 500));
           for (const call of calls) {
-            const what = `curl ${call.args.join(' ')}\n→ ${call.status} ${call.body ?? '(saved to a file)'}`;
+            const what = `curl ${call.args.join(' ')}\n→ ${call.status} ${call.body ?? '(saved to a file)'}\n--- server log (tail)\n${server?.log().slice(-3000) ?? ''}`;
             expect(call.status >= 200 && call.status < 300, what).toBe(true);
             if (call.body === null) continue;
             expect(call.body.trim().length, what).toBeGreaterThan(0);

@@ -439,6 +439,10 @@ export class LanceIndex {
   }
 
   #spaceCopy(tenant: string, space: string, state: TableState): Promise<SpaceCopy | null> {
+    // A copy tokenizes with the table's full-text tokenizer, which LanceDB has only once the text index is
+    // built (after the first rows): until then the table answers, as it always did ("Column 'text' does not
+    // have a full text search index" was a 500 for a search right after a fresh table's first write).
+    if (!state.hasTextIndex) return Promise.resolve(null);
     const where = `space = ${quote(space)}`;
     const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
     return this.#spaces.get(tenant, space, {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as lancedb from '@lancedb/lancedb';
 import { rng } from '../../evals/lib/rng.ts';
 import { LanceIndex } from './lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
@@ -56,6 +57,29 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('space copies', () => {
+  it('are not made before the table has its text index (its tokenizer comes with it): the table answers', async () => {
+    // A table holding rows but no text index yet: the state between a fresh table's first append and the
+    // index built after it. A space search there used to load a copy, whose tokenizer failed ("Column
+    // 'text' does not have a full text search index", a 500 for a search right after a first write).
+    const at = join(dir, 'fresh');
+    const first = await LanceIndex.open(at, 4, 0, 0, 0);
+    await first.add('t', rows(0, 40, ['a']));
+    await first.close();
+    const db = await lancedb.connect(at);
+    const [name] = await db.tableNames();
+    await (await db.openTable(name!)).dropIndex('text_idx');
+    const fresh = await LanceIndex.open(at, 4, 0, 0, 0);
+    const filter: RowFilter = { asOf: 1e15, space: 'a' };
+    expect(await fresh.fullText('t', ['harbour', 'storm'], filter, 5)).toEqual([]);
+    expect((await fresh.nearest('t', Float32Array.from([0.1, 0.2, 0.3, 0.4]), filter, 5)).length).toBe(5);
+    expect(fresh.spaceCopies().spaces).toBe(0);
+    // Once the index is built again (the next write or maintenance), the space is answered from its copy.
+    await fresh.maintain('t', true);
+    expect((await fresh.fullText('t', ['harbour', 'storm', 'ship'], filter, 5)).length).toBeGreaterThan(0);
+    expect(fresh.spaceCopies().spaces).toBe(1);
+    await fresh.close();
+  });
+
   it('answer a space as LanceDB answers a table holding that space alone, through appends', async () => {
     // One tenant holding three spaces (copies on; the tenant-wide copies off), and each space alone in its own table.
     const mixed = await LanceIndex.open(join(dir, 'mixed'), 4, 0, 0, 0);
