@@ -9,7 +9,7 @@ import { routes } from '../bridge/routes.ts';
 import { SERVICE_VERSION } from '../server/version.ts';
 import { formatInstant } from '../storage/time.ts';
 import { operationNamed, operations } from '../tools/index.ts';
-import { inputSources } from '../tools/input-sources.ts';
+import { locatorOf } from '../tools/input-sources.ts';
 import { inputJsonSchema } from '../tools/json-schema.ts';
 import { CheckInstallOutputSchema, outputSchemas, VersionOutputSchema } from '../tools/output-schemas.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -100,7 +100,9 @@ describe('GET /v1/openapi.json', () => {
   it('knows where every operation with a route takes its fields from, as the route table does', () => {
     for (const route of routes) {
       const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-      expect(inputSources[route.operation], route.operation).toEqual({ from: route.from, path: pathNames });
+      const locate = locatorOf(route.operation);
+      for (const name of pathNames) expect(locate(name), `${route.operation}.${name}`).toBe('path');
+      expect(locate('as_of'), route.operation).toBe(route.from);
     }
     for (const op of operations)
       expect(outputSchemas[op.name] !== undefined || op.name === 'export_ledger', `${op.name} has an output schema`).toBe(true);

@@ -53,6 +53,9 @@ export const declareFact = defineOperation({
   // Declarations are the tenant's rules, not rows of a space: runOperation refuses them at an address
   // confined to one space (possibly one opened by its address alone).
   confinable: false,
+  rest: { method: 'POST', path: '/v1/facts', from: 'body' },
+  // Re-declaring the same rules returns the declaration in force and writes nothing.
+  effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
     const view = ctx.ledger.view(ctx.tenant);

@@ -30,6 +30,8 @@ export const getMemory = defineOperation({
   input: GetMemoryInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/memories/:id', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<GetMemoryOutput> {
     const snap = await openRead(ctx, input);
     const r = snap.get(input.id);

@@ -33,6 +33,9 @@ export const invalidateMemory = defineOperation({
   input: InvalidateMemoryInput,
   requiresAsOf: false,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/memories/:id/invalidate', from: 'body' },
+  // It hides a block from later reads (so a client should confirm it), yet deletes nothing.
+  effect: { readOnly: false, destructive: true, idempotent: true },
   async handler(input, ctx): Promise<InvalidateMemoryOutput> {
     const backfill = input.backfill
       ? { declared_captured_at: instant(input.backfill.declared_captured_at), reason: input.backfill.reason }

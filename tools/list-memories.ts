@@ -36,6 +36,8 @@ export const listMemories = defineOperation({
   input: ListMemoriesInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/memories', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<ListMemoriesOutput> {
     const afterSeq = input.cursor === undefined ? undefined : afterSeqOf(input.cursor);
     const snap = await openRead(ctx, input);

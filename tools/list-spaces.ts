@@ -23,6 +23,8 @@ export const listSpaces = defineOperation({
   input: ListSpacesInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/spaces', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<ListSpacesOutput> {
     const snap = await openRead(ctx, input);
     return { spaces: snap.spaces(), certificate: snap.certificate() };

@@ -147,6 +147,10 @@ export const remember = defineOperation({
   input: RememberInput,
   requiresAsOf: false,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/memories', from: 'body' },
+  // Re-sending the same rows is a no-op, but a row without asserted_at is asserted at its capture
+  // instant, so a repeat can be new content: not promised idempotent.
+  effect: { readOnly: false, destructive: false, idempotent: false },
   async handler(input, ctx): Promise<RememberOutput> {
     const nodes = input.nodes ?? [];
     const edges = input.edges ?? [];

@@ -76,6 +76,9 @@ export const resolveFact = defineOperation({
   input: ResolveFactInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/resolve', from: 'body' },
+  // Each answer is recorded as a verdict; the same fact, candidates and rules give the same verdict once.
+  effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<ResolveFactOutput> {
     const snap = await openRead(ctx, input);
     const { asOf, validAt } = snap.lens;

@@ -56,6 +56,8 @@ export const searchMemory = defineOperation({
   input: SearchMemoryInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/search', from: 'body' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');

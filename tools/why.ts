@@ -43,6 +43,8 @@ export const why = defineOperation({
   input: WhyInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/memories/:id/why', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<WhyOutput> {
     const snap = await openRead(ctx, input);
     const r = snap.why(input.id, input.depth);
