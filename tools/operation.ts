@@ -36,6 +36,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unk
   readonly title: string;
   readonly description: string;
   readonly input: Input;
+  /** The JSON it answers (the MCP structuredContent and the REST 200 body); absent when `rest.answer` names a file. */
+  readonly output?: z.ZodObject;
   /** Reads name a knowledge instant; without one they answer 400 SVC_AS_OF_REQUIRED before any validation. */
   readonly requiresAsOf: boolean;
   /** The operation takes a `space` argument that an app-scoped address fixes. */
