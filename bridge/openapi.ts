@@ -7,7 +7,7 @@ import { HEAVY_OPERATIONS } from '../tools/admission.ts';
 import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
 import { operationNamed } from '../tools/index.ts';
 import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
-import type { AnyOperation, RestBinding } from '../tools/operation.ts';
+import { pathFields, type AnyOperation, type RestBinding } from '../tools/operation.ts';
 import { CheckInstallOutputSchema, VersionOutputSchema } from '../tools/output-schemas.ts';
 import { routes, type RestRoute } from './routes.ts';
 
@@ -126,7 +126,7 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   const input = withoutSchemaKey(inputJsonSchema(op));
   const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set(Array.isArray(input.required) ? (input.required as string[]) : []);
-  const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
+  const pathNames = pathFields(op.rest);
   const parameters: Parameter[] = pathNames.map((name) => parameterOf(name, 'path', properties[name] ?? { type: 'string' }, true));
   const out: Operation = {
     operationId: op.name,
