@@ -7,8 +7,8 @@ import { HEAVY_OPERATIONS } from '../tools/admission.ts';
 import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
 import { operationNamed } from '../tools/index.ts';
 import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
-import type { AnyOperation } from '../tools/operation.ts';
-import { CheckInstallOutputSchema, fileOutputs, VersionOutputSchema } from '../tools/output-schemas.ts';
+import { pathFields, type AnyOperation, type RestBinding } from '../tools/operation.ts';
+import { CheckInstallOutputSchema, VersionOutputSchema } from '../tools/output-schemas.ts';
 import { routes, type RestRoute } from './routes.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -25,6 +25,9 @@ type Operation = Record<string, unknown>;
 type PathItem = Partial<Record<'get' | 'post' | 'delete', Operation>>;
 
 const ref = (kind: 'schemas' | 'responses', name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The media type of each file answer an operation's `rest.answer` can name. */
+const FILE_MEDIA: Readonly<Record<NonNullable<RestBinding['answer']>, string>> = { archive: 'application/gzip' };
 
 /** Errors each operation can answer besides 401 and validation, by name (what its handler may throw). */
 const EXTRA_ERRORS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
@@ -123,7 +126,7 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   const input = withoutSchemaKey(inputJsonSchema(op));
   const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set(Array.isArray(input.required) ? (input.required as string[]) : []);
-  const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
+  const pathNames = pathFields(op.rest);
   const parameters: Parameter[] = pathNames.map((name) => parameterOf(name, 'path', properties[name] ?? { type: 'string' }, true));
   const out: Operation = {
     operationId: op.name,
@@ -144,8 +147,8 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   }
   if (parameters.length) out.parameters = parameters;
 
-  const media = fileOutputs[op.name];
-  const json = operationOutputJsonSchema(op.name);
+  const media = op.rest.answer ? FILE_MEDIA[op.rest.answer] : undefined;
+  const json = operationOutputJsonSchema(op);
   const ok: JsonSchema = media
     ? {
         description: 'The bundle, streamed as it is packed.',

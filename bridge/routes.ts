@@ -1,30 +1,28 @@
-// The REST route table: each route names an operation and where its input comes from. Path, query and
-// body are mapped separately onto the operation's one input schema; nothing else is read.
+// The REST route table, derived from the operation list: each operation's `rest` binding names its
+// method, path and where its input comes from. Path, query and body are mapped separately onto the
+// operation's one input schema; nothing else is read.
 import type { Context } from '../tools/context.ts';
+import { operations } from '../tools/index.ts';
+import type { RestBinding } from '../tools/operation.ts';
 import { archiveResponse } from './archive-response.ts';
 
 export interface RestRoute {
-  method: 'GET' | 'POST';
+  method: RestBinding['method'];
   /** Segments; `:name` takes one percent-decoded path segment (ids may hold `/` as %2F). */
   path: string;
   operation: string;
-  from: 'query' | 'body';
+  from: RestBinding['from'];
   /** Turns the operation's result into a response other than JSON (the export archive). */
   respond?: (result: unknown, ctx: Context) => Response | Promise<Response>;
 }
 
-export const routes: RestRoute[] = [
-  { method: 'POST', path: '/v1/memories', operation: 'remember', from: 'body' },
-  { method: 'GET', path: '/v1/memories', operation: 'list_memories', from: 'query' },
-  { method: 'GET', path: '/v1/memories/:id', operation: 'get_memory', from: 'query' },
-  { method: 'POST', path: '/v1/search', operation: 'search_memory', from: 'body' },
-  { method: 'GET', path: '/v1/memories/:id/why', operation: 'why', from: 'query' },
-  { method: 'POST', path: '/v1/facts', operation: 'declare_fact', from: 'body' },
-  { method: 'POST', path: '/v1/resolve', operation: 'resolve_fact', from: 'body' },
-  { method: 'GET', path: '/v1/export', operation: 'export_ledger', from: 'query', respond: archiveResponse },
-  { method: 'POST', path: '/v1/memories/:id/invalidate', operation: 'invalidate_memory', from: 'body' },
-  { method: 'GET', path: '/v1/spaces', operation: 'list_spaces', from: 'query' },
-];
+const answers: Record<NonNullable<RestBinding['answer']>, NonNullable<RestRoute['respond']>> = { archive: archiveResponse };
+
+export const routes: readonly RestRoute[] = operations.map(({ name, rest }) => {
+  const route: RestRoute = { method: rest.method, path: rest.path, operation: name, from: rest.from };
+  if (rest.answer) route.respond = answers[rest.answer];
+  return route;
+});
 
 /** Matches a raw (still percent-encoded) path against a route path; the params, or null. */
 export function matchPath(pattern: string, rawPath: string): Record<string, string> | null {

@@ -87,15 +87,18 @@ describe('MCP tool listing', () => {
   });
 
   it('marks invalidate_memory destructive yet says it is append-only, whatever its own description says', () => {
-    const base = operationNamed('remember');
+    const base = operationNamed('invalidate_memory');
     for (const description of ['Hide a block from later reads.', 'Append-only retraction.']) {
-      const op = { ...base, name: 'invalidate_memory', description };
+      const op = { ...base, description };
       expect(annotationsOf(op)).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
       expect(describeEffect(op)).toMatch(/^.+ Append-only: nothing is deleted; reads with an earlier as_of still see the block/);
     }
-    const own = { ...base, name: 'invalidate_memory', description: 'Append-only: an earlier as_of still sees it.' };
+    const own = { ...base, description: 'Append-only: an earlier as_of still sees it.' };
     expect(describeEffect(own)).toBe(own.description);
-    expect(annotationsOf({ ...base, name: 'some_new_read', requiresAsOf: true })).toMatchObject({ readOnlyHint: true });
+    // The annotations follow the operation's declared effect, never its name.
+    const renamed = { ...operationNamed('remember'), name: 'invalidate_memory' };
+    expect(annotationsOf(renamed)).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(annotationsOf({ ...base, effect: { readOnly: true } })).toEqual({ readOnlyHint: true, openWorldHint: false });
   });
 
   it('teaches the habits in the server instructions', () => {

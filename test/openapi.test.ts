@@ -9,10 +9,17 @@ import { routes } from '../bridge/routes.ts';
 import { SERVICE_VERSION } from '../server/version.ts';
 import { formatInstant } from '../storage/time.ts';
 import { operationNamed, operations } from '../tools/index.ts';
-import { inputSources } from '../tools/input-sources.ts';
+import { locatorOf } from '../tools/input-sources.ts';
 import { inputJsonSchema } from '../tools/json-schema.ts';
-import { CheckInstallOutputSchema, outputSchemas, VersionOutputSchema } from '../tools/output-schemas.ts';
+import { CheckInstallOutputSchema, VersionOutputSchema } from '../tools/output-schemas.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+
+/** The JSON answer an operation declares; every one the tests shape-check declares one. */
+function outputOf(name: string): z.ZodObject {
+  const output = operationNamed(name).output;
+  if (!output) throw new Error(`${name} declares no output schema`);
+  return output;
+}
 
 type Doc = {
   paths: Record<
@@ -100,10 +107,12 @@ describe('GET /v1/openapi.json', () => {
   it('knows where every operation with a route takes its fields from, as the route table does', () => {
     for (const route of routes) {
       const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-      expect(inputSources[route.operation], route.operation).toEqual({ from: route.from, path: pathNames });
+      const locate = locatorOf(route.operation);
+      for (const name of pathNames) expect(locate(name), `${route.operation}.${name}`).toBe('path');
+      expect(locate('as_of'), route.operation).toBe(route.from);
     }
     for (const op of operations)
-      expect(outputSchemas[op.name] !== undefined || op.name === 'export_ledger', `${op.name} has an output schema`).toBe(true);
+      expect(op.output !== undefined || op.rest.answer !== undefined, `${op.name} has an output schema or answers a file`).toBe(true);
   });
 
   it('answers every documented path and method on the live app (never the 404 of an unknown route)', async () => {
@@ -138,10 +147,10 @@ describe('GET /v1/openapi.json', () => {
         ],
       },
     });
-    expectShaped(outputSchemas.remember!, w.json, 'remember');
+    expectShaped(outputOf('remember'), w.json, 'remember');
     const asOf = formatInstant(t.ledger.now());
     expectShaped(
-      outputSchemas.declare_fact!,
+      outputOf('declare_fact'),
       (await t.call('POST', '/v1/facts', { key: KEY, body: { fact_key: 'harvest' } })).json,
       'declare_fact',
     );
@@ -156,13 +165,13 @@ describe('GET /v1/openapi.json', () => {
     for (const [name, method, path, opts] of reads) {
       const r = await t.call(method, path, { key: KEY, ...opts });
       expect(r.status, name).toBe(200);
-      expectShaped(outputSchemas[name]!, r.json, `${name} ${path}`);
+      expectShaped(outputOf(name), r.json, `${name} ${path}`);
     }
     const retract = await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'the source withdrew it' } });
     expect(retract.status).toBe(200);
-    expectShaped(outputSchemas.invalidate_memory!, retract.json, 'invalidate_memory');
+    expectShaped(outputOf('invalidate_memory'), retract.json, 'invalidate_memory');
     expectShaped(
-      outputSchemas.invalidate_memory!,
+      outputOf('invalidate_memory'),
       (await t.call('POST', '/v1/memories/o2/invalidate', { key: KEY, body: { reason: 'again' } })).json,
       'invalidate_memory again',
     );
@@ -176,7 +185,7 @@ describe('GET /v1/openapi.json', () => {
     for (const [name, path, query] of after) {
       const r = await t.call('GET', path, { key: KEY, query });
       expect(r.status, name).toBe(200);
-      expectShaped(outputSchemas[name]!, r.json, `${name} ${JSON.stringify(query)}`);
+      expectShaped(outputOf(name), r.json, `${name} ${JSON.stringify(query)}`);
     }
     expect(JSON.stringify((await t.call('GET', '/v1/memories/o2', { key: KEY, query: { as_of: 'now' } })).json)).toContain(
       '"reason":"invalidated"',

@@ -3,6 +3,7 @@ import { latestDeclaration, sameRules } from '../storage/facts.ts';
 import { formatInstant } from '../storage/time.ts';
 import { POLICIES, type Declaration, type Policy } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
+import { DeclareFactOutputSchema } from './output-schemas.ts';
 
 const FactKey = z.string().min(1).max(512);
 
@@ -49,10 +50,14 @@ export const declareFact = defineOperation({
   description:
     'Declare a named fact and the policy that chooses among its candidate values (nodes written with this fact_key), from now on. Re-declaring the same rules changes nothing. Tenant-wide.',
   input: DeclareFactInput,
+  output: DeclareFactOutputSchema,
   requiresAsOf: false,
   // Declarations are the tenant's rules, not rows of a space: runOperation refuses them at an address
   // confined to one space (possibly one opened by its address alone).
   confinable: false,
+  rest: { method: 'POST', path: '/v1/facts', from: 'body' },
+  // Re-declaring the same rules returns the declaration in force and writes nothing.
+  effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
     const view = ctx.ledger.view(ctx.tenant);

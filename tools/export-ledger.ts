@@ -26,6 +26,8 @@ export const exportLedger = defineOperation({
   input: ExportLedgerInput,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/export', from: 'query', answer: 'archive' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<Archive> {
     // A bundle cannot vouch for knowledge it does not have yet: an as_of in the future is cut at the
     // server's present instant, which then names the bundle and is its exported_as_of.

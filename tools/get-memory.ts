@@ -4,6 +4,7 @@ import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type Node
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
+import { GetMemoryOutputSchema } from './output-schemas.ts';
 
 export const GetMemoryInput = z.strictObject({
   id: z.string().min(1).describe('The block id.'),
@@ -28,8 +29,11 @@ export const getMemory = defineOperation({
   description:
     'Read one block by id as known at as_of: the version in force, all known versions, and its edges. reason says why there is none: not_yet (learned after as_of), absent, invalidated.',
   input: GetMemoryInput,
+  output: GetMemoryOutputSchema,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/memories/:id', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<GetMemoryOutput> {
     const snap = await openRead(ctx, input);
     const r = snap.get(input.id);

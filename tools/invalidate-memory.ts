@@ -5,6 +5,7 @@ import { invalidInput, SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { BackfillSchema } from './remember.ts';
 import { SpaceName, instant } from './schemas.ts';
+import { InvalidateMemoryOutputSchema } from './output-schemas.ts';
 
 export const InvalidateMemoryInput = z.strictObject({
   id: z.string().min(1).max(1024).describe('Id of the block to retract (every version of it).'),
@@ -31,8 +32,12 @@ export const invalidateMemory = defineOperation({
   description:
     'Retract a block that is wrong: reads with as_of from now on leave it out. Append-only: nothing is deleted, an earlier as_of still sees it, and include_invalidated shows it. For a changed belief, write a new block with a SUPERSEDES edge instead.',
   input: InvalidateMemoryInput,
+  output: InvalidateMemoryOutputSchema,
   requiresAsOf: false,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/memories/:id/invalidate', from: 'body' },
+  // It hides a block from later reads (so a client should confirm it), yet deletes nothing.
+  effect: { readOnly: false, destructive: true, idempotent: true },
   async handler(input, ctx): Promise<InvalidateMemoryOutput> {
     const backfill = input.backfill
       ? { declared_captured_at: instant(input.backfill.declared_captured_at), reason: input.backfill.reason }

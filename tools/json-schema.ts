@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { EDGE_TYPES } from '../storage/types.ts';
 import type { AnyOperation } from './operation.ts';
-import { outputSchemas } from './output-schemas.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -110,16 +109,15 @@ export function outputJsonSchema(schema: z.ZodType): JsonSchema {
   return json;
 }
 
-const outputCache = new Map<string, JsonSchema>();
+const outputCache = new Map<z.ZodObject, JsonSchema>();
 
 /** The JSON answer of an operation, or undefined when it answers a file. */
-export function operationOutputJsonSchema(name: string): JsonSchema | undefined {
-  const schema = outputSchemas[name];
-  if (!schema) return undefined;
-  let json = outputCache.get(name);
+export function operationOutputJsonSchema(op: AnyOperation): JsonSchema | undefined {
+  if (!op.output) return undefined;
+  let json = outputCache.get(op.output);
   if (!json) {
-    json = outputJsonSchema(schema);
-    outputCache.set(name, json);
+    json = outputJsonSchema(op.output);
+    outputCache.set(op.output, json);
   }
   return structuredClone(json);
 }

@@ -6,6 +6,7 @@ import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 import { decodeCursor, encodeCursor } from '../storage/cursor.ts';
+import { ListMemoriesOutputSchema } from './output-schemas.ts';
 
 export const ListMemoriesInput = z.strictObject({
   as_of: AsOf,
@@ -34,8 +35,11 @@ export const listMemories = defineOperation({
   description:
     'List the blocks known at as_of (every version, oldest first), filtered by space, kind, category or valid_at. current_only leaves out superseded and invalidated blocks. Page with limit and next_cursor.',
   input: ListMemoriesInput,
+  output: ListMemoriesOutputSchema,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/memories', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<ListMemoriesOutput> {
     const afterSeq = input.cursor === undefined ? undefined : afterSeqOf(input.cursor);
     const snap = await openRead(ctx, input);

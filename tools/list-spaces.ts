@@ -4,6 +4,7 @@ import type { SpaceSummary } from '../storage/snapshot.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, SpaceName } from './schemas.ts';
+import { ListSpacesOutputSchema } from './output-schemas.ts';
 
 export const ListSpacesInput = z.strictObject({
   as_of: AsOf,
@@ -21,8 +22,11 @@ export const listSpaces = defineOperation({
   description:
     'The spaces holding rows known at as_of, with their node and edge counts: find whose memory is here before listing or searching one space.',
   input: ListSpacesInput,
+  output: ListSpacesOutputSchema,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/spaces', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<ListSpacesOutput> {
     const snap = await openRead(ctx, input);
     return { spaces: snap.spaces(), certificate: snap.certificate() };

@@ -5,15 +5,47 @@ import type { Context } from './context.ts';
 import { deadlineCutsWork, deadlineExceeded, isHeavy } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
 
+export interface RestBinding {
+  readonly method: 'GET' | 'POST';
+  /** Segments; `:name` takes one percent-decoded path segment (ids may hold `/` as %2F). */
+  readonly path: string;
+  /** Where the fields other than path segments travel. */
+  readonly from: 'query' | 'body';
+  /** A result the bridge answers as something other than JSON; `archive` is a .tar.gz download. */
+  readonly answer?: 'archive';
+}
+
+export interface Effect {
+  readonly readOnly: boolean;
+  /** It can hide or take back something a client may want kept; only said of writes. */
+  readonly destructive?: boolean;
+  /** Repeating the same call changes nothing more; only said of writes. */
+  readonly idempotent?: boolean;
+}
+
+/** The fields of an operation taken from path segments, e.g. `id` of `/v1/memories/:id`. */
+export function pathFields(rest: RestBinding): string[] {
+  return rest.path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
+}
+
 export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unknown> {
   readonly name: string;
   readonly title: string;
   readonly description: string;
   readonly input: Input;
+  /** The JSON it answers (the MCP structuredContent and the REST 200 body); absent when `rest.answer` names a file. */
+  readonly output?: z.ZodObject;
   /** Reads name a knowledge instant; without one they answer 400 SVC_AS_OF_REQUIRED before any validation. */
   readonly requiresAsOf: boolean;
   /** The operation takes a `space` argument that an app-scoped address fixes. */
   readonly confinable: boolean;
+  /** Its REST route; the bridge builds its route table and the OpenAPI document from these. */
+  readonly rest: RestBinding;
+  /** What it does to the ledger; the MCP door turns it into the tool's annotations. */
+  readonly effect: Effect;
   handler(input: z.infer<Input>, ctx: Context): Promise<Output>;
 }
 

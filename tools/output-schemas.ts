@@ -1,6 +1,6 @@
-// What each operation answers, as zod schemas keyed by operation name: the MCP door advertises them as
-// tools' output schemas and the OpenAPI document as 200 bodies, so both describe the same JSON. Kept
-// apart from the operation files so the handlers and their inputs can change without touching this.
+// What each operation answers, as zod schemas: each operation names its own as `output`, and the OpenAPI
+// document gives it as the 200 body, so the doors and the document describe the same JSON. Kept apart
+// from the operation files so the handlers and their inputs can change without touching this.
 import { z } from 'zod';
 import { EDGE_TYPES, POLICIES } from '../storage/types.ts';
 
@@ -208,22 +208,6 @@ export const ArchiveOutputSchema = z.object({
   bytes: Count,
   uri: z.string(),
 });
-
-/** JSON answers by operation name; an operation missing here answers a file (the REST door streams it). */
-export const outputSchemas: Readonly<Record<string, z.ZodObject>> = {
-  remember: RememberOutputSchema,
-  list_memories: ListMemoriesOutputSchema,
-  get_memory: GetMemoryOutputSchema,
-  search_memory: SearchMemoryOutputSchema,
-  why: WhyOutputSchema,
-  declare_fact: DeclareFactOutputSchema,
-  resolve_fact: ResolveFactOutputSchema,
-  invalidate_memory: InvalidateMemoryOutputSchema,
-  list_spaces: ListSpacesOutputSchema,
-};
-
-/** Operations whose answer is a file: media type of the REST body. */
-export const fileOutputs: Readonly<Record<string, string>> = { export_ledger: 'application/gzip' };
 
 export const VersionOutputSchema = z.object({
   name: z.string(),

@@ -6,6 +6,7 @@ import { invalidInput } from './errors.ts';
 import { MAX_MESSAGES, MessageSchema, rememberMessages, type MessageRefusal } from './remember-messages.ts';
 import { defineOperation } from './operation.ts';
 import { Instant, JsonObject, JsonValue, SpaceName, instant, optionalInstant } from './schemas.ts';
+import { RememberOutputSchema } from './output-schemas.ts';
 
 const MAX_ROWS = 10_000;
 
@@ -145,8 +146,13 @@ export const remember = defineOperation({
   description:
     'Write memories into a space as immutable blocks: nodes (claims, predictions, entities, ...) and typed edges. To change a belief, write a new node with a SUPERSEDES edge to the old one; nothing is overwritten. Re-sending the same content writes nothing. Bad rows are refused by name while the rest is written. Or send messages (text with observed_at): claims, entities and causal links are extracted from them.',
   input: RememberInput,
+  output: RememberOutputSchema,
   requiresAsOf: false,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/memories', from: 'body' },
+  // Re-sending the same rows is a no-op, but a row without asserted_at is asserted at its capture
+  // instant, so a repeat can be new content: not promised idempotent.
+  effect: { readOnly: false, destructive: false, idempotent: false },
   async handler(input, ctx): Promise<RememberOutput> {
     const nodes = input.nodes ?? [];
     const edges = input.edges ?? [];

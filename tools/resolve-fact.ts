@@ -8,6 +8,7 @@ import { draftVerdict, recordVerdict } from '../storage/verdicts.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, SpaceName, ValidAt, atInstant } from './schemas.ts';
+import { ResolveFactOutputSchema } from './output-schemas.ts';
 
 export const ResolveFactInput = z.strictObject({
   fact: z.string().min(1).max(512).describe('The declared fact_key to resolve.'),
@@ -74,8 +75,12 @@ export const resolveFact = defineOperation({
   description:
     'Choose the value of a declared fact as known at as_of by its declared policy (the ledger decides, never a model). status answered gives the value; no_answer gives a reason (undeclared_fact, no_data, not_yet, no_value_at, unresolved_conflict). Candidates are attached; the answer is recorded as a verdict.',
   input: ResolveFactInput,
+  output: ResolveFactOutputSchema,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/resolve', from: 'body' },
+  // Each answer is recorded as a verdict; the same fact, candidates and rules give the same verdict once.
+  effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<ResolveFactOutput> {
     const snap = await openRead(ctx, input);
     const { asOf, validAt } = snap.lens;

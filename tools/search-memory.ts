@@ -6,6 +6,7 @@ import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
+import { SearchMemoryOutputSchema } from './output-schemas.ts';
 
 const FAMILIES = ['causal', 'temporal', 'argumentative', 'general'] as const satisfies readonly EdgeFamily[];
 
@@ -54,8 +55,11 @@ export const searchMemory = defineOperation({
   description:
     'Find blocks known at as_of by words and meaning, then follow causal and temporal edges up to depth hops to add causes, effects and successors. Each result says whether it matched directly or by expansion (via). A superseded block never ranks above its successor.',
   input: SearchMemoryInput,
+  output: SearchMemoryOutputSchema,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'POST', path: '/v1/search', from: 'body' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');

@@ -6,6 +6,7 @@ import type { EdgeType } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
+import { WhyOutputSchema } from './output-schemas.ts';
 
 export const MAX_WHY_DEPTH = 10;
 
@@ -41,8 +42,11 @@ export const why = defineOperation({
   description:
     'Explain a block: walk causal, argumentative and temporal edges in both directions, using only what was known at as_of. Each link gives the node, its depth, path, the edge type it was reached by (via) and its role (cause, effect, support, successor, ...), ordered by asserted_at.',
   input: WhyInput,
+  output: WhyOutputSchema,
   requiresAsOf: true,
   confinable: true,
+  rest: { method: 'GET', path: '/v1/memories/:id/why', from: 'query' },
+  effect: { readOnly: true },
   async handler(input, ctx): Promise<WhyOutput> {
     const snap = await openRead(ctx, input);
     const r = snap.why(input.id, input.depth);
