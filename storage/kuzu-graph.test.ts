@@ -137,7 +137,7 @@ function group(from: number, n: number): CommitGroup {
 const dir = mkdtempSync(join(tmpdir(), 'kuzu-graph-test-'));
 let journaled: KuzuGraph, copied: KuzuGraph, switching: KuzuGraph;
 beforeAll(async () => {
-  journaled = await KuzuGraph.open(join(dir, 'journaled'), { journalMaxRows: Number.MAX_SAFE_INTEGER });
+  journaled = await KuzuGraph.open(join(dir, 'journaled'), { journalMaxRows: Number.MAX_SAFE_INTEGER, flushAfterMs: 3_600_000 });
   copied = await KuzuGraph.open(join(dir, 'copied'), { journalMaxRows: 0 });
   switching = await KuzuGraph.open(join(dir, 'switching'), { journalMaxRows: 5, flushAfterMs: 3_600_000 });
 });
