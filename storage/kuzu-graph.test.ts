@@ -79,6 +79,7 @@ function group(from: number, n: number): CommitGroup {
   const edges = Array.from({ length: n }, (_, i) => edge(from + 2 * i + 1, i));
   return {
     spaces: [],
+    invalidationSpaces: [],
     batches: [
       {
         tenant: 'a',

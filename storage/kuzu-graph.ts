@@ -154,6 +154,39 @@ const SPACE: TableSpec<SpaceRow> = {
   columns: [text('name', (r) => r.space), text('tenant', (r) => r.tenant), int('first_captured_at', (r) => r.first_captured_at)],
 };
 
+// A space of one tenant (key: tenant + space), the source of the relationships below: the rows a space
+// holds are found from it through a CSR adjacency list, not by scanning a table for the space's name
+// (Kuzu 0.11.3 has no index but the primary key's). Written with the rows, in the same transaction, and
+// loaded with `ignore_errors=true`, as the Space table: a row for a pair the store holds is skipped.
+export interface SpaceKeyRow {
+  tenant: string;
+  space: string;
+}
+const TENANT_SPACE: TableSpec<SpaceKeyRow> = {
+  table: 'TenantSpace',
+  columns: [text('key', (r) => identKey(r.tenant, r.space)), text('tenant', (r) => r.tenant), text('space', (r) => r.space)],
+};
+
+/** One row a space holds: a relationship from the space's TenantSpace row to the row's primary key. */
+export interface HoldsRow {
+  tenant: string;
+  space: string;
+  seq: number;
+}
+const holds = (table: string, to: string): TableSpec<HoldsRow> & { to: string } => ({
+  table,
+  to,
+  columns: [text('space_key', (r) => identKey(r.tenant, r.space)), int('row_seq', (r) => r.seq)],
+});
+// Forward only (Space to row): a read never walks from a row to its space, and a backward CSR doubled the
+// copy's cost in the measurements of docs/storage.md.
+const HOLDS_BLOCK = holds('HoldsBlock', 'Block');
+const HOLDS_EDGE = holds('HoldsEdge', 'Edge');
+/** An invalidation is held by every space holding a version of its node: it retracts the id's every version. */
+const HOLDS_INVALIDATION = holds('HoldsInvalidation', 'Invalidation');
+const HOLDS = [HOLDS_BLOCK, HOLDS_EDGE, HOLDS_INVALIDATION];
+const isHolds = (table: string): boolean => HOLDS.some((h) => h.table === table);
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -169,6 +202,8 @@ const SCHEMA = [
   nodeTableDdl(VERDICT, 'seq'),
   nodeTableDdl(INVALIDATION, 'seq'),
   nodeTableDdl(SPACE, 'name'),
+  nodeTableDdl(TENANT_SPACE, 'key'),
+  ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY) WITH (storage_direction = 'fwd')`),
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -312,6 +347,35 @@ export interface CommitGroup {
   invalidations: Invalidation[];
   /** First-writer rows of the spaces this group is the first to write. */
   spaces: SpaceRow[];
+  /**
+   * The spaces each invalidation is held by besides its own (those holding another version of its node),
+   * and older invalidations newly held by a space a version of their node is written to. Node and edge
+   * rows are held by their own space, derived here.
+   */
+  invalidationSpaces: { space: string; row: Invalidation }[];
+}
+
+/** The (tenant, space) pairs and Holds rows a group writes, derived from its rows. */
+function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]; edge: HoldsRow[]; invalidation: HoldsRow[] } {
+  const spaces = new Map<string, SpaceKeyRow>();
+  const hold = (tenant: string, space: string, seq: number): HoldsRow => {
+    const key = identKey(tenant, space);
+    if (!spaces.has(key)) spaces.set(key, { tenant, space });
+    return { tenant, space, seq };
+  };
+  const invalidation = new Map<string, HoldsRow>();
+  const holdInvalidation = (i: Invalidation, space: string): void => {
+    const key = `${identKey(i.tenant, space)}${IDENT_SEP}${i.seq}`;
+    if (!invalidation.has(key)) invalidation.set(key, hold(i.tenant, space, i.seq));
+  };
+  for (const i of group.invalidations) holdInvalidation(i, i.space);
+  for (const l of group.invalidationSpaces) holdInvalidation(l.row, l.space);
+  return {
+    block: group.nodes.map((n) => hold(n.tenant, n.space, n.seq)),
+    edge: group.edges.map((e) => hold(e.tenant, e.space, e.seq)),
+    invalidation: [...invalidation.values()],
+    spaces: [...spaces.values()],
+  };
 }
 
 /**
@@ -319,6 +383,7 @@ export interface CommitGroup {
  * gets both write paths.
  */
 function tablesOf(group: CommitGroup): TableRows[] {
+  const h = holdsOf(group);
   return [
     tableRows(BATCH, group.batches),
     tableRows(NODE, group.nodes),
@@ -327,6 +392,11 @@ function tablesOf(group: CommitGroup): TableRows[] {
     tableRows(VERDICT, group.verdicts),
     tableRows(INVALIDATION, group.invalidations),
     tableRows(SPACE, group.spaces),
+    // After the rows they join, in the same transaction: a relationship's ends must exist when it is copied.
+    tableRows(TENANT_SPACE, h.spaces),
+    tableRows(HOLDS_BLOCK, h.block),
+    tableRows(HOLDS_EDGE, h.edge),
+    tableRows(HOLDS_INVALIDATION, h.invalidation),
   ];
 }
 
@@ -346,7 +416,11 @@ const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
  * table. An older layout is migrated on open; a newer one is refused.
  */
-const LAYOUT = 2;
+const LAYOUT = 4;
+/** The first layout with TenantSpace and the Holds relationships (3 is another step's number). */
+const LAYOUT_HOLDS = 4;
+/** Rows read per page while a migration indexes them. */
+const MIGRATE_PAGE = 100_000;
 const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
@@ -406,6 +480,7 @@ export const emptyGroup = (): CommitGroup => ({
   verdicts: [],
   invalidations: [],
   spaces: [],
+  invalidationSpaces: [],
 });
 
 /** The narrow port the ledger needs from a graph engine. */
@@ -413,6 +488,10 @@ export interface GraphStore {
   commit(group: CommitGroup): Promise<void>;
   loadAll(): Promise<LoadedLedger>;
   loadTenant(tenant: string): Promise<LoadedLedger>;
+  /** One space's node and edge rows and the invalidations of its nodes, from the space's Holds index. */
+  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  /** A tenant's batches, declarations and verdicts. */
+  loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>>;
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
   lastWritten(): Promise<{ instant: number; seq: number }>;
@@ -546,22 +625,31 @@ const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
   return spec;
 };
 const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
-  spec.table === BATCH.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+  spec.table === BATCH.table || spec.table === TENANT_SPACE.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+/** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
+const isRowTable = (table: string): boolean => table !== SPACE.table && table !== TENANT_SPACE.table && !isHolds(table);
+/** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
+const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
+  if (isHolds(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
+  const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
+  return (row) => row[key] ?? null;
+};
 
 /** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
 function journalParts(records: readonly JournalRecord[]): TableRows[] {
   // A record naming a table this release does not have (a newer release's journal) stops the open.
   for (const r of records) for (const t of r.tables) specOf(t.table);
   return TABLES.map((spec) => {
-    const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
+    const identity = rowIdentity(spec);
     const seen = new Set<Cell>();
     const rows: Cell[][] = [];
     for (const r of records)
       for (const t of r.tables)
         if (t.table === spec.table)
           for (const row of t.rows) {
-            if (seen.has(row[key] ?? null)) continue;
-            seen.add(row[key] ?? null);
+            const key = identity(row);
+            if (seen.has(key)) continue;
+            seen.add(key);
             rows.push(row);
           }
     return cellRows(spec, rows);
@@ -654,13 +742,74 @@ export class KuzuGraph implements GraphStore {
     const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
     for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
     await graph.#drain({ recovering: true });
-    if (written === null) {
-      // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
-      if (before.has(NODE.table)) await graph.#migrateSpaces();
+    // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
+    const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
+    if (from < 2) await graph.#migrateSpaces();
+    if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
+    if (written !== LAYOUT) {
       writeFileSync(layoutFile, String(LAYOUT), { flush: true });
       syncDir(dir);
     }
     return graph;
+  }
+
+  /**
+   * Layouts before 4 to 4: every node and edge row held by its space, every invalidation by the spaces
+   * holding a version of its node, read page by page, once. The relationships are dropped first, so a
+   * migration a crash interrupted starts again clean (the layout file is written only after it ends).
+   */
+  async #migrateHolds(from: number): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      for (const h of HOLDS) {
+        await this.#run(this.#writer, `DROP TABLE IF EXISTS ${h.table}`);
+        await this.#run(this.#writer, SCHEMA.find((ddl) => ddl.includes(`TABLE IF NOT EXISTS ${h.table}(`)) ?? '');
+      }
+      const placed = { seq: 0, tenant: '', space: '', id: '' };
+      type Placed = typeof placed;
+      const cols = (withId: boolean): Column<Placed>[] => [
+        int('seq', (r) => r.seq),
+        text('tenant', (r) => r.tenant),
+        text(withId ? 'target_id' : 'space', (r) => r.space),
+      ];
+      const decodePlaced = (r: Record<string, unknown>): Placed => ({
+        seq: i64(r, 'seq'),
+        tenant: str(r, 'tenant'),
+        space: str(r, 'space'),
+        id: typeof r.id === 'string' ? str(r, 'id') : typeof r.target_id === 'string' ? str(r, 'target_id') : '',
+      });
+      const invalidations = await this.#select(
+        { table: INVALIDATION.table, columns: [...cols(true), text<Placed>('space', (r) => r.space)] },
+        '',
+        decodePlaced,
+      );
+      const spacesOf = new Map<string, Set<string>>(invalidations.map((i) => [identKey(i.tenant, i.id), new Set([i.space])]));
+      let rows = 0;
+      for (const [spec, rel] of [
+        [NODE, HOLDS_BLOCK],
+        [EDGE, HOLDS_EDGE],
+      ] as const) {
+        const columns = [...cols(false), ...(spec === NODE ? [text<Placed>('id', (r) => r.id)] : [])];
+        for (let after = 0; ; ) {
+          const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodePlaced, MIGRATE_PAGE);
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.seq;
+          if (spec === NODE) for (const n of page) spacesOf.get(identKey(n.tenant, n.id))?.add(n.space);
+          const pairs = new Map(page.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
+          await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(rel, page)]);
+          rows += page.length;
+        }
+      }
+      const held: HoldsRow[] = invalidations.flatMap((i) =>
+        [...(spacesOf.get(identKey(i.tenant, i.id)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
+      );
+      const pairs = new Map(held.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
+      await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(HOLDS_INVALIDATION, held)].filter((p) => p.count > 0));
+      console.error(
+        `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
+          `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
   }
 
   /** Layout 1 (0.4.0) to 2: a Space row for every space written, from one scan, once. */
@@ -729,10 +878,12 @@ export class KuzuGraph implements GraphStore {
     const failure = this.#journal.failure;
     if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
     const parts = tablesOf(group);
-    const rows = parts.reduce((n, p) => n + p.count, 0);
+    // The rows the group carries and the Space row it may open; the Holds index rows are not counted.
+    const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     if (rows === 0) return;
     // A group's Space rows (at most one per space it writes) do not move it off the journal.
-    const journaledRows = rows - group.spaces.length;
+    const journaledRows = group.batches.length + group.nodes.length + group.edges.length + group.declarations.length +
+      group.verdicts.length + group.invalidations.length;
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.
@@ -798,7 +949,7 @@ export class KuzuGraph implements GraphStore {
     // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
     const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
     let journal = journalParts(pending);
-    const journalRows = journal.reduce((n, p) => n + p.count, 0);
+    const journalRows = journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
     const parts = merged(journal, group).filter((p) => p.count > 0);
     try {
@@ -815,7 +966,7 @@ export class KuzuGraph implements GraphStore {
     if (segments > 0) this.#journal.release(segments);
     if (journalRows > 0) {
       this.#stats.flushes++;
-      this.#stats.flushedRows += journal.reduce((n, p) => n + p.count, 0);
+      this.#stats.flushedRows += journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     }
   }
   /**
@@ -850,13 +1001,25 @@ export class KuzuGraph implements GraphStore {
     const base = top + RENUMBER_GAP * (count + 1);
     numbered.sort((a, b) => a.old - b.old);
     const rows: Cell[][][] = parts.map(() => []);
-    numbered.forEach(({ part, row, at }, i) => {
+    const renumber = new Map<number, number>();
+    numbered.forEach(({ part, row, at, old }, i) => {
       const copy = [...row];
       copy[at] = base + i + 1;
+      renumber.set(old, base + i + 1);
       rows[part]!.push(copy);
     });
     if (numbered.length > 0) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
-    return parts.map((part, i) => ((seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!)));
+    return parts.map((part, i) => {
+      // A Holds row points at its row's number, which moved with it (numbers are unique across tables).
+      if (isHolds(part.table)) {
+        const to = part.columns.findIndex((c) => c.name === 'row_seq');
+        return cellRows(
+          part,
+          [...part.cells()].map((row) => row.map((v, c) => (c === to ? (renumber.get(Number(v)) ?? v) : v))),
+        );
+      }
+      return (seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!);
+    });
   }
 
   /**
@@ -873,7 +1036,7 @@ export class KuzuGraph implements GraphStore {
    * and sequence numbers are never reused, so one row's primary key answers for all.
    */
   async #landed(parts: readonly TableRows[]): Promise<boolean> {
-    const part = parts.find((p) => p.count > 0);
+    const part = parts.find((p) => p.count > 0 && isRowTable(p.table));
     const [row] = part ? part.cells() : [];
     if (!part || !row) return false;
     try {
@@ -894,7 +1057,7 @@ export class KuzuGraph implements GraphStore {
   /** How many of `records`, from the first, are stored (a binary search on one key of each record). */
   async #storedPrefix(records: readonly JournalRecord[]): Promise<number> {
     const probe = async (r: JournalRecord): Promise<boolean> => {
-      const t = r.tables.find((x) => x.rows.length > 0);
+      const t = r.tables.find((x) => x.rows.length > 0 && isRowTable(x.table));
       const row = t?.rows[0];
       if (!t || !row) return true;
       const spec = specOf(t.table);
@@ -930,7 +1093,7 @@ export class KuzuGraph implements GraphStore {
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
       // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
-      const skip = part.table === SPACE.table ? ', ignore_errors=true' : '';
+      const skip = part.table === SPACE.table || part.table === TENANT_SPACE.table ? ', ignore_errors=true' : '';
       copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
     }
     this.#stats.stageMs += performance.now() - t0;
@@ -972,14 +1135,20 @@ export class KuzuGraph implements GraphStore {
    * 5.4-8.5 s), the engine's own CSV writer 0.3 s for the same rows. The file holds exactly the encoding
    * COPY FROM reads (text cells JSON-encoded, so one record per line).
    */
-  async #select<R>(spec: TableSpec<R>, where: string, decode: (row: Record<string, unknown>) => R, limit?: number): Promise<R[]> {
+  async #select<R>(
+    spec: TableSpec<R>,
+    where: string,
+    decode: (row: Record<string, unknown>) => R,
+    limit?: number,
+    path = '',
+  ): Promise<R[]> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
     const order = `ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
     try {
       await this.#run(
         this.#reader,
-        `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
+        `COPY (MATCH ${path}(x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
       );
       return parseCsvRows(readFileSync(file, 'utf8'), spec.columns, decode);
     } finally {
@@ -998,6 +1167,7 @@ export class KuzuGraph implements GraphStore {
       verdicts: await this.#select(VERDICT, where, d.verdict),
       invalidations: await this.#select(INVALIDATION, where, d.invalidation),
       spaces: [],
+      invalidationSpaces: [],
     }));
   }
 
@@ -1011,6 +1181,34 @@ export class KuzuGraph implements GraphStore {
     // A literal, not a parameter: the prepared form took 2.5-4x as long here (530-900 ms against 210 ms
     // for a 3,000-row tenant among 30,000 rows), and the tenant comes from the key map, escaped below.
     return this.#load(`WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`);
+  }
+
+  /**
+   * The rows one space of a tenant holds: its node and edge rows, and the invalidations of its nodes
+   * (whatever space they were written in), each table read through the space's Holds relationship (a
+   * primary-key lookup of the TenantSpace row, then its adjacency list), never by a scan.
+   */
+  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>> {
+    const key = cypherString(JSON.stringify(identKey(tenant, space)));
+    const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
+    const where = `WHERE s.key = ${key}`;
+    const d = DECODE;
+    return this.#read(async () => ({
+      nodes: await this.#select(NODE, where, d.node, undefined, via(HOLDS_BLOCK)),
+      edges: await this.#select(EDGE, where, d.edge, undefined, via(HOLDS_EDGE)),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, via(HOLDS_INVALIDATION)),
+    }));
+  }
+
+  /** A tenant's rows that are not any one space's: batches, declarations and verdicts (a scan of small tables). */
+  loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>> {
+    const where = `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`;
+    const d = DECODE;
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch),
+      declarations: await this.#select(DECLARATION, where, d.declaration),
+      verdicts: await this.#select(VERDICT, where, d.verdict),
+    }));
   }
 
   /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */
@@ -1081,7 +1279,8 @@ export class KuzuGraph implements GraphStore {
     return this.#read(async () => {
       const out: Record<string, number> = {};
       for (const { table } of TABLES) {
-        const [row] = await this.#run(this.#reader, `MATCH (x:${table}) RETURN count(*) AS n`);
+        const pattern = isHolds(table) ? `()-[x:${table}]->()` : `(x:${table})`;
+        const [row] = await this.#run(this.#reader, `MATCH ${pattern} RETURN count(*) AS n`);
         out[table] = decodeInt(row?.n);
       }
       return out;
