@@ -790,7 +790,7 @@ export class KuzuGraph implements GraphStore {
         [EDGE, HOLDS_EDGE],
       ] as const) {
         const columns = [...cols(false), ...(spec === NODE ? [text<Placed>('id', (r) => r.id)] : [])];
-        for (let after = 0; ; ) {
+        for (let after = 0; ;) {
           const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodePlaced, MIGRATE_PAGE);
           if (page.length === 0) break;
           after = page[page.length - 1]!.seq;
@@ -804,7 +804,9 @@ export class KuzuGraph implements GraphStore {
         [...(spacesOf.get(identKey(i.tenant, i.id)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
       );
       const pairs = new Map(held.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
-      await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(HOLDS_INVALIDATION, held)].filter((p) => p.count > 0));
+      await this.#commitCopy(
+        [tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(HOLDS_INVALIDATION, held)].filter((p) => p.count > 0),
+      );
       console.error(
         `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
           `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
@@ -882,8 +884,13 @@ export class KuzuGraph implements GraphStore {
     const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     if (rows === 0) return;
     // A group's Space rows (at most one per space it writes) do not move it off the journal.
-    const journaledRows = group.batches.length + group.nodes.length + group.edges.length + group.declarations.length +
-      group.verdicts.length + group.invalidations.length;
+    const journaledRows =
+      group.batches.length +
+      group.nodes.length +
+      group.edges.length +
+      group.declarations.length +
+      group.verdicts.length +
+      group.invalidations.length;
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.

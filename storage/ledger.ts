@@ -28,6 +28,7 @@ export interface Stage {
   addDeclaration(row: Declaration): void;
   addVerdict(row: Verdict): void;
   addInvalidation(row: Invalidation): void;
+  addInvalidationSpaces(links: CommitGroup['invalidationSpaces']): void;
 }
 
 interface Job<T> {
@@ -82,6 +83,9 @@ export class Ledger {
       (tenant) => graph.loadTenant(tenant),
       budgetMb * 1024 * 1024,
       (fn) => this.#exclusive(fn),
+      undefined,
+      undefined,
+      { space: (tenant, space) => graph.loadSpace(tenant, space), tenantWide: (tenant) => graph.loadTenantWide(tenant) },
     );
   }
 
@@ -151,6 +155,30 @@ export class Ledger {
     return this.#residents.pin(tenant);
   }
 
+  /**
+   * The read model a read of `space` (or, without one, of the whole tenant) answers from: one space's rows
+   * plus the tenant's batches, declarations, verdicts and the invalidations of its nodes, or the tenant's
+   * every row. Loaded on first use.
+   */
+  viewOf(tenant: string, space?: string): Promise<TenantView> {
+    return space === undefined ? this.load(tenant) : this.#residents.ensureSpace(tenant, space);
+  }
+
+  /** Runs `fn` with the view of `space` (or of the tenant) resident and pinned, so every commit reaches it. */
+  async withView<T>(tenant: string, space: string | undefined, fn: (view: TenantView) => Promise<T>): Promise<T> {
+    const release = space === undefined ? this.pin(tenant) : this.#residents.pinSpace(tenant, space);
+    try {
+      return await fn(await this.viewOf(tenant, space));
+    } finally {
+      release();
+    }
+  }
+
+  /** Spaces whose own read model is in memory now, as [tenant, space]. */
+  residentSpaces(): [string, string][] {
+    return this.#residents.spaces();
+  }
+
   /** Tenants whose read models are in memory now. */
   tenants(): string[] {
     return this.#residents.tenants();
@@ -196,7 +224,8 @@ export class Ledger {
    * in flight that could change the answer has landed.
    */
   async at(tenant: string, lens: LensInput): Promise<Snapshot> {
-    const view = await this.load(tenant);
+    // A read confined to a space loads that space, never the tenant.
+    const view = await this.viewOf(tenant, lens.space);
     const resolved = resolveLens(lens, this.now());
     await this.settled(resolved.asOf);
     return new Snapshot(view, resolved, this.now());
@@ -236,6 +265,7 @@ export class Ledger {
       if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
       stage.addNodes(planned.nodes);
       stage.addEdges(planned.edges);
+      stage.addInvalidationSpaces(planned.invalidationSpaces);
       return planned.outcome;
     }, input.nodes.length + input.edges.length);
   }
@@ -244,10 +274,16 @@ export class Ledger {
   invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
     return this.#withTenant(tenant, () =>
       this.enqueue((stage) => {
-        const planned = planInvalidation(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+        const overlay = stage.overlay(tenant);
+        const planned = planInvalidation(tenant, input, overlay, stage.capturedAt, stage);
         if (planned.kind === 'written') {
           if (planned.batch) stage.addBatch(planned.batch);
           stage.addInvalidation(planned.invalidation);
+          // It retracts the node's versions in every space: each space holding one holds it too.
+          const row = planned.invalidation;
+          const spaces = new Set(overlay.versionsOf(row.target_id).map((v) => v.space));
+          spaces.delete(row.space);
+          stage.addInvalidationSpaces([...spaces].map((space) => ({ space, row })));
         }
         return planned;
       }),
@@ -323,6 +359,9 @@ export class Ledger {
         addInvalidation: (row) => {
           group.invalidations.push(row);
           minKnownAt = Math.min(minKnownAt, row.known_at);
+        },
+        addInvalidationSpaces: (links) => {
+          for (const l of links) group.invalidationSpaces.push(l);
         },
       };
       try {

@@ -38,7 +38,11 @@ export class TenantView {
   #latestVerdictKnownAt = Number.NEGATIVE_INFINITY;
   #latestInvalidationKnownAt = Number.NEGATIVE_INFINITY;
 
-  constructor(readonly tenant: string) {}
+  /** `space`: the view holds one space's rows (and the tenant-wide rows a read of it needs), not the tenant's. */
+  constructor(
+    readonly tenant: string,
+    readonly space?: string,
+  ) {}
 
   /** The latest knowledge instant of any node or edge. */
   latestBlockKnownAt(): Micros {

@@ -139,6 +139,8 @@ export interface PlannedWrite {
   nodes: NodeVersion[];
   edges: EdgeRecord[];
   newIdents: string[];
+  /** Invalidations of written ids newly held by the write's space (their node had no version there yet). */
+  invalidationSpaces: { space: string; row: Invalidation }[];
 }
 
 export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, capturedAt: Micros, seqs: Sequencer): PlannedWrite {
@@ -148,6 +150,7 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
   const nodes: NodeVersion[] = [];
   const edges: EdgeRecord[] = [];
   const newIdents: string[] = [];
+  const invalidationSpaces: PlannedWrite['invalidationSpaces'] = [];
 
   for (const n of input.nodes) {
     const hash = nodeContentHash(input.space, n);
@@ -188,6 +191,9 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       hash,
     };
     if (existing.length === 0) newIdents.push(id);
+    // An invalidation retracts every version of its id: a space the id enters holds its invalidations too.
+    else if (!existing.some((v) => v.space === input.space))
+      for (const inv of overlay.invalidationsOf(id)) invalidationSpaces.push({ space: input.space, row: inv });
     overlay.stageNode(row);
     nodes.push(row);
     outcome.ids.push(row.id);
@@ -272,5 +278,5 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       captured_at: capturedAt,
     };
   }
-  return { outcome, nodes, edges, newIdents };
+  return { outcome, nodes, edges, newIdents, invalidationSpaces };
 }
