@@ -3,7 +3,10 @@
 // invalidations (some backfilled) go through the real Ledger on Kuzu; a small reference model written
 // here, independent of storage/, predicts every write and invalidation outcome and every list and get
 // answer (superseded_by, current_only, include_invalidated included) on a grid of as_of × valid_at,
-// with the tenant evicted and reloaded from the store between reads.
+// with the tenant evicted and reloaded from the store between reads. A read of one space answers from
+// that space's own read model (loaded from the store's index of rows by space, evicted under a zero
+// budget as soon as another view is used), so reads cross space evictions and reloads while ids,
+// invalidations and SUPERSEDES edges cross spaces (a request of s1 links and invalidates ids of s2).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -432,6 +435,8 @@ function toInput(req: GenRequest, captures: number[]): WriteInput {
 }
 
 let reads = 0;
+let spaceReads = 0;
+const crossing = { invalidations: 0, supersedes: 0 };
 const EVICT_EVERY = 20;
 
 /** One read through the operation; every few reads the tenant is evicted first (a ballast tenant is loaded). */
@@ -441,8 +446,16 @@ async function read<T>(op: AnyOperation, ctx: Context, input: Record<string, unk
     // A tenant whose every row was refused holds nothing, so it fits even a zero budget.
     const s = ledger.tenants().includes(ctx.tenant) ? ledger.view(ctx.tenant).size() : null;
     if (s) expect(s.nodes + s.edges).toBe(0);
+    expect(ledger.residentSpaces().filter(([t]) => t === ctx.tenant)).toEqual([]);
   }
-  return (await runOperation(op, input, ctx)) as T;
+  const wholeBefore = ledger.tenants().includes(ctx.tenant);
+  const out = (await runOperation(op, input, ctx)) as T;
+  if (typeof input.space === 'string') {
+    // A read of one space never loads the tenant, and answers from its space's view.
+    if (!wholeBefore) expect(ledger.tenants()).not.toContain(ctx.tenant);
+    spaceReads++;
+  }
+  return out;
 }
 
 const fmtOpt = (us: number | undefined): string | undefined => (us === undefined ? undefined : formatInstant(us));
@@ -500,6 +513,11 @@ describe('ledger against a reference model', () => {
           undefined,
           ...pick([...new Set(Array.from({ length: 14 }, (_, k) => [at(k) - 1, at(k)]).flat()), captures[0] ?? 0], 6),
         ];
+        const spacesOf = (id: string): Set<string> => new Set(model.nodes.filter((n) => n.id === id).map((n) => n.space));
+        crossing.invalidations += model.invalidations.filter((i) => spacesOf(i.id).size > 1).length;
+        crossing.supersedes += model.edges.filter(
+          (e) => e.type === 'SUPERSEDES' && [...spacesOf(e.s), ...spacesOf(e.t)].some((sp) => sp !== e.space),
+        ).length;
         const filters = [{}, { space: 's1' }, { kind: 'claim' }, { space: 's2', category: 'c1' }];
         let turn = seed;
         for (const asOf of pick(asOfs, 14)) {
@@ -577,6 +595,17 @@ describe('ledger against a reference model', () => {
     if (RUNS >= 14)
       for (const kind of ['written', 'already', 'not_found', 'bad_backfill'])
         expect(invalidationOutcomes.get(kind) ?? 0).toBeGreaterThan(0);
+    // Reads of one space ran on views reloaded after evictions, with rows that cross spaces.
+    console.log(
+      `property: ${spaceReads} space reads, ${ledger.residentStats().evictions} evictions, ${ledger.residentStats().reloads} reloads; ` +
+        `invalidations of ids in two spaces ${crossing.invalidations}, SUPERSEDES edges leaving their space ${crossing.supersedes}`,
+    );
+    expect(spaceReads).toBeGreaterThan(0);
+    expect(ledger.residentStats().reloads).toBeGreaterThan(0);
+    if (RUNS >= 14) {
+      expect(crossing.invalidations).toBeGreaterThan(0);
+      expect(crossing.supersedes).toBeGreaterThan(0);
+    }
   }, 600_000);
 
   it('another tenant reads nothing of these rows', async () => {
