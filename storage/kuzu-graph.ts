@@ -382,8 +382,11 @@ function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]
  * Every table a commit group fills, in the order they are written. A new table adds its line here and
  * gets both write paths.
  */
-function tablesOf(group: CommitGroup): TableRows[] {
+function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): TableRows[] {
   const h = holdsOf(group);
+  // A TenantSpace row this process has committed or journaled already is not written again: one COPY
+  // statement fewer in most copies (each costs a fixed ~10-50 ms).
+  if (storedSpaces) h.spaces = h.spaces.filter((r) => !storedSpaces.has(identKey(r.tenant, r.space)));
   return [
     tableRows(BATCH, group.batches),
     tableRows(NODE, group.nodes),
@@ -419,6 +422,8 @@ const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
 const LAYOUT = 4;
 /** The first layout with TenantSpace and the Holds relationships (3 is another step's number). */
 const LAYOUT_HOLDS = 4;
+/** TenantSpace keys remembered as written before the set starts over. */
+const STORED_SPACES_MAX = 100_000;
 /** Rows read per page while a migration indexes them. */
 const MIGRATE_PAGE = 100_000;
 const LAYOUT_FILE = 'layout';
@@ -709,6 +714,8 @@ export class KuzuGraph implements GraphStore {
   /** A copy of the journal failed: the next one first skips rows the engine already holds. */
   #retrying = false;
   #renumberedAbove: number | null = null;
+  /** Spaces whose TenantSpace row this process wrote (see tablesOf), at most STORED_SPACES_MAX. */
+  readonly #storedSpaces = new Set<string>();
   #closed = false;
   #copyOuts = 0;
 
@@ -879,7 +886,7 @@ export class KuzuGraph implements GraphStore {
     if (this.#closed) throw new Error('graph store is closed');
     const failure = this.#journal.failure;
     if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
-    const parts = tablesOf(group);
+    const parts = tablesOf(group, this.#storedSpaces);
     // The rows the group carries and the Space row it may open; the Holds index rows are not counted.
     const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     if (rows === 0) return;
@@ -896,6 +903,7 @@ export class KuzuGraph implements GraphStore {
     // #renumbered): a group that opens a batch is copied at once.
     if (journaledRows <= this.#journalMaxRows && group.batches.length === 0) {
       await this.#journal.append(journalRecord(parts));
+      this.#noteSpaces(group);
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
       this.#stats.journalMs += performance.now() - t0;
@@ -911,10 +919,20 @@ export class KuzuGraph implements GraphStore {
     await this.#exclusive(async () => {
       const t1 = performance.now();
       await this.#copyJournal(parts);
+      this.#noteSpaces(group);
       this.#stats.copyGroups++;
       this.#stats.copyRows += rows;
       this.#stats.copyMs += performance.now() - t1;
     });
+  }
+
+  /**
+   * The group's spaces have their TenantSpace rows stored, or journaled ahead of every later record (a
+   * journal is copied oldest first, and a copy's transaction writes TenantSpace before Holds).
+   */
+  #noteSpaces(group: CommitGroup): void {
+    if (this.#storedSpaces.size > STORED_SPACES_MAX) this.#storedSpaces.clear();
+    for (const r of holdsOf(group).spaces) this.#storedSpaces.add(identKey(r.tenant, r.space));
   }
 
   #scheduleFlush(): void {
