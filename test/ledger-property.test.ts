@@ -395,13 +395,13 @@ const invalidationOutcomes = new Map<string, number>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ledger-prop-'));
-  // A read-model budget of about 700 rows: a run's tenant and its two spaces fit, the ballast tenant
-  // (800 rows) does not, so loading it evicts every other view. Every few reads (see `read`) the views
+  // A read-model budget of about 1,400 rows: a run's tenant and its two spaces fit, the ballast tenant
+  // (1,500 rows) does not, so loading it evicts every other view. Every few reads (see `read`) the views
   // in use are dropped that way, so reads run on views reloaded from the store as often as on views built
   // up commit by commit. (A zero budget would reload a view on every read: a confined read and a whole
   // read of one tenant use different views, and each would evict the other.)
-  ledger = await Ledger.open(dir, { memoryMb: 0.5 });
-  const ballast = Array.from({ length: 800 }, (_, i) => ({ id: `b${i}`, kind: 'claim', statement: `ballast ${i}` }));
+  ledger = await Ledger.open(dir, { memoryMb: 1 });
+  const ballast = Array.from({ length: 1500 }, (_, i) => ({ id: `b${i}`, kind: 'claim', statement: `ballast ${i}` }));
   await ledger.write('ballast', { space: 'b', nodes: ballast, edges: [] });
 });
 afterAll(async () => {
