@@ -129,7 +129,7 @@ export class Ledger {
     const added: string[] = [];
     for (const r of [...group.nodes, ...group.edges]) {
       if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.get(r.space) === 'string') continue;
-      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at });
+      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at, tseq: r.tseq });
       this.#spacesStaged.set(r.space, r.tenant);
       added.push(r.space);
     }
