@@ -7,6 +7,7 @@ import { mountDocs } from '../bridge/docs.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
 import { mountUi } from '../bridge/ui/routes.ts';
 import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
+import { mountAdmin } from './admin.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
   /** In a cluster: the placement check every tenant request passes before either door (server/cluster/gate.ts). */
   gate?: MiddlewareHandler<RestEnv>;
+  /** In a cluster: whether this server serves the tenant now (its rows may not be deleted by /admin). */
+  servesTenant?: (tenant: string) => boolean;
 }
 
 export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
@@ -88,6 +91,14 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   mountDocs(app, SERVICE_VERSION);
   mountDiscovery(app, deps.config); // open: who this server is and where its MCP door is, no tenant data
   deps.mount?.(app, deps);
+
+  mountAdmin(app, {
+    ledger: deps.ledger,
+    operatorKey: deps.config.operatorKey,
+    isTenantKey: (authorization) => deps.config.apiKeys !== null && tenantOf(authorization) !== null,
+    maxBodyBytes: deps.config.maxBodyBytes,
+    servesTenant: deps.servesTenant ?? null,
+  });
 
   app.use('/v1/*', async (c, next) => {
     const tenant = tenantOf(c.req.header('authorization'));

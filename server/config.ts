@@ -29,6 +29,8 @@ export interface Config {
   serverId: string | null;
   /** Placement in etcd (SVC_ETCD, SVC_ETCD_STALE_MS); null: every tenant is served here, as on one machine. */
   etcd: { hosts: string[]; staleMs: number } | null;
+  /** The key of the operator routes under /admin (SVC_OPERATOR_KEY); null: those routes do not exist. */
+  operatorKey: string | null;
   /** What runs and waits at once, and each request's deadline (SVC_MAX_HEAVY, SVC_HEAVY_QUEUE, ...). */
   admission: AdmissionLimits;
 }
@@ -106,6 +108,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (serverId !== null && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(serverId))
     throw new ConfigError(`SVC_SERVER_ID: expected letters, digits, '.', '_' or '-' (an HAProxy backend name), got "${serverId}"`);
   const etcd = readEtcd(env, serverId);
+  const operatorKey = env.SVC_OPERATOR_KEY?.trim() || null;
+  if (operatorKey !== null && operatorKey.length < 16)
+    throw new ConfigError('SVC_OPERATOR_KEY: expected at least 16 characters (it copies and deletes whole tenants)');
+  if (operatorKey !== null && apiKeys?.has(operatorKey))
+    throw new ConfigError("SVC_OPERATOR_KEY: is also a tenant's key in SVC_API_KEYS; give the operator a key of its own");
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -122,6 +129,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexNice: nice,
     serverId,
     etcd,
+    operatorKey,
     admission,
   };
 }

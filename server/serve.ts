@@ -58,6 +58,8 @@ export async function runServe(): Promise<void> {
           gate: placement
             ? placement.gate({ config, table: placement.etcd.table, firstWriterOf: (space) => ledger.firstWriterOf(space) })
             : undefined,
+          // Deletable only where placed elsewhere: never here, frozen here, or while placements are unknown.
+          servesTenant: placement ? (tenant) => placement.etcd.table.admit(tenant, Date.now()).kind !== 'elsewhere' : undefined,
         }),
       };
     }
