@@ -53,7 +53,10 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
     if (token !== null && timingSafeEqual(digestOf(token), operator)) return next();
     if (token !== null && deps.isTenantKey(authorization))
       return c.json(errorDetail('forbidden', 'the /admin routes take the operator key (SVC_OPERATOR_KEY), never a tenant key'), 403);
-    return c.json(errorDetail('SVC_UNAUTHORIZED', 'the /admin routes need the operator key: Authorization: Bearer <SVC_OPERATOR_KEY>'), 401);
+    return c.json(
+      errorDetail('SVC_UNAUTHORIZED', 'the /admin routes need the operator key: Authorization: Bearer <SVC_OPERATOR_KEY>'),
+      401,
+    );
   };
   app.use('/admin/*', guard);
   app.use('/admin', guard);
@@ -96,7 +99,13 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
       const issue = parsed.error.issues[0];
       const loc = ['body', ...(issue?.path ?? []).map((p) => (typeof p === 'symbol' ? String(p) : p))];
       return c.json(
-        { detail: { error: 'invalid_input', why: `${loc.join('.')}: ${issue?.message ?? 'invalid'}; send rows as GET .../rows answers them`, loc } },
+        {
+          detail: {
+            error: 'invalid_input',
+            why: `${loc.join('.')}: ${issue?.message ?? 'invalid'}; send rows as GET .../rows answers them`,
+            loc,
+          },
+        },
         422,
       );
     }
