@@ -280,9 +280,13 @@ async function importNow(
 ): Promise<{ stored: number; skipped: number; last_tseq: number }> {
   const rows = [...given].sort(byTseq);
   const last = await ledger.tenantLastTseq(tenant);
+  // The tenant's last row here, by (tseq, table): a page may end between a space row and the row it
+  // shares its tseq with, so the next page's first row can carry the last tseq and still be new.
+  const lastRow = last > 0 ? ((await exportPage(ledger, tenant, last - 1, WALK_PAGE, last)).rows.at(-1) ?? null) : null;
+  const isNew = (r: TenantRow): boolean => lastRow === null || byTseq(r, lastRow) > 0;
   const held = new Map<string, TenantRow>();
   const key = (r: TenantRow): string => `${r.table}\u001f${r.tseq}`;
-  const overlap = rows.filter((r) => r.tseq <= last && r.table !== 'space');
+  const overlap = rows.filter((r) => !isNew(r) && r.table !== 'space');
   if (overlap.length > 0) {
     const lo = overlap[0]!.tseq;
     const hi = overlap.at(-1)!.tseq;
@@ -300,22 +304,17 @@ async function importNow(
   for (const r of rows) {
     if (seen.has(key(r))) throw new ImportConflict(`the body holds ${rowName(r)} twice`, r);
     seen.add(key(r));
-    if (r.table === 'space') {
-      const stored = spaces.get(r.space);
-      if (!stored) fresh.push(r);
-      else if (canonical(portable('space', stored)) !== canonical(r))
-        throw new ImportConflict(
-          `${rowName(r)}: this server already holds space ${JSON.stringify(r.space)}, first written by tenant ${JSON.stringify(stored.tenant)} at tseq ${stored.tseq}`,
-          r,
-        );
-      continue;
-    }
-    const stored = held.get(key(r));
+    const stored = r.table === 'space' ? spaces.get(r.space) : held.get(key(r));
     if (stored) {
-      if (canonical(stored) !== canonical(r)) throw new ImportConflict(`${rowName(r)} differs from the row stored here`, r);
-      continue;
+      if (canonical(r.table === 'space' ? portable('space', stored) : (stored as TenantRow)) === canonical(r)) continue;
+      throw new ImportConflict(
+        r.table === 'space' && stored.tenant !== tenant
+          ? `${rowName(r)}: this server already holds space ${JSON.stringify(r.space)}, first written by tenant ${JSON.stringify(stored.tenant)}`
+          : `${rowName(r)} differs from the row stored here`,
+        r,
+      );
     }
-    if (r.tseq <= last)
+    if (!isNew(r))
       throw new ImportConflict(
         `${rowName(r)} is not held here but the tenant already holds rows up to tseq ${last}: import in tseq order, after DELETE of a partial copy`,
         r,
