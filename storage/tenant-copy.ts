@@ -121,11 +121,16 @@ export type TableName = TenantRow['table'];
 const RANK: Record<TableName, number> = { batch: 0, space: 1, node: 2, edge: 3, declaration: 4, verdict: 5, invalidation: 6 };
 export const byTseq = (a: TenantRow, b: TenantRow): number => a.tseq - b.tseq || RANK[a.table] - RANK[b.table];
 
+/** Each table's exported columns, listed once (a schema's shape is rebuilt on every access). */
+const COLUMNS = Object.fromEntries(
+  Object.entries(SCHEMAS).map(([table, schema]) => [table, Object.keys(schema.shape).filter((k) => k !== 'table')]),
+) as Record<TableName, string[]>;
+
 /** A stored row as exported: `table` first, then its columns in the schema's order, seq left out. */
 function portable<T extends TableName>(table: T, row: object): Extract<TenantRow, { table: T }> {
   const source = row as Record<string, unknown>;
   const out: Record<string, unknown> = { table };
-  for (const key of Object.keys(SCHEMAS[table].shape)) if (key !== 'table') out[key] = source[key];
+  for (const key of COLUMNS[table]) out[key] = source[key];
   return out as Extract<TenantRow, { table: T }>;
 }
 
