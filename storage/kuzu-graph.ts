@@ -629,7 +629,8 @@ export class KuzuGraph implements GraphStore {
   /** Every use of the writer connection runs through this chain: Kuzu allows one write transaction. */
   #writing: Promise<unknown> = Promise.resolve();
   #flushTimer: NodeJS.Timeout | null = null;
-  #flushQueued = false;
+  /** The background copy queued or running, settled (never rejected) when it is done. */
+  #flush: Promise<void> | null = null;
   /** A copy of the journal failed: the next one first skips rows the engine already holds. */
   #retrying = false;
   #renumberedAbove: number | null = null;
@@ -758,7 +759,11 @@ export class KuzuGraph implements GraphStore {
       this.#scheduleFlush();
       // The group is durable and acknowledged from here on: a failed copy while waiting for the journal
       // to shrink must not fail it (the ledger would refuse a write the next copy stores).
-      if (this.#journal.pendingRows >= JOURNAL_ROWS_CAP || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP)
+      // Past the cap it waits for the copy in progress, which takes the rows appended before it started,
+      // and only then (still past it) for a copy of the rest: not for both at once.
+      const full = (): boolean => this.#journal.pendingRows >= JOURNAL_ROWS_CAP || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
+      if (full() && this.#flush) await this.#flush;
+      if (full())
         await this.#drain().catch((error: unknown) =>
           console.error('write journal: copy into the graph store failed, kept for a retry:', error),
         );
@@ -786,12 +791,11 @@ export class KuzuGraph implements GraphStore {
   #flushInBackground(): void {
     // One background copy queued at a time: while copies fail, every write past FLUSH_ROWS would queue
     // another, and a write waiting at the journal's cap would wait behind all of them.
-    if (this.#flushQueued) return;
-    this.#flushQueued = true;
-    void this.#drain()
+    if (this.#flush) return;
+    this.#flush = this.#drain()
       .catch((error: unknown) => console.error('write journal: copy into the graph store failed, kept for a retry:', error))
       .finally(() => {
-        this.#flushQueued = false;
+        this.#flush = null;
       });
   }
 
