@@ -128,7 +128,12 @@ export const importBench: BenchSection = {
         target: '',
         met: null,
       },
-      { metric: 'server CPU per 1,000-row request until acknowledged (median of runs)', value: `${fmt(median(cpu), 0)} ms`, target: '', met: null },
+      {
+        metric: 'server CPU per 1,000-row request until acknowledged (median of runs)',
+        value: `${fmt(median(cpu), 0)} ms`,
+        target: '',
+        met: null,
+      },
       { metric: 'requests answered 503/429 and retried after Retry-After (all runs)', value: String(retries), target: '', met: null },
     ];
   },
