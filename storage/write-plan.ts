@@ -85,8 +85,12 @@ export class Overlay {
     push(this.invalidations, row.target_id, row);
   }
 
-  versionsOf(id: string): NodeVersion[] {
-    return [...this.view.versionsOf(id), ...(this.versions.get(id) ?? [])];
+  versionsOf(id: string): readonly NodeVersion[] {
+    // Without a copy when one side is empty (nearly always): a 1,000-row import asks this ~1,200 times.
+    const committed = this.view.versionsOf(id);
+    const staged = this.versions.get(id);
+    if (!staged) return committed;
+    return committed.length === 0 ? staged : [...committed, ...staged];
   }
 
   stageNode(row: NodeVersion): void {
