@@ -169,7 +169,7 @@ function rowsOf(size: string, f: SizeFigures): BenchRow[] {
       value: `${fmt(f.importRate, 0)} rows/s`,
       target: '≥ 20k rows/s',
       met: f.importRate >= 20_000,
-      note: f.importRetries > 0 ? `${f.importRetries} answers 503/429 retried after Retry-After` : '',
+      note: f.importRetries > 0 ? `${f.importRetries} answers 503/429/504 retried after Retry-After` : '',
     },
     {
       metric: `[${size}] fill, 1 request of ${ROWS_PER_USER} rows per user, ${CLIENTS} clients`,
