@@ -6,8 +6,9 @@
 // parameter-bound `UNWIND ... CREATE` spends ~80 ms marshalling the rows into the engine, `UNWIND ...
 // MATCH ... CREATE` for relationships runs at under 600 rows/s, while COPY from a CSV file stages the
 // same rows in ~20 ms; but COPY has a fixed price per statement (~50 ms) that a one-row write would pay in
-// full. So a small commit group is made durable in the write journal (write-journal.ts) and acknowledged
-// from there; the journal is copied in later, many groups per COPY, and always before the engine is read.
+// full, and a bulk import's request paid it for each of its tables. So commit groups (but a backfill's)
+// are made durable in the write journal (write-journal.ts) and acknowledged from there; the journal is
+// copied in later, many groups per COPY, and always before the engine is read.
 //
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).

@@ -1,4 +1,4 @@
-// Small commit groups are made durable here, not in the graph engine: appended to a journal file and
+// Commit groups, small and bulk, are made durable here, not in the graph engine: appended to a journal file and
 // fdatasync'ed (p50 ~0.4 ms on this disk), then acknowledged; the graph store copies the journal into Kuzu
 // later, many groups per COPY. Kuzu 0.11 took one transaction per small group badly: measured here, a
 // one-row COPY costs ~50 ms, and prepared CREATE statements, though ~1 ms, twice left a store that would
