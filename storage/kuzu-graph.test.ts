@@ -208,6 +208,23 @@ describe('KuzuGraph write paths', () => {
     expect(switching.writeStats().copyGroups).toBe(before + 1);
   });
 
+  it('journals a bulk group by default: a 1,000-row import is acknowledged before any copy, a backfill copied at once', async () => {
+    const bulkDir = join(dir, 'bulk');
+    const bulk = await KuzuGraph.open(bulkDir, { flushAfterMs: 3_600_000 });
+    try {
+      const rows: CommitGroup = { ...emptyGroup(), nodes: Array.from({ length: 1_000 }, (_, i) => node(60_000 + i, i)) };
+      await bulk.commit(rows);
+      expect(bulk.writeStats()).toMatchObject({ journalGroups: 1, journalRows: 1_000, copyGroups: 0 });
+      expect(bulk.journalRows()).toBe(1_000); // durable in the journal, not yet in the engine
+      await bulk.commit({ ...group(70_000, 1), edges: [], declarations: [], verdicts: [], invalidations: [] });
+      expect(bulk.writeStats()).toMatchObject({ journalGroups: 1, copyGroups: 1, flushedRows: 1_000 });
+      expect(bulk.journalRows()).toBe(0); // copied with the backfill, in its transaction
+      expect((await bulk.loadAll()).nodes.map((n) => n.seq)).toEqual([...rows.nodes.map((n) => n.seq), 70_000]);
+    } finally {
+      await bulk.close();
+    }
+  });
+
   it('rolls a failing COPY group back whole, with the journal rows, and keeps them for the next copy', async () => {
     await switching.commit({ ...emptyGroup(), nodes: [node(20_000, 1)] }); // journaled
     const before = await copied.counts();

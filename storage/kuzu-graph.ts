@@ -6,8 +6,9 @@
 // parameter-bound `UNWIND ... CREATE` spends ~80 ms marshalling the rows into the engine, `UNWIND ...
 // MATCH ... CREATE` for relationships runs at under 600 rows/s, while COPY from a CSV file stages the
 // same rows in ~20 ms; but COPY has a fixed price per statement (~50 ms) that a one-row write would pay in
-// full. So a small commit group is made durable in the write journal (write-journal.ts) and acknowledged
-// from there; the journal is copied in later, many groups per COPY, and always before the engine is read.
+// full, and a bulk import's request paid it for each of its tables. So commit groups (but a backfill's)
+// are made durable in the write journal (write-journal.ts) and acknowledged from there; the journal is
+// copied in later, many groups per COPY, and always before the engine is read.
 //
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
@@ -17,7 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
-import { syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
+import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from './types.ts';
 
 interface Column<Row> {
@@ -343,16 +344,28 @@ function tablesOf(group: CommitGroup): TableRows[] {
 
 /**
  * Groups of up to this many rows are journaled and acknowledged from the journal; larger ones are copied
- * into the engine at once (with whatever the journal holds, in one transaction). Measured here (README,
- * "Writes priced by size"): a journal append with its fdatasync costs ~0.5 ms plus ~3 µs a row, a COPY a
- * fixed ~50-150 ms plus ~0.1-0.2 ms a row.
+ * into the engine at once (with whatever the journal holds, in one transaction). A journal append with its
+ * fdatasync costs ~0.5 ms plus ~3-5 µs a row, a COPY a fixed ~50-150 ms a statement (~0.3-1 s for a group's
+ * three tables and its commit on a loaded 2-core machine) plus ~0.05-0.1 ms a row. Bulk imports are
+ * journaled too (issue 21): a 1,000-row request copied at once waited ~1 s for its own COPY, and a copy of
+ * the journal carries many requests' rows for the same fixed price. So every group is journaled but a
+ * backfill (see commit) and one whose record is larger than JOURNAL_MAX_RECORD_BYTES.
  */
-export const JOURNAL_MAX_ROWS = 200;
+export const JOURNAL_MAX_ROWS = 1_000_000;
+/** A group whose journal record is larger is copied at once (a huge record would be held twice in memory). */
+export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** The journal is copied into the engine once it holds this many rows, or FLUSH_AFTER_MS after its first. */
 export const FLUSH_ROWS = 2_000;
 export const FLUSH_AFTER_MS = 1_000;
-/** A write waits for the copy in progress when the journal holds this many rows: writers cannot outrun it. */
-const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
+/**
+ * A write waits for the copy in progress when the journal holds this many rows or bytes: writers cannot
+ * outrun the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how
+ * long a read of the engine (a cold tenant's load) waits for the copy before it. A copy takes every row
+ * appended while the one before it ran, so under a steady import copies grow toward this size and their
+ * fixed price is shared by more rows.
+ */
+export const JOURNAL_ROWS_CAP = 32_000;
+export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
 /**
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
  * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
@@ -652,7 +665,8 @@ export class KuzuGraph implements GraphStore {
   /** Every use of the writer connection runs through this chain: Kuzu allows one write transaction. */
   #writing: Promise<unknown> = Promise.resolve();
   #flushTimer: NodeJS.Timeout | null = null;
-  #flushQueued = false;
+  /** The background copy queued or running, settled (never rejected) when it is done. */
+  #flush: Promise<void> | null = null;
   /** A copy of the journal failed: the next one first skips rows the engine already holds. */
   #retrying = false;
   #renumberedAbove: number | null = null;
@@ -838,15 +852,21 @@ export class KuzuGraph implements GraphStore {
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.
-    if (journaledRows <= this.#journalMaxRows && group.batches.length === 0) {
-      await this.#journal.append(journalRecord(parts));
+    const record = journaledRows <= this.#journalMaxRows && group.batches.length === 0 ? journalRecord(parts) : null;
+    const bytes = record ? encodeRecord(record) : null;
+    if (record && bytes && bytes.length <= JOURNAL_MAX_RECORD_BYTES) {
+      await this.#journal.append(record, bytes);
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
       this.#stats.journalMs += performance.now() - t0;
       this.#scheduleFlush();
       // The group is durable and acknowledged from here on: a failed copy while waiting for the journal
       // to shrink must not fail it (the ledger would refuse a write the next copy stores).
-      if (this.#journal.pendingRows >= JOURNAL_ROWS_CAP)
+      // Past the cap it waits for the copy in progress, which takes the rows appended before it started,
+      // and only then (still past it) for a copy of the rest: not for both at once.
+      const full = (): boolean => this.#journal.pendingRows >= JOURNAL_ROWS_CAP || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
+      if (full() && this.#flush) await this.#flush;
+      if (full())
         await this.#drain().catch((error: unknown) =>
           console.error('write journal: copy into the graph store failed, kept for a retry:', error),
         );
@@ -874,12 +894,11 @@ export class KuzuGraph implements GraphStore {
   #flushInBackground(): void {
     // One background copy queued at a time: while copies fail, every write past FLUSH_ROWS would queue
     // another, and a write waiting at the journal's cap would wait behind all of them.
-    if (this.#flushQueued) return;
-    this.#flushQueued = true;
-    void this.#drain()
+    if (this.#flush) return;
+    this.#flush = this.#drain()
       .catch((error: unknown) => console.error('write journal: copy into the graph store failed, kept for a retry:', error))
       .finally(() => {
-        this.#flushQueued = false;
+        this.#flush = null;
       });
   }
 

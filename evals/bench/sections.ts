@@ -8,6 +8,7 @@ import { core } from './core.ts';
 import { exportBench } from './export.ts';
 import { extract } from './extract.ts';
 import { facts } from './facts.ts';
+import { importBench } from './import.ts';
 import { loadBench } from './load.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
@@ -25,6 +26,7 @@ export const sections: BenchSection[] = [
   spaceSearchBench,
   exportBench,
   appBench,
+  importBench,
   clusterBench,
   tenantCopyBench,
   loadBench,
