@@ -1,6 +1,7 @@
 // `memory-ledger serve`: the HTTP server on the embedded stores in SVC_DATA_DIR. When `stdio` processes
 // share the folder, the first process holds the ledger and the others forward to it (server/local/).
 // SIGTERM and SIGINT stop taking requests, let queued writes commit, and close the stores.
+import { hostname } from 'node:os';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
@@ -71,6 +72,9 @@ export async function runServe(): Promise<void> {
     const address = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
     const host = address.includes(':') ? `[${address}]` : address;
     for (const line of addressLines(`http://${host}:${info.port}`)) console.log(line);
+    // A wildcard bind advertises the machine's name: set SVC_ADVERTISE_URL when others reach it otherwise.
+    const advertised = address === info.address ? `http://${host}:${info.port}` : `http://${hostname()}:${info.port}`;
+    placement?.etcd.register(config.etcd?.advertiseUrl ?? advertised);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
     console.log(describeLimits(config.admission));
   });

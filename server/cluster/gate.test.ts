@@ -51,6 +51,7 @@ beforeAll(async () => {
     SVC_API_KEYS: 'key-here=here,key-away=away,key-cold=cold,key-free=free',
     SVC_SERVER_ID: 's1',
     SVC_ETCD: 'http://127.0.0.1:2379',
+    SVC_OPERATOR_KEY: 'op-key',
   });
   ledger = await Ledger.open(config.dataDir);
   started = await startServices(config, ledger);
@@ -147,6 +148,30 @@ describe('the placement gate', () => {
       table.reachable();
     }
     expect((await list('key-here')).status).toBe(200);
+  });
+});
+
+describe('the placement status route for operators', () => {
+  const status = (tenant: string, key?: string): Promise<Response> =>
+    Promise.resolve(
+      app.request(`http://ledger.test/admin/tenants/${tenant}/placement`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
+    );
+  it('reports the record this server holds and no request in flight once answers are sent', async () => {
+    await list('key-cold');
+    await list('key-here');
+    const r = await status('cold', 'op-key');
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({
+      tenant: 'cold',
+      server: 's1',
+      placement: { server: 's1', epoch: 2, state: 'frozen' },
+      in_flight: 0,
+    });
+    expect(await (await status('nobody', 'op-key')).json()).toMatchObject({ placement: null, in_flight: 0 });
+  });
+  it('refuses a tenant key (403) and no key (401)', async () => {
+    expect((await status('here', 'key-here')).status).toBe(403);
+    expect((await status('here')).status).toBe(401);
   });
 });
 
