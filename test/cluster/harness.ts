@@ -35,7 +35,7 @@ export function missingBinaries(): string | null {
   return missing.length ? `${missing.join(' and ')} not found: apt-get install -y haproxy etcd-server` : null;
 }
 
-async function freePort(host: string): Promise<number> {
+export async function freePort(host: string): Promise<number> {
   return new Promise((res, rej) => {
     const s = createServer();
     s.once('error', rej);
@@ -47,7 +47,7 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
-async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
+export async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown = null;
   while (Date.now() < deadline) {
