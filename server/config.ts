@@ -108,6 +108,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (serverId !== null && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(serverId))
     throw new ConfigError(`SVC_SERVER_ID: expected letters, digits, '.', '_' or '-' (an HAProxy backend name), got "${serverId}"`);
   const etcd = readEtcd(env, serverId);
+  const operatorKey = env.SVC_OPERATOR_KEY?.trim() || null;
+  if (operatorKey !== null && operatorKey.length < 16)
+    throw new ConfigError('SVC_OPERATOR_KEY: expected at least 16 characters (it copies and deletes whole tenants)');
+  if (operatorKey !== null && apiKeys?.has(operatorKey))
+    throw new ConfigError("SVC_OPERATOR_KEY: is also a tenant's key in SVC_API_KEYS; give the operator a key of its own");
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -124,7 +129,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexNice: nice,
     serverId,
     etcd,
-    operatorKey: env.SVC_OPERATOR_KEY?.trim() || null,
+    operatorKey,
     admission,
   };
 }

@@ -17,16 +17,23 @@ import { describeLimits } from '../tools/admission.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
 import type { placementGate } from './cluster/gate.ts';
+import type { InFlight, placementStatus } from './cluster/placement-route.ts';
 
 /** The etcd client is loaded only on a server configured for a cluster. */
 async function startPlacement(
   etcd: NonNullable<Config['etcd']>,
   serverId: string,
-): Promise<{ etcd: EtcdPlacement; gate: typeof placementGate }> {
-  const [{ EtcdPlacement }, { placementGate }] = await Promise.all([import('./cluster/etcd-placement.ts'), import('./cluster/gate.ts')]);
+): Promise<{ etcd: EtcdPlacement; gate: typeof placementGate; inFlight: InFlight; status: typeof placementStatus }> {
+  const [{ EtcdPlacement }, { placementGate }, { InFlight, placementStatus }] = await Promise.all([
+    import('./cluster/etcd-placement.ts'),
+    import('./cluster/gate.ts'),
+    import('./cluster/placement-route.ts'),
+  ]);
   return {
     etcd: EtcdPlacement.start({ hosts: etcd.hosts, serverId, staleMs: etcd.staleMs, log: (line) => console.log(line) }),
     gate: placementGate,
+    inFlight: new InFlight(),
+    status: placementStatus,
   };
 }
 
@@ -57,8 +64,19 @@ export async function runServe(): Promise<void> {
           checks: held.started.checks,
           mount: held.started.mount,
           gate: placement
-            ? placement.gate({ config, table: placement.etcd.table, firstWriterOf: (space) => ledger.firstWriterOf(space) })
+            ? placement.gate({
+                config,
+                table: placement.etcd.table,
+                firstWriterOf: (space) => ledger.firstWriterOf(space),
+                inFlight: placement.inFlight,
+              })
             : undefined,
+          placementStatus: placement
+            ? (tenant) =>
+                placement.status(tenant, { serverId: config.serverId ?? '', table: placement.etcd.table, inFlight: placement.inFlight })
+            : undefined,
+          // Deletable only where placed elsewhere: never here, frozen here, or while placements are unknown.
+          servesTenant: placement ? (tenant) => placement.etcd.table.admit(tenant, Date.now()).kind !== 'elsewhere' : undefined,
         }),
       };
     }

@@ -34,6 +34,7 @@ function node(seq: number, i: number): NodeVersion {
   const t = TEXTS[i % TEXTS.length] ?? null;
   return {
     seq,
+    tseq: seq,
     tenant: i % 2 ? 'tenant "b"' : 'a',
     id: `n${i}\n${t ?? ''}`,
     space: `space ${i % 3}`,
@@ -56,6 +57,7 @@ function node(seq: number, i: number): NodeVersion {
 function edge(seq: number, i: number): EdgeRecord {
   return {
     seq,
+    tseq: seq,
     tenant: 'a',
     source_id: `n${i}`,
     target_id: `n${i + 1}`,
@@ -86,6 +88,7 @@ function group(from: number, n: number): CommitGroup {
         declared_captured_at: AT - 5,
         reason: TEXTS[from % TEXTS.length] ?? '',
         captured_at: AT + from,
+        tseq: from,
       },
     ],
     nodes,
@@ -93,6 +96,7 @@ function group(from: number, n: number): CommitGroup {
     declarations: [
       {
         seq: from + 2 * n,
+        tseq: from + 2 * n,
         tenant: 'a',
         fact_key: 'k\n"1"',
         key_fields: ['a', 'b "c"'],
@@ -104,6 +108,7 @@ function group(from: number, n: number): CommitGroup {
     verdicts: [
       {
         seq: from + 2 * n + 1,
+        tseq: from + 2 * n + 1,
         tenant: 'a',
         fact_key: 'k',
         target_id: null,
@@ -121,6 +126,7 @@ function group(from: number, n: number): CommitGroup {
     invalidations: [
       {
         seq: from + 2 * n + 2,
+        tseq: from + 2 * n + 2,
         tenant: 'a',
         target_id: `n0\n${TEXTS[from % TEXTS.length] ?? ''}`,
         space: 'space 0',

@@ -47,6 +47,7 @@ const BATCH: TableSpec<BatchRow> = {
     int('declared_captured_at', (r) => r.declared_captured_at),
     text('reason', (r) => r.reason),
     int('captured_at', (r) => r.captured_at),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -70,6 +71,7 @@ const NODE: TableSpec<NodeVersion> = {
     text('fact_key', (r) => r.fact_key),
     text('fact_value', (r) => r.fact_value),
     text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -96,6 +98,7 @@ const EDGE: TableSpec<EdgeRecord> = {
     int('known_at', (r) => r.known_at),
     text('batch_id', (r) => r.batch_id),
     text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -109,6 +112,7 @@ const DECLARATION: TableSpec<Declaration> = {
     text('policy', (r) => r.policy),
     text('source_order', (r) => (r.source_order ? JSON.stringify(r.source_order) : null)),
     int('declared_at', (r) => r.declared_at),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -128,6 +132,7 @@ const VERDICT: TableSpec<Verdict> = {
     int('known_at', (r) => r.known_at),
     text('space', (r) => r.space),
     text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -143,6 +148,7 @@ const INVALIDATION: TableSpec<Invalidation> = {
     int('invalidated_at', (r) => r.invalidated_at),
     int('known_at', (r) => r.known_at),
     text('batch_id', (r) => r.batch_id),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -151,7 +157,12 @@ const INVALIDATION: TableSpec<Invalidation> = {
 // spaces is read at start-up. Written with the space's first rows, in the same transaction.
 const SPACE: TableSpec<SpaceRow> = {
   table: 'Space',
-  columns: [text('name', (r) => r.space), text('tenant', (r) => r.tenant), int('first_captured_at', (r) => r.first_captured_at)],
+  columns: [
+    text('name', (r) => r.space),
+    text('tenant', (r) => r.tenant),
+    int('first_captured_at', (r) => r.first_captured_at),
+    int('tseq', (r) => r.tseq),
+  ],
 };
 
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
@@ -344,9 +355,11 @@ export const FLUSH_AFTER_MS = 1_000;
 const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
 /**
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
- * table. An older layout is migrated on open; a newer one is refused.
+ * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
  */
-const LAYOUT = 2;
+const LAYOUT = 3;
+/** The first layout whose tables carry tseq. */
+const LAYOUT_TSEQ = 3;
 const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
@@ -415,7 +428,13 @@ export interface GraphStore {
   loadTenant(tenant: string): Promise<LoadedLedger>;
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
-  lastWritten(): Promise<{ instant: number; seq: number }>;
+  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }>;
+  /** One tenant's rows with `after` < tseq <= `upTo`, at most `limit` per table, each table in tseq order. */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup>;
+  tenantLastTseq(tenant: string): Promise<number>;
+  spaceRows(names: readonly string[]): Promise<SpaceRow[]>;
+  /** Deletes every row of the tenant (journal included); rows deleted per table. */
+  deleteTenant(tenant: string): Promise<Record<string, number>>;
   /** The first tenant to write `space`, or null; from the Space table's key index. */
   spaceWriter(space: string): Promise<string | null>;
   counts(): Promise<Record<string, number>>;
@@ -460,6 +479,7 @@ const DECODE = {
     declared_captured_at: i64(r, 'declared_captured_at'),
     reason: str(r, 'reason'),
     captured_at: i64(r, 'captured_at'),
+    tseq: i64(r, 'tseq'),
   }),
   node: (r: Record<string, unknown>): NodeVersion => ({
     seq: i64(r, 'seq'),
@@ -479,6 +499,7 @@ const DECODE = {
     fact_key: t(r, 'fact_key'),
     fact_value: t(r, 'fact_value'),
     hash: str(r, 'hash'),
+    tseq: i64(r, 'tseq'),
   }),
   edge: (r: Record<string, unknown>): EdgeRecord => ({
     seq: i64(r, 'seq'),
@@ -497,6 +518,7 @@ const DECODE = {
     known_at: i64(r, 'known_at'),
     batch_id: t(r, 'batch_id'),
     hash: str(r, 'hash'),
+    tseq: i64(r, 'tseq'),
   }),
   declaration: (r: Record<string, unknown>): Declaration => ({
     seq: i64(r, 'seq'),
@@ -506,6 +528,7 @@ const DECODE = {
     policy: str(r, 'policy') as Declaration['policy'],
     source_order: r.source_order === null ? null : (JSON.parse(str(r, 'source_order')) as string[]),
     declared_at: i64(r, 'declared_at'),
+    tseq: i64(r, 'tseq'),
   }),
   verdict: (r: Record<string, unknown>): Verdict => ({
     seq: i64(r, 'seq'),
@@ -521,6 +544,13 @@ const DECODE = {
     known_at: i64(r, 'known_at'),
     space: t(r, 'space'),
     hash: str(r, 'hash'),
+    tseq: i64(r, 'tseq'),
+  }),
+  space: (r: Record<string, unknown>): SpaceRow => ({
+    space: str(r, 'name'),
+    tenant: str(r, 'tenant'),
+    first_captured_at: i64(r, 'first_captured_at'),
+    tseq: i64(r, 'tseq'),
   }),
   invalidation: (r: Record<string, unknown>): Invalidation => ({
     seq: i64(r, 'seq'),
@@ -532,6 +562,7 @@ const DECODE = {
     invalidated_at: i64(r, 'invalidated_at'),
     known_at: i64(r, 'known_at'),
     batch_id: t(r, 'batch_id'),
+    tseq: i64(r, 'tseq'),
   }),
 };
 
@@ -554,14 +585,18 @@ function journalParts(records: readonly JournalRecord[]): TableRows[] {
   for (const r of records) for (const t of r.tables) specOf(t.table);
   return TABLES.map((spec) => {
     const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
+    const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
     const seen = new Set<Cell>();
     const rows: Cell[][] = [];
     for (const r of records)
       for (const t of r.tables)
         if (t.table === spec.table)
-          for (const row of t.rows) {
+          for (let row of t.rows) {
             if (seen.has(row[key] ?? null)) continue;
             seen.add(row[key] ?? null);
+            // A record journaled by layout 2 lacks tseq (the last column): a row written here has tseq = seq;
+            // a Space row's is filled by the layout's migration.
+            if (row.length === spec.columns.length - 1) row = [...row, seqAt >= 0 ? (row[seqAt] ?? null) : null];
             rows.push(row);
           }
     return cellRows(spec, rows);
@@ -653,14 +688,80 @@ export class KuzuGraph implements GraphStore {
     }
     const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
     for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
+    // Existing rows of layout 1 or 2: tseq is added (empty) before the journal is copied in, since the
+    // journal's rows are copied with this release's columns (journalParts fills tseq for older records).
+    const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
+    if (fillTseq) await graph.#addTseqColumns();
     await graph.#drain({ recovering: true });
-    if (written === null) {
+    if (written === null || written < LAYOUT) {
       // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
-      if (before.has(NODE.table)) await graph.#migrateSpaces();
+      if (written === null && before.has(NODE.table)) await graph.#migrateSpaces();
+      if (fillTseq) await graph.#migrateTseq();
       writeFileSync(layoutFile, String(LAYOUT), { flush: true });
       syncDir(dir);
     }
     return graph;
+  }
+
+  /** Layout 2 to 3, first part: the tseq column on every table, empty. */
+  async #addTseqColumns(): Promise<void> {
+    for (const { table } of TABLES) await this.#run(this.#writer, `ALTER TABLE ${table} ADD IF NOT EXISTS tseq INT64`);
+  }
+
+  /**
+   * Layout 2 to 3: every row's tseq, from one pass per table, once. A row's is its seq (it was written
+   * here); a batch's and a space's is that of the first row naming it, so an export places it just before.
+   */
+  async #migrateTseq(): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      for (const { table } of TABLES)
+        if (keyColumn({ table }) === 'seq') await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tseq IS NULL SET x.tseq = x.seq`);
+      const firstOf = async (tables: string[], column: string): Promise<Map<string, number>> => {
+        const first = new Map<string, number>();
+        for (const table of tables)
+          for (const r of await this.#run(
+            this.#reader,
+            `MATCH (x:${table}) WHERE x.${column} IS NOT NULL RETURN x.tenant AS t, x.${column} AS c, min(x.tseq) AS s`,
+          )) {
+            const k = identKey(decodeText(r.t) ?? '', decodeText(r.c) ?? '');
+            first.set(k, Math.min(first.get(k) ?? Number.POSITIVE_INFINITY, decodeInt(r.s)));
+          }
+        return first;
+      };
+      const byBatch = await firstOf([NODE.table, EDGE.table, INVALIDATION.table], 'batch_id');
+      const bySpace = await firstOf([NODE.table, EDGE.table], 'space');
+      const batches = await this.#run(this.#reader, `MATCH (x:${BATCH.table}) WHERE x.tseq IS NULL RETURN x.key AS k`);
+      const spaces = await this.#run(this.#reader, `MATCH (x:${SPACE.table}) WHERE x.tseq IS NULL RETURN x.name AS k, x.tenant AS t`);
+      // Keys as stored (JSON-encoded text), so the SET matches them without decoding.
+      const set = async (table: string, key: string, rows: { k: string; t: number }[]): Promise<void> => {
+        for (let i = 0; i < rows.length; i += 500) {
+          const list = rows
+            .slice(i, i + 500)
+            .map((r) => `{k: ${cypherString(r.k)}, t: ${Math.trunc(r.t)}}`)
+            .join(', ');
+          await this.#run(this.#writer, `UNWIND [${list}] AS r MATCH (x:${table}) WHERE x.${key} = r.k SET x.tseq = r.t`);
+        }
+      };
+      const orZero = (n: number | undefined): number => (n === undefined || !Number.isFinite(n) ? 0 : n);
+      await set(
+        BATCH.table,
+        'key',
+        batches.map((r) => {
+          const key = decodeText(r.k) ?? '';
+          return { k: String(r.k), t: orZero(byBatch.get(key)) };
+        }),
+      );
+      await set(
+        SPACE.table,
+        'name',
+        spaces.map((r) => ({ k: String(r.k), t: orZero(bySpace.get(identKey(decodeText(r.t) ?? '', decodeText(r.k) ?? ''))) })),
+      );
+      console.error(
+        `data folder: migrated once to layout ${LAYOUT_TSEQ}: per-tenant sequence numbers (tseq) given to every row ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
   }
 
   /** Layout 1 (0.4.0) to 2: a Space row for every space written, from one scan, once. */
@@ -972,10 +1073,16 @@ export class KuzuGraph implements GraphStore {
    * 5.4-8.5 s), the engine's own CSV writer 0.3 s for the same rows. The file holds exactly the encoding
    * COPY FROM reads (text cells JSON-encoded, so one record per line).
    */
-  async #select<R>(spec: TableSpec<R>, where: string, decode: (row: Record<string, unknown>) => R, limit?: number): Promise<R[]> {
+  async #select<R>(
+    spec: TableSpec<R>,
+    where: string,
+    decode: (row: Record<string, unknown>) => R,
+    limit?: number,
+    orderBy: string = spec === BATCH ? 'captured_at' : 'seq',
+  ): Promise<R[]> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
-    const order = `ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
+    const order = `ORDER BY x.${orderBy}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
     try {
       await this.#run(
         this.#reader,
@@ -1013,20 +1120,86 @@ export class KuzuGraph implements GraphStore {
     return this.#load(`WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`);
   }
 
+  /**
+   * One tenant's rows with `after` < tseq <= `upTo`, at most `limit` of each table, each in tseq order: a
+   * page of a tenant copy, read from the engine (the tenant's read model is not loaded for it).
+   */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup> {
+    const where =
+      `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} AND x.tseq > ${Math.trunc(after)}` +
+      (Number.isFinite(upTo) ? ` AND x.tseq <= ${Math.trunc(upTo)}` : '');
+    const d = DECODE;
+    const n = Math.max(1, Math.trunc(limit));
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch, n, 'tseq'),
+      nodes: await this.#select(NODE, where, d.node, n, 'tseq'),
+      edges: await this.#select(EDGE, where, d.edge, n, 'tseq'),
+      declarations: await this.#select(DECLARATION, where, d.declaration, n, 'tseq'),
+      verdicts: await this.#select(VERDICT, where, d.verdict, n, 'tseq'),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, n, 'tseq'),
+      spaces: await this.#select(SPACE, where, d.space, n, 'tseq'),
+    }));
+  }
+
+  /** The tenant's highest tseq (0 when it has no row). */
+  tenantLastTseq(tenant: string): Promise<number> {
+    return this.#read(async () => {
+      let top = 0;
+      for (const { table } of TABLES) {
+        const [row] = await this.#run(
+          this.#reader,
+          `MATCH (x:${table}) WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} RETURN max(x.tseq) AS ts`,
+        );
+        if (row?.ts !== null && row?.ts !== undefined) top = Math.max(top, decodeInt(row.ts));
+      }
+      return top;
+    });
+  }
+
+  /** The stored Space rows of these spaces, whoever wrote them first. */
+  spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    const list = names.map((n) => cypherString(JSON.stringify(n))).join(', ');
+    return this.#read(() => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name'));
+  }
+
+  /**
+   * Deletes every row of `tenant`, in one transaction, after the journal is copied in (so no journaled
+   * row of the tenant is copied in later). Returns the rows deleted per table.
+   */
+  deleteTenant(tenant: string): Promise<Record<string, number>> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: Record<string, number> = {};
+      await this.#inTransaction(async () => {
+        for (const { table } of TABLES) {
+          const [row] = await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+          out[table] = decodeInt(row?.n ?? 0);
+          if (out[table] > 0) await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} DELETE x`);
+        }
+      });
+      return out;
+    });
+  }
+
   /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]> {
     const where = `WHERE x.seq > ${Math.trunc(after)} AND x.seq <= ${Math.trunc(upTo)}`;
     return this.#read(() => this.#select(NODE, where, DECODE.node, Math.max(1, Math.trunc(limit))));
   }
 
-  /** The latest capture instant and sequence number written, for the clock and the sequence on open. */
-  lastWritten(): Promise<{ instant: number; seq: number }> {
+  /**
+   * The latest capture instant, sequence number and per-tenant sequence number written (the last two
+   * differ once rows were imported from another server), for the clock and the sequence on open.
+   */
+  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
     return this.#read(() => this.#lastWritten());
   }
 
-  async #lastWritten(): Promise<{ instant: number; seq: number }> {
+  async #lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
     let instant = 0,
-      seq = 0;
+      seq = 0,
+      tseq = 0;
     const tables: [string, string][] = [
       [BATCH.table, 'captured_at'],
       [NODE.table, 'captured_at'],
@@ -1038,12 +1211,13 @@ export class KuzuGraph implements GraphStore {
     for (const [table, clock] of tables) {
       const [row] = await this.#run(
         this.#reader,
-        `MATCH (x:${table}) RETURN max(x.${clock}) AS i${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
+        `MATCH (x:${table}) RETURN max(x.${clock}) AS i, max(x.tseq) AS ts${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
       );
       if (row?.i !== null && row?.i !== undefined) instant = Math.max(instant, decodeInt(row.i));
       if (row?.s !== null && row?.s !== undefined) seq = Math.max(seq, decodeInt(row.s));
+      if (row?.ts !== null && row?.ts !== undefined) tseq = Math.max(tseq, decodeInt(row.ts));
     }
-    return { instant, seq };
+    return { instant, seq, tseq };
   }
 
   /**
@@ -1067,9 +1241,14 @@ export class KuzuGraph implements GraphStore {
     for (const table of [NODE.table, EDGE.table]) {
       for (const r of await this.#run(
         this.#reader,
-        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first`,
+        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first, min(x.seq) AS s`,
       )) {
-        const row = { space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first_captured_at: decodeInt(r.first) };
+        const row = {
+          space: decodeText(r.space) ?? '',
+          tenant: decodeText(r.tenant) ?? '',
+          first_captured_at: decodeInt(r.first),
+          tseq: decodeInt(r.s),
+        };
         const seen = first.get(row.space);
         if (!seen || row.first_captured_at < seen.first_captured_at) first.set(row.space, row);
       }

@@ -120,6 +120,11 @@ export class ResidentViews {
     this.#evict('');
   }
 
+  /** Forgets the tenant's view (its rows were deleted); a later use loads it from the store again. */
+  drop(tenant: string): void {
+    this.#views.delete(tenant);
+  }
+
   tenants(): string[] {
     return [...this.#views.keys()];
   }

@@ -168,8 +168,10 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       outcome.refused.push({ id, kind: 'node', reason: 'id_conflict' });
       continue;
     }
+    const seq = seqs.nextSeq();
     const row: NodeVersion = {
-      seq: seqs.nextSeq(),
+      seq,
+      tseq: seq,
       tenant,
       id,
       space: input.space,
@@ -236,8 +238,10 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
     // the content's time keeps it (asserting it at the capture instant would hide it from such reads).
     const asserted =
       e.asserted_at ?? Math.max(latestAssertion(overlay.versionsOf(e.source_id)), latestAssertion(overlay.versionsOf(e.target_id)));
+    const seq = seqs.nextSeq();
     const row: EdgeRecord = {
-      seq: seqs.nextSeq(),
+      seq,
+      tseq: seq,
       tenant,
       source_id: e.source_id,
       target_id: e.target_id,
@@ -270,6 +274,8 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       declared_captured_at: input.backfill.declared_captured_at,
       reason: input.backfill.reason,
       captured_at: capturedAt,
+      // Exported just before its first row (ties on tseq put batches first).
+      tseq: Math.min(...nodes.map((r) => r.tseq), ...edges.map((r) => r.tseq)),
     };
   }
   return { outcome, nodes, edges, newIdents };

@@ -66,8 +66,10 @@ export const declareFact = defineOperation({
     const declared = await ctx.ledger.enqueue((stage): Declaration => {
       const current = latestDeclaration(view, input.fact_key);
       if (current && sameRules(current, content)) return current;
+      const seq = stage.nextSeq();
       const row: Declaration = {
-        seq: stage.nextSeq(),
+        seq,
+        tseq: seq,
         tenant: ctx.tenant,
         fact_key: input.fact_key,
         ...content,

@@ -11,7 +11,7 @@ import { tenantResolver } from '../app.ts';
 import type { Config } from '../config.ts';
 import { scopeOf } from '../mcp/http.ts';
 import type { Admission, PlacementTable } from './placement.ts';
-import { InFlight, placementStatus } from './placement-route.ts';
+import { InFlight } from './placement-route.ts';
 
 export const EPOCH_HEADER = 'x-ledger-epoch';
 
@@ -77,7 +77,7 @@ export function placementGate(deps: GateDeps): MiddlewareHandler<RestEnv> {
   const inFlight = deps.inFlight ?? new InFlight();
   return async (c, next) => {
     const path = new URL(c.req.url).pathname;
-    if (!isTenantPath(path)) return placementStatus(c, path, { config: deps.config, table: deps.table, inFlight }) ?? next();
+    if (!isTenantPath(path)) return next();
     const tenant = await tenantOf(path, c.req.header('authorization'));
     if (tenant === null) return next();
     const admission = deps.table.admit(tenant, now());

@@ -3,15 +3,7 @@
 // the source after freezing a tenant: once the source reports the frozen record at the move's epoch and
 // no request in flight, no write can land on the source any more (the gate refuses every new one), so
 // the tail copied afterwards is the whole tenant.
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { Context } from 'hono';
-import type { RestEnv } from '../../bridge/rest.ts';
-import { errorDetail } from '../../tools/error-body.ts';
-import { bearerToken } from '../auth.ts';
-import type { Config } from '../config.ts';
 import type { PlacementRecord, PlacementTable } from './placement.ts';
-
-const ROUTE = /^\/admin\/tenants\/([^/]+)\/placement$/;
 
 /** Requests admitted per tenant and not yet answered. */
 export class InFlight {
@@ -29,22 +21,6 @@ export class InFlight {
   }
 }
 
-const sha = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/** 404 without an operator key configured (the route does not exist), 401 without a key, 403 for any other key. */
-export function operatorRefusal(config: Config, authorization: string | undefined): { status: 401 | 403 | 404; body: unknown } | null {
-  if (config.operatorKey === null)
-    return { status: 404, body: errorDetail('not_found', 'no operator routes: SVC_OPERATOR_KEY is not set') };
-  const token = bearerToken(authorization);
-  if (token === null) return { status: 401, body: errorDetail('SVC_UNAUTHORIZED', 'send Authorization: Bearer <SVC_OPERATOR_KEY>') };
-  if (!timingSafeEqual(sha(token), sha(config.operatorKey)))
-    return {
-      status: 403,
-      body: { detail: { error: 'forbidden', why: 'operator routes need the operator key (SVC_OPERATOR_KEY), not a tenant key' } },
-    };
-  return null;
-}
-
 export interface PlacementStatus {
   tenant: string;
   server: string;
@@ -55,28 +31,12 @@ export interface PlacementStatus {
   in_flight: number;
 }
 
-/** Answers the route when the request is for it, else null. */
+/** The status of one tenant as this server sees it (the route is mounted behind the /admin guard, app.ts). */
 export function placementStatus(
-  c: Context<RestEnv>,
-  path: string,
-  deps: { config: Config; table: PlacementTable; inFlight: InFlight },
-): Response | null {
-  const m = ROUTE.exec(path);
-  if (!m || c.req.method !== 'GET') return null;
-  const refused = operatorRefusal(deps.config, c.req.header('authorization'));
-  if (refused) return Response.json(refused.body, { status: refused.status });
-  const tenant = decodeURIComponent(m[1] ?? '');
+  tenant: string,
+  deps: { serverId: string; table: PlacementTable; inFlight: InFlight },
+): PlacementStatus | { broken: string } {
   const record = deps.table.placementOf(tenant);
-  if (record && 'broken' in record)
-    return Response.json(errorDetail('unavailable', `the placement of tenant ${tenant} in etcd is invalid (${record.broken})`), {
-      status: 503,
-    });
-  const status: PlacementStatus = {
-    tenant,
-    server: deps.config.serverId ?? '',
-    placement: record ?? null,
-    revision: deps.table.revision,
-    in_flight: deps.inFlight.of(tenant),
-  };
-  return Response.json(status);
+  if (record && 'broken' in record) return { broken: `the placement of tenant ${tenant} in etcd is invalid (${record.broken})` };
+  return { tenant, server: deps.serverId, placement: record ?? null, revision: deps.table.revision, in_flight: deps.inFlight.of(tenant) };
 }

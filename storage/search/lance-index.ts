@@ -489,6 +489,19 @@ export class LanceIndex {
     }
   }
 
+  /** Drops the tenant's table and every copy of it held in memory. */
+  async dropTenant(tenant: string): Promise<void> {
+    const name = tableName(tenant);
+    const state = await this.#tables.get(tenant)?.catch(() => null);
+    this.#tables.delete(tenant);
+    this.#textRecent.delete(tenant);
+    this.#deletedIn.delete(name);
+    this.#mirrors.drop(tenant);
+    this.#spaces.dropTenant(tenant);
+    state?.table.close();
+    if ((await this.#db.tableNames()).includes(name)) await this.#db.dropTable(name);
+  }
+
   async dropAll(): Promise<void> {
     this.#tables.clear();
     this.#textRecent.clear();

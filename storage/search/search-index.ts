@@ -32,6 +32,8 @@ export interface IndexSource {
   renumberedAbove(): number | null;
   load(tenant: string): Promise<TenantView>;
   onCommit(listener: (group: Readonly<CommitGroup>) => void | Promise<void>): void;
+  /** After a tenant's rows were deleted from the store: the index forgets the tenant. */
+  onTenantDropped(listener: (tenant: string) => void | Promise<void>): void;
   committedSeq(): Promise<number>;
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
 }
@@ -187,6 +189,7 @@ export class SearchIndex {
     // and only its rows above that mark are queued from the listener, so every row is indexed once.
     index.#catchingUp = (async () => {
       ledger.onCommit((group) => index.onCommit(group));
+      ledger.onTenantDropped((tenant) => index.dropTenant(tenant));
       index.#catchUpTo = await ledger.committedSeq();
       // The thread starts (~0.4 s) while the first page is read, not after.
       index.#threadFor(index.#catchUpTo - seq);
@@ -550,6 +553,17 @@ export class SearchIndex {
   async idle(): Promise<void> {
     while (this.#catchingUp || this.#working || this.#maintaining) await (this.#catchingUp ?? this.#working ?? this.#maintaining);
     await this.#metaWriting;
+  }
+
+  /**
+   * Forgets every row of `tenant` (its rows were deleted from the store), once what is queued is indexed:
+   * a queued commit of the tenant would otherwise bring its table back.
+   */
+  async dropTenant(tenant: string): Promise<void> {
+    await this.idle();
+    this.#unsettled.delete(tenant);
+    this.#stale.delete(tenant);
+    await this.#lance.dropTenant(tenant);
   }
 
   /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
