@@ -268,6 +268,8 @@ export class Cluster {
     await Promise.all(exits);
     clearTimeout(forced);
     this.etcd.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    // CLUSTER_KEEP=1 keeps the folder (data and every process's log) to look at after a failure.
+    if (process.env.CLUSTER_KEEP) console.log(`cluster folder kept: ${this.dir}`);
+    else rmSync(this.dir, { recursive: true, force: true });
   }
 }

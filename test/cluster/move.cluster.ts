@@ -14,6 +14,14 @@ const figures: Record<string, string> = {};
 
 let cluster: Cluster;
 
+/** Where two answers first differ, with some context either side; '' when equal. */
+const difference = (got: string, want: string): string => {
+  if (got === want) return '';
+  let i = 0;
+  while (i < got.length && got[i] === want[i]) i++;
+  return `at ${i}: got …${got.slice(Math.max(0, i - 150), i + 150)}… want …${want.slice(Math.max(0, i - 150), i + 150)}…`;
+};
+
 const rowsOn = async (server: ServerId, tenant: string): Promise<number> => {
   const r = await cluster.admin(server, 'GET', `/admin/tenants/${tenant}/rows?after=0&limit=10`);
   expect(r.status, r.text).toBe(200);
@@ -57,6 +65,8 @@ describe('moving a tenant', () => {
     const { ids } = await seedTenant(cluster, key, 'big', ROWS);
     figures[`seeding ${ROWS} rows, s`] = ((performance.now() - t0) / 1000).toFixed(1);
     const asOf = await serverNow(cluster);
+    // Twice: the first records the resolves' verdicts, which later answers count.
+    await snapshot(cluster, key, 'big', ids, asOf);
     const before = await snapshot(cluster, key, 'big', ids, asOf);
     const page2Before = before.answers.get('list page 2');
 
@@ -90,13 +100,13 @@ describe('moving a tenant', () => {
       after = await snapshot(cluster, key, 'big', ids, asOf);
     }
     figures['after the move, answers identical within, s'] = ((performance.now() - caughtUpFrom) / 1000).toFixed(1);
-    for (const [name, text] of before.answers) expect(after.answers.get(name), name).toBe(text);
+    for (const [name, text] of before.answers) expect(difference(after.answers.get(name) ?? '', text), name).toBe('');
     expect(before.answers.size).toBeGreaterThan(20);
 
     // A cursor issued before the move pages on the target as it did on the source.
     const page2 = await cluster.request(
       'GET',
-      `/v1/memories?as_of=${encodeURIComponent(asOf)}&limit=100&cursor=${encodeURIComponent(before.cursor)}`,
+      `/v1/memories?as_of=${encodeURIComponent(asOf)}&space=user%3Abig&limit=100&cursor=${encodeURIComponent(before.cursor)}`,
       {
         key,
       },
