@@ -55,6 +55,10 @@ export interface MoveResult {
   bulkRows: number;
   bulkSeconds: number;
   rounds: number;
+  /** Time in the source's export calls (reading the rows and sending them), bulk and tail. */
+  exportSeconds: number;
+  /** Time in the target's import calls (receiving the rows and committing them). */
+  importSeconds: number;
   tailRows: number;
   /** From the freeze transaction to the re-pointing one. */
   frozenMs: number;
@@ -235,14 +239,20 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
 
     let after = 0;
     let copiedTo = 0;
+    let exportMs = 0;
+    let importMs = 0;
     /** Copies every row after `after`; returns how many and the source's last tseq on its last page. */
     const pass = async (): Promise<{ rows: number; last: number }> => {
       let rows = 0;
       for (;;) {
         signal?.throwIfAborted();
+        const t0 = performance.now();
         const page = await client.rows(sourceUrl, tenant, after, pageRows);
+        const t1 = performance.now();
+        exportMs += t1 - t0;
         if (page.rows.length > 0) {
           const stored = await client.store(targetUrl, tenant, page.rows);
+          importMs += performance.now() - t1;
           rows += page.rows.length;
           copiedTo = stored.last_tseq;
         }
@@ -369,6 +379,8 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       bulkRows,
       bulkSeconds,
       rounds,
+      exportSeconds: exportMs / 1000,
+      importSeconds: importMs / 1000,
       tailRows: tail.rows,
       frozenMs,
       quiesceMs: quiesced,
@@ -376,7 +388,9 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       targetSawMs,
       totalSeconds: (performance.now() - started) / 1000,
     };
-    log(`moved ${tenant} to ${to} in ${result.totalSeconds.toFixed(2)} s: ${result.rows} rows, frozen ${seconds(frozenMs)} s`);
+    log(
+      `moved ${tenant} to ${to} in ${result.totalSeconds.toFixed(2)} s: ${result.rows} rows (export ${result.exportSeconds.toFixed(2)} s, import ${result.importSeconds.toFixed(2)} s), frozen ${seconds(frozenMs)} s`,
+    );
     return result;
   } finally {
     if (!committed) await undo();

@@ -136,10 +136,10 @@ describe('moving a tenant', () => {
 
   it('leaves the tenant on its source when the source is killed during the bulk copy', async () => {
     const key = keyOf('kill');
-    await seedTenant(cluster, key, 'kill', 4_000);
+    await seedTenant(cluster, key, 'kill', 2_000);
     const placedBefore = await cluster.placement('kill');
     const writer = startWriter(cluster, key, 'kill', { perSecond: 20, maxMs: 150_000 });
-    const mover = cluster.move(['kill', '--to', 's3', '--page-rows', '100']);
+    const mover = cluster.move(['kill', '--to', 's3', '--page-rows', '50']);
     // Killed once the target holds part of the copy.
     await cluster.waitFor('the bulk copy under way', 60_000, async () => (await rowsOn('s3', 'kill')) > 0);
     await cluster.kill('s2');
@@ -163,7 +163,7 @@ describe('moving a tenant', () => {
 
   it('recovers a tenant frozen by a mover that was killed: move --abort, then a new move', async () => {
     const key = keyOf('frozen');
-    await seedTenant(cluster, key, 'frozen', 1_000);
+    await seedTenant(cluster, key, 'frozen', 500);
     const mover = cluster.move(['frozen', '--to', 's1', '--hold-frozen-ms', '60000']);
     await cluster.waitFor('the tenant frozen', 60_000, async () => mover.output().includes('source saw the freeze'));
     mover.child.kill('SIGKILL');
