@@ -483,6 +483,7 @@ const DECODE = {
   }),
   node: (r: Record<string, unknown>): NodeVersion => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     id: str(r, 'id'),
     space: str(r, 'space'),
@@ -499,10 +500,10 @@ const DECODE = {
     fact_key: t(r, 'fact_key'),
     fact_value: t(r, 'fact_value'),
     hash: str(r, 'hash'),
-    tseq: i64(r, 'tseq'),
   }),
   edge: (r: Record<string, unknown>): EdgeRecord => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     source_id: str(r, 'source_id'),
     target_id: str(r, 'target_id'),
@@ -518,20 +519,20 @@ const DECODE = {
     known_at: i64(r, 'known_at'),
     batch_id: t(r, 'batch_id'),
     hash: str(r, 'hash'),
-    tseq: i64(r, 'tseq'),
   }),
   declaration: (r: Record<string, unknown>): Declaration => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     fact_key: str(r, 'fact_key'),
     key_fields: JSON.parse(str(r, 'key_fields')) as string[],
     policy: str(r, 'policy') as Declaration['policy'],
     source_order: r.source_order === null ? null : (JSON.parse(str(r, 'source_order')) as string[]),
     declared_at: i64(r, 'declared_at'),
-    tseq: i64(r, 'tseq'),
   }),
   verdict: (r: Record<string, unknown>): Verdict => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     fact_key: str(r, 'fact_key'),
     target_id: t(r, 'target_id'),
@@ -544,7 +545,6 @@ const DECODE = {
     known_at: i64(r, 'known_at'),
     space: t(r, 'space'),
     hash: str(r, 'hash'),
-    tseq: i64(r, 'tseq'),
   }),
   space: (r: Record<string, unknown>): SpaceRow => ({
     space: str(r, 'name'),
@@ -554,6 +554,7 @@ const DECODE = {
   }),
   invalidation: (r: Record<string, unknown>): Invalidation => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     target_id: str(r, 'target_id'),
     space: str(r, 'space'),
@@ -562,7 +563,6 @@ const DECODE = {
     invalidated_at: i64(r, 'invalidated_at'),
     known_at: i64(r, 'known_at'),
     batch_id: t(r, 'batch_id'),
-    tseq: i64(r, 'tseq'),
   }),
 };
 

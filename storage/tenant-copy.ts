@@ -121,11 +121,16 @@ export type TableName = TenantRow['table'];
 const RANK: Record<TableName, number> = { batch: 0, space: 1, node: 2, edge: 3, declaration: 4, verdict: 5, invalidation: 6 };
 export const byTseq = (a: TenantRow, b: TenantRow): number => a.tseq - b.tseq || RANK[a.table] - RANK[b.table];
 
+/** Each table's exported columns, listed once (a schema's shape is rebuilt on every access). */
+const COLUMNS = Object.fromEntries(
+  Object.entries(SCHEMAS).map(([table, schema]) => [table, Object.keys(schema.shape).filter((k) => k !== 'table')]),
+) as Record<TableName, string[]>;
+
 /** A stored row as exported: `table` first, then its columns in the schema's order, seq left out. */
 function portable<T extends TableName>(table: T, row: object): Extract<TenantRow, { table: T }> {
   const source = row as Record<string, unknown>;
   const out: Record<string, unknown> = { table };
-  for (const key of Object.keys(SCHEMAS[table].shape)) if (key !== 'table') out[key] = source[key];
+  for (const key of COLUMNS[table]) out[key] = source[key];
   return out as Extract<TenantRow, { table: T }>;
 }
 
@@ -280,9 +285,13 @@ async function importNow(
 ): Promise<{ stored: number; skipped: number; last_tseq: number }> {
   const rows = [...given].sort(byTseq);
   const last = await ledger.tenantLastTseq(tenant);
+  // The tenant's last row here, by (tseq, table): a page may end between a space row and the row it
+  // shares its tseq with, so the next page's first row can carry the last tseq and still be new.
+  const lastRow = last > 0 ? ((await exportPage(ledger, tenant, last - 1, WALK_PAGE, last)).rows.at(-1) ?? null) : null;
+  const isNew = (r: TenantRow): boolean => lastRow === null || byTseq(r, lastRow) > 0;
   const held = new Map<string, TenantRow>();
   const key = (r: TenantRow): string => `${r.table}\u001f${r.tseq}`;
-  const overlap = rows.filter((r) => r.tseq <= last && r.table !== 'space');
+  const overlap = rows.filter((r) => !isNew(r) && r.table !== 'space');
   if (overlap.length > 0) {
     const lo = overlap[0]!.tseq;
     const hi = overlap.at(-1)!.tseq;
@@ -300,22 +309,17 @@ async function importNow(
   for (const r of rows) {
     if (seen.has(key(r))) throw new ImportConflict(`the body holds ${rowName(r)} twice`, r);
     seen.add(key(r));
-    if (r.table === 'space') {
-      const stored = spaces.get(r.space);
-      if (!stored) fresh.push(r);
-      else if (canonical(portable('space', stored)) !== canonical(r))
-        throw new ImportConflict(
-          `${rowName(r)}: this server already holds space ${JSON.stringify(r.space)}, first written by tenant ${JSON.stringify(stored.tenant)} at tseq ${stored.tseq}`,
-          r,
-        );
-      continue;
-    }
-    const stored = held.get(key(r));
+    const stored = r.table === 'space' ? spaces.get(r.space) : held.get(key(r));
     if (stored) {
-      if (canonical(stored) !== canonical(r)) throw new ImportConflict(`${rowName(r)} differs from the row stored here`, r);
-      continue;
+      if (canonical(r.table === 'space' ? portable('space', stored) : (stored as TenantRow)) === canonical(r)) continue;
+      throw new ImportConflict(
+        r.table === 'space' && stored.tenant !== tenant
+          ? `${rowName(r)}: this server already holds space ${JSON.stringify(r.space)}, first written by tenant ${JSON.stringify(stored.tenant)}`
+          : `${rowName(r)} differs from the row stored here`,
+        r,
+      );
     }
-    if (r.tseq <= last)
+    if (!isNew(r))
       throw new ImportConflict(
         `${rowName(r)} is not held here but the tenant already holds rows up to tseq ${last}: import in tseq order, after DELETE of a partial copy`,
         r,

@@ -12,6 +12,7 @@ import { loadBench } from './load.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 import { spaceSearchBench } from './space-search.ts';
+import { tenantCopyBench } from './tenant-copy.ts';
 
 export const sections: BenchSection[] = [
   core,
@@ -25,5 +26,6 @@ export const sections: BenchSection[] = [
   exportBench,
   appBench,
   clusterBench,
+  tenantCopyBench,
   loadBench,
 ];
