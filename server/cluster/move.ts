@@ -6,7 +6,8 @@
 //   2. freeze: one etcd transaction sets state=frozen at the same epoch, compared on the record's mod
 //      revision; then the source's own placement route is polled until it reports that record and no
 //      request of the tenant in flight (its gate counts them): from then on nothing can land on the source;
-//   3. copy the tail; 4. compare the digests of both copies up to the source's last tseq;
+//   3. copy the tail; 4. compare the digests of both copies up to the source's last tseq: the prefix
+//      copied while writable is compared before the freeze, the tail under it;
 //   5. one etcd transaction: epoch+1, server=target, state=active, compared on the frozen record;
 //   6. the placement agent updates HAProxy's maps (it watches etcd), the source answers 421 from then on;
 //      its copy is dropped (unless kept).
@@ -64,6 +65,7 @@ export interface MoveResult {
   frozenMs: number;
   /** Part of the freeze spent waiting for the source to see it and finish what it had admitted. */
   quiesceMs: number;
+  /** The digests compared: of the rows copied while writable, then of the tail. */
   digest: string;
   /** From the re-pointing transaction until the target reported the new placement. */
   targetSawMs: number | null;
@@ -280,6 +282,15 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       `  bulk copy: ${bulkRows} rows in ${bulkSeconds.toFixed(2)} s, ${rounds} pass${rounds > 1 ? 'es' : ''}, tenant writable throughout`,
     );
 
+    // The copied prefix is checked while the tenant is still writable: rows are never changed and a new one
+    // always gets a higher tseq, so rows up to `prefix` stay as they are; the freeze then checks the tail only.
+    const prefix = after;
+    const prefixStart = performance.now();
+    const [pa, pb] = await Promise.all([client.digest(sourceUrl, tenant, prefix), client.digest(targetUrl, tenant, prefix)]);
+    if (pa.digest !== pb.digest || pa.rows !== pb.rows)
+      throw new MoveError(`digests differ up to tseq ${prefix}: source ${pa.rows} rows ${pa.digest}, target ${pb.rows} rows ${pb.digest}`);
+    log(`  digests equal up to tseq ${prefix}: ${pa.rows} rows, ${pa.digest} (${seconds(performance.now() - prefixStart)} s, writable)`);
+
     // Freeze at the same epoch, only if the record and our lock are as read.
     const frozenRecord: PlacementRecord = { server: from, epoch, state: 'frozen' };
     const freezeTx = await etcd
@@ -319,10 +330,15 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       throw new MoveError(`the target ends at tseq ${copiedTo} but the source at ${tail.last}`);
     log(`  tail: ${tail.rows} rows in ${seconds(performance.now() - tailStart)} s (last tseq ${tail.last})`);
 
-    const [a, b] = await Promise.all([client.digest(sourceUrl, tenant, tail.last), client.digest(targetUrl, tenant, tail.last)]);
+    const [a, b] = await Promise.all([
+      client.digest(sourceUrl, tenant, tail.last, prefix),
+      client.digest(targetUrl, tenant, tail.last, prefix),
+    ]);
     if (a.digest !== b.digest || a.rows !== b.rows)
-      throw new MoveError(`digests differ up to tseq ${tail.last}: source ${a.rows} rows ${a.digest}, target ${b.rows} rows ${b.digest}`);
-    log(`  digests equal up to tseq ${tail.last}: ${a.rows} rows, ${a.digest}`);
+      throw new MoveError(
+        `digests differ from tseq ${prefix} to ${tail.last}: source ${a.rows} rows ${a.digest}, target ${b.rows} rows ${b.digest}`,
+      );
+    log(`  digests equal from tseq ${prefix} to ${tail.last}: ${a.rows} rows, ${a.digest}`);
 
     const moved: PlacementRecord = { server: to, epoch: epoch + 1, state: 'active' };
     const commitTx = await etcd
@@ -375,7 +391,7 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       from,
       to,
       epoch: epoch + 1,
-      rows: a.rows,
+      rows: pa.rows + a.rows,
       bulkRows,
       bulkSeconds,
       rounds,
@@ -384,7 +400,7 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       tailRows: tail.rows,
       frozenMs,
       quiesceMs: quiesced,
-      digest: a.digest,
+      digest: `${pa.digest} ${a.digest}`,
       targetSawMs,
       totalSeconds: (performance.now() - started) / 1000,
     };

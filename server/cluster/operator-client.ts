@@ -108,8 +108,9 @@ export class OperatorClient {
     return this.#call(base, 'POST', `/admin/tenants/${encodeURIComponent(tenant)}/rows`, StoredSchema, { rows });
   }
 
-  digest(base: string, tenant: string, upTo: number): Promise<Digest> {
-    return this.#call(base, 'GET', `/admin/tenants/${encodeURIComponent(tenant)}/digest?up_to=${upTo}`, DigestSchema);
+  /** The digest of the rows with `after` < tseq <= `upTo`. */
+  digest(base: string, tenant: string, upTo: number, after = 0): Promise<Digest> {
+    return this.#call(base, 'GET', `/admin/tenants/${encodeURIComponent(tenant)}/digest?after=${after}&up_to=${upTo}`, DigestSchema);
   }
 
   drop(base: string, tenant: string): Promise<unknown> {

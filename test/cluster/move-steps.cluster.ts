@@ -101,8 +101,12 @@ class FakeServer {
     }
     if (req.method === 'GET' && what === 'digest') {
       const upTo = Number(url.searchParams.get('up_to'));
-      const upto = rows.filter((r) => r.tseq <= upTo);
-      return [200, { tenant, up_to: upTo, rows: upto.length, digest: createHash('sha256').update(JSON.stringify(upto)).digest('hex') }];
+      const after = Number(url.searchParams.get('after') ?? '0');
+      const range = rows.filter((r) => r.tseq > after && r.tseq <= upTo);
+      return [
+        200,
+        { tenant, after, up_to: upTo, rows: range.length, digest: createHash('sha256').update(JSON.stringify(range)).digest('hex') },
+      ];
     }
     if (req.method === 'GET' && what === 'placement') {
       const { record, revision } = await this.#placement(tenant);
@@ -234,12 +238,25 @@ describe('move, step by step', () => {
     expect(await a.write('t3', 'after')).toBe(true);
   });
 
-  it('unfreezes at the old epoch and drops the target copy when the digests differ', async () => {
+  it('never freezes when the rows copied while writable differ, and drops the target copy', async () => {
     await seed('t4', 300);
     b.corrupt = true;
-    await expect(moveTenant(opts('t4'))).rejects.toThrow(/digests differ/);
+    await expect(moveTenant(opts('t4'))).rejects.toThrow(/digests differ up to tseq 300/);
     expect(await placement('t4')).toEqual({ server: 'a', epoch: 4, state: 'active' });
     expect(b.rows.has('t4')).toBe(false);
+    expect(lines.join('\n')).not.toContain('frozen at epoch');
+  });
+
+  it('unfreezes at the old epoch and drops the target copy when the tail differs', async () => {
+    await seed('t4b', 300);
+    const move = moveTenant(opts('t4b', { holdFrozenMs: 500 }));
+    await until('frozen', 10_000, async () => lines.some((l) => l.includes('source saw the freeze')));
+    // A tail row (as if committed just before the freeze), which the target then stores altered.
+    a.rows.get('t4b')?.push({ table: 'node', tseq: 301, id: 't4b-tail' });
+    b.corrupt = true;
+    await expect(move).rejects.toThrow(/digests differ from tseq 300 to 301/);
+    expect(await placement('t4b')).toEqual({ server: 'a', epoch: 4, state: 'active' });
+    expect(b.rows.has('t4b')).toBe(false);
     expect(lines.join('\n')).toContain('unfrozen on a at epoch 4');
   });
 

@@ -121,13 +121,19 @@ describe('moving a tenant', () => {
     expect(page2.server).toBe('s2');
     expect(withoutAnswerTime(page2.text)).toBe(page2Before);
 
-    // The digests the mover compared, and the target's digest now, up to the same tseq.
-    const digestLine = /digests equal up to tseq (\d+): (\d+) rows, (\S+)/.exec(out);
-    expect(digestLine, out).not.toBeNull();
-    const [, upTo, rows, digest] = digestLine ?? [];
-    expect(Number(rows)).toBeGreaterThan(ROWS);
-    const target = JSON.parse((await cluster.admin('s2', 'GET', `/admin/tenants/big/digest?up_to=${upTo}`)).text) as { digest: string };
-    expect(target.digest).toBe(digest);
+    // The digests the mover compared (the prefix copied while writable, then the tail), and the target's now.
+    const prefixLine = /digests equal up to tseq (\d+): (\d+) rows, (\S+)/.exec(out);
+    const tailLine = /digests equal from tseq (\d+) to (\d+): (\d+) rows, (\S+)/.exec(out);
+    expect(prefixLine, out).not.toBeNull();
+    expect(tailLine, out).not.toBeNull();
+    const [, prefixEnd, prefixRows, prefixDigest] = prefixLine ?? [];
+    const [, tailFrom, tailTo, tailRows, tailDigest] = tailLine ?? [];
+    expect(tailFrom).toBe(prefixEnd);
+    expect(Number(prefixRows) + Number(tailRows)).toBeGreaterThan(ROWS);
+    const digestOn = async (query: string): Promise<string> =>
+      (JSON.parse((await cluster.admin('s2', 'GET', `/admin/tenants/big/digest?${query}`)).text) as { digest: string }).digest;
+    expect(await digestOn(`up_to=${prefixEnd}`)).toBe(prefixDigest);
+    expect(await digestOn(`after=${tailFrom}&up_to=${tailTo}`)).toBe(tailDigest);
     // The source's copy was dropped once it saw the new placement.
     expect(await rowsOn('s1', 'big')).toBe(0);
 
