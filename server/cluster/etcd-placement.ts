@@ -46,6 +46,7 @@ export class EtcdPlacement {
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
   #lease: Lease | null = null;
+  #registrar: Etcd3 | null = null;
 
   private constructor(opts: EtcdPlacementOptions) {
     this.#opts = opts;
@@ -140,7 +141,14 @@ export class EtcdPlacement {
    */
   register(url: string): void {
     if (this.#closed) return;
-    const lease = this.#client.lease(SERVER_LEASE_S);
+    // A client of its own: the etcd client opens a circuit breaker after failed calls, and a registration
+    // failing under load must not hold back the placement reads.
+    this.#registrar ??= new Etcd3({
+      hosts: this.#opts.hosts,
+      dialTimeout: CALL_MS,
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + 3 * CALL_MS }),
+    });
+    const lease = this.#registrar.lease(SERVER_LEASE_S);
     this.#lease = lease;
     let retried = false;
     const again = (why: string): void => {
@@ -163,6 +171,7 @@ export class EtcdPlacement {
     if (this.#timer) clearTimeout(this.#timer);
     // Revoked so a stopped server leaves the list at once rather than after the lease's TTL.
     await this.#lease?.revoke({ deadline: Date.now() + CALL_MS }).catch(() => undefined);
+    this.#registrar?.close();
     await Promise.allSettled(this.#watchers.map((w) => w.cancel()));
     this.#client.close();
   }

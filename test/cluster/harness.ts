@@ -171,6 +171,11 @@ export class Cluster {
       SVC_ETCD_STALE_MS: '3000',
     });
     await until(`server ${server} answering`, 90_000, async () => (await fetch(`${this.serverUrl(server)}/v1/version`)).ok);
+    // Answering is not serving: until its first read of the placements a server refuses every tenant (503).
+    await until(`server ${server} reading the placements`, 60_000, async () => {
+      const r = await this.admin(server, 'GET', '/admin/tenants/-/placement');
+      return r.status === 200 && (JSON.parse(r.text) as { revision: number }).revision > 0;
+    });
   }
 
   /** `memory-ledger move ARGS` as a child process (so a test can kill it), with etcd and the operator key. */
