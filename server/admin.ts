@@ -141,7 +141,7 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
           'conflict',
           deps.servesTenant === null
             ? `this server has no placement (SVC_ETCD unset), so it serves every tenant: add ?force=true to delete tenant ${tenant}'s rows anyway`
-            : `tenant ${tenant} is placed on this server: only a copy on a server it is not placed on can be deleted`,
+            : `tenant ${tenant} is served by this server (placed or frozen here, not placed at all, or placements unknown now): only a copy on a server the tenant is placed away from can be deleted`,
         ),
         409,
       );

@@ -743,19 +743,20 @@ export class KuzuGraph implements GraphStore {
           await this.#run(this.#writer, `UNWIND [${list}] AS r MATCH (x:${table}) WHERE x.${key} = r.k SET x.tseq = r.t`);
         }
       };
-      const orZero = (n: number | undefined): number => (n === undefined || !Number.isFinite(n) ? 0 : n);
+      // None names it (not written by this release's planners): first in the tenant's export order.
+      const orFirst = (n: number | undefined): number => (n === undefined || !Number.isFinite(n) ? 1 : n);
       await set(
         BATCH.table,
         'key',
         batches.map((r) => {
           const key = decodeText(r.k) ?? '';
-          return { k: String(r.k), t: orZero(byBatch.get(key)) };
+          return { k: String(r.k), t: orFirst(byBatch.get(key)) };
         }),
       );
       await set(
         SPACE.table,
         'name',
-        spaces.map((r) => ({ k: String(r.k), t: orZero(bySpace.get(identKey(decodeText(r.t) ?? '', decodeText(r.k) ?? ''))) })),
+        spaces.map((r) => ({ k: String(r.k), t: orFirst(bySpace.get(identKey(decodeText(r.t) ?? '', decodeText(r.k) ?? ''))) })),
       );
       console.error(
         `data folder: migrated once to layout ${LAYOUT_TSEQ}: per-tenant sequence numbers (tseq) given to every row ` +

@@ -12,6 +12,8 @@ import type { NodeVersion, SpaceRow, Verdict } from './types.ts';
 
 const int = z.number().int().safe();
 const text = z.string();
+/** Exports page after a tseq, from 0: every row's is at least 1. */
+const tseq = int.min(1);
 const maybe = <T extends z.ZodType>(t: T) => t.nullable();
 
 /** Each table's exported columns, in the stored order (seq, the server's own number, left out). */
@@ -23,9 +25,9 @@ const SCHEMAS = {
     declared_captured_at: int,
     reason: text,
     captured_at: int,
-    tseq: int,
+    tseq,
   }),
-  space: z.strictObject({ table: z.literal('space'), space: text, tenant: text, first_captured_at: int, tseq: int }),
+  space: z.strictObject({ table: z.literal('space'), space: text, tenant: text, first_captured_at: int, tseq }),
   node: z.strictObject({
     table: z.literal('node'),
     tenant: text,
@@ -44,7 +46,7 @@ const SCHEMAS = {
     fact_key: maybe(text),
     fact_value: maybe(text),
     hash: text,
-    tseq: int,
+    tseq,
   }),
   edge: z.strictObject({
     table: z.literal('edge'),
@@ -63,7 +65,7 @@ const SCHEMAS = {
     known_at: int,
     batch_id: maybe(text),
     hash: text,
-    tseq: int,
+    tseq,
   }),
   declaration: z.strictObject({
     table: z.literal('declaration'),
@@ -73,7 +75,7 @@ const SCHEMAS = {
     policy: z.enum(POLICIES as [Declaration['policy'], ...Declaration['policy'][]]),
     source_order: maybe(z.array(text)),
     declared_at: int,
-    tseq: int,
+    tseq,
   }),
   verdict: z.strictObject({
     table: z.literal('verdict'),
@@ -89,7 +91,7 @@ const SCHEMAS = {
     known_at: int,
     space: maybe(text),
     hash: text,
-    tseq: int,
+    tseq,
   }),
   invalidation: z.strictObject({
     table: z.literal('invalidation'),
@@ -101,7 +103,7 @@ const SCHEMAS = {
     invalidated_at: int,
     known_at: int,
     batch_id: maybe(text),
-    tseq: int,
+    tseq,
   }),
 } as const;
 
