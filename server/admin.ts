@@ -74,7 +74,9 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
     const tenant = c.req.param('tenant');
     const upTo = queryInt(c.req.query('up_to'), Number.POSITIVE_INFINITY, 0, Number.MAX_SAFE_INTEGER);
     if (typeof upTo === 'string') return c.json(bad('up_to', upTo), 422);
-    return c.json(await tenantDigest(deps.ledger, tenant, upTo));
+    const after = queryInt(c.req.query('after'), 0, 0, Number.MAX_SAFE_INTEGER);
+    if (typeof after === 'string') return c.json(bad('after', after), 422);
+    return c.json(await tenantDigest(deps.ledger, tenant, upTo, after));
   });
 
   app.post('/admin/tenants/:tenant/rows', async (c) => {

@@ -9,6 +9,7 @@ import { mountUi } from '../bridge/ui/routes.ts';
 import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
 import { mountAdmin } from './admin.ts';
 import { bearerToken, KeyRing } from './auth.ts';
+import type { PlacementStatus } from './cluster/placement-route.ts';
 import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
@@ -27,6 +28,8 @@ export interface AppDeps {
   gate?: MiddlewareHandler<RestEnv>;
   /** In a cluster: whether this server serves the tenant now (its rows may not be deleted by /admin). */
   servesTenant?: (tenant: string) => boolean;
+  /** In a cluster: GET /admin/tenants/{tenant}/placement, this server's view of a placement (cluster/placement-route.ts). */
+  placementStatus?: (tenant: string) => PlacementStatus | { broken: string };
 }
 
 export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
@@ -99,6 +102,12 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
     maxBodyBytes: deps.config.maxBodyBytes,
     servesTenant: deps.servesTenant ?? null,
   });
+  const status = deps.placementStatus;
+  if (status)
+    app.get('/admin/tenants/:tenant/placement', (c) => {
+      const answer = status(c.req.param('tenant'));
+      return 'broken' in answer ? c.json(errorDetail('unavailable', answer.broken), 503) : c.json(answer);
+    });
 
   app.use('/v1/*', async (c, next) => {
     const tenant = tenantOf(c.req.header('authorization'));

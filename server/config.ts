@@ -28,8 +28,8 @@ export interface Config {
   /** This server's name in a cluster (SVC_SERVER_ID): sent in `x-ledger-server`, matched against placements. */
   serverId: string | null;
   /** Placement in etcd (SVC_ETCD, SVC_ETCD_STALE_MS); null: every tenant is served here, as on one machine. */
-  etcd: { hosts: string[]; staleMs: number } | null;
-  /** The key of the operator routes under /admin (SVC_OPERATOR_KEY); null: those routes do not exist. */
+  etcd: { hosts: string[]; staleMs: number; advertiseUrl: string | null } | null;
+  /** The operator's key (SVC_OPERATOR_KEY) for /admin routes; null: those routes answer 404. */
   operatorKey: string | null;
   /** What runs and waits at once, and each request's deadline (SVC_MAX_HEAVY, SVC_HEAVY_QUEUE, ...). */
   admission: AdmissionLimits;
@@ -148,5 +148,12 @@ function readEtcd(env: NodeJS.ProcessEnv, serverId: string | null): Config['etcd
     throw new ConfigError(
       'SVC_ETCD_STALE_MS: expected a whole number of milliseconds (how long to trust the last placement while etcd is unreachable)',
     );
-  return { hosts, staleMs };
+  // Registered as /servers/<id> so `memory-ledger move` finds the server; derived from HOST and PORT once
+  // listening when unset (serve.ts).
+  const advertiseUrl = env.SVC_ADVERTISE_URL?.trim().replace(/\/+$/, '') || null;
+  if (advertiseUrl !== null && !/^https?:\/\/[^/\s]+$/.test(advertiseUrl))
+    throw new ConfigError(
+      `SVC_ADVERTISE_URL: expected the base URL other cluster members reach this server at, e.g. http://10.0.0.2:8787, got "${advertiseUrl}"`,
+    );
+  return { hosts, staleMs, advertiseUrl };
 }

@@ -229,17 +229,19 @@ export async function exportPage(ledger: Ledger, tenant: string, after: number, 
 const WALK_PAGE = 5_000;
 
 /**
- * A digest of the tenant's rows with tseq up to `upTo`, in export order, over the exported columns only:
- * equal on two servers exactly when their copies are.
+ * A digest of the tenant's rows with tseq above `from` and up to `upTo`, in export order, over the exported
+ * columns only: equal on two servers exactly when their copies of that range are. A range lets a move
+ * check the rows copied while writable before it freezes, and only the tail while frozen.
  */
 export async function tenantDigest(
   ledger: Ledger,
   tenant: string,
   upTo = Infinity,
-): Promise<{ tenant: string; up_to: number; rows: number; digest: string }> {
+  from = 0,
+): Promise<{ tenant: string; after: number; up_to: number; rows: number; digest: string }> {
   const h = createHash('sha256');
   let rows = 0;
-  let after = 0;
+  let after = from;
   let last = 0;
   for (;;) {
     const page = await exportPage(ledger, tenant, after, WALK_PAGE, upTo);
@@ -249,7 +251,7 @@ export async function tenantDigest(
     if (page.next_after === null) break;
     after = page.next_after;
   }
-  return { tenant, up_to: Number.isFinite(upTo) ? upTo : last, rows, digest: `sha256:${h.digest('hex')}` };
+  return { tenant, after: from, up_to: Number.isFinite(upTo) ? upTo : last, rows, digest: `sha256:${h.digest('hex')}` };
 }
 
 export class ImportConflict extends Error {
