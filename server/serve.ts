@@ -13,6 +13,7 @@ import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { describeLimits } from '../tools/admission.ts';
+import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
 import type { placementGate } from './cluster/gate.ts';
@@ -72,7 +73,7 @@ export async function runServe(): Promise<void> {
     const host = address.includes(':') ? `[${address}]` : address;
     for (const line of addressLines(`http://${host}:${info.port}`)) console.log(line);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
-    console.log(describeLimits(config.admission));
+    console.log(describeLimits(config.admission, heavyOperationNames));
   });
   stopOnSignals(link, async () => {
     server.close();

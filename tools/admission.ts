@@ -1,5 +1,5 @@
 // Admission control for both doors, decided in one place (runOperation calls `admit`). Expensive
-// operations (see HEAVY) run a bounded number at a time; the rest wait in a bounded queue, one queue per
+// operations (each operation's `heavy`, tools/operation.ts) run a bounded number at a time; the rest wait in a bounded queue, one queue per
 // tenant served round-robin, so one key's flood takes turns with everybody else instead of standing in
 // front of them. Beyond the queue, past a tenant's share of it, or when the wait would outlast the
 // request's deadline, the answer is immediate: an SvcError carrying a retry-after, which each door maps
@@ -24,36 +24,6 @@ export interface AdmissionLimits {
   maxWaitMs: number;
 }
 
-/** Operations that are expensive whatever they are given, and those that are when their input is large. */
-const HEAVY: Readonly<Record<string, (input: Record<string, unknown>) => boolean>> = {
-  search_memory: () => true,
-  why: () => true,
-  export_ledger: () => true,
-  // Natural-language writes run the extractor (possibly a remote model); bulk imports plan and embed many rows.
-  remember: (input) => Array.isArray(input.messages) || rows(input.nodes) + rows(input.edges) > BULK_ROWS,
-};
-
-/** A write of more rows than this is an import and takes a heavy slot. */
-export const BULK_ROWS = 200;
-
-const rows = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
-
-export function isHeavy(operation: string, input: Record<string, unknown>): boolean {
-  return HEAVY[operation]?.(input) ?? false;
-}
-
-/**
- * Whether a request is answered 504 at its deadline while its work is still running. Writes are not
- * (an early "timed out" for a write that then commits would be false), and neither is an export, whose
- * size the caller chose and which is streamed as it is packed; both are bounded by the queue only.
- */
-export function deadlineCutsWork(operation: string, isRead: boolean): boolean {
-  return isRead && operation !== 'export_ledger';
-}
-
-/** The operations that can be heavy, for the start-up line and the docs. */
-export const HEAVY_OPERATIONS = Object.keys(HEAVY);
-
 function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -77,9 +47,10 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }
 
-export function describeLimits(l: AdmissionLimits): string {
+/** The start-up line; `heavy` names the operations that can take a heavy slot (the registry's, passed in: importing it here would be a cycle). */
+export function describeLimits(l: AdmissionLimits, heavy: readonly string[]): string {
   return (
-    `admission: ${l.maxHeavy} heavy operations at once (${HEAVY_OPERATIONS.join(', ')}; remember with messages or over ${BULK_ROWS} rows), ` +
+    `admission: ${l.maxHeavy} heavy operations at once (${heavy.join(', ')}), ` +
     `queue ${l.heavyQueue} (${l.perKeyQueue} per key, expected wait ≤ ${l.maxWaitMs} ms), ${l.maxRequests} requests in flight, ` +
     `deadline ${l.requestTimeoutMs} ms`
   );
