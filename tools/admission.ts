@@ -68,6 +68,8 @@ export interface Admitted {
 }
 
 export interface AdmissionStats {
+  /** Requests a door has taken in and not yet answered, counted from before their body is read. */
+  arrived: number;
   inFlight: number;
   heavyRunning: number;
   heavyQueued: number;
@@ -76,6 +78,7 @@ export interface AdmissionStats {
 }
 
 export class Admission {
+  #arrived = 0;
   #inFlight = 0;
   #running = 0;
   #queued = 0;
@@ -89,12 +92,66 @@ export class Admission {
   constructor(readonly limits: AdmissionLimits) {}
 
   stats(): AdmissionStats {
-    return { inFlight: this.#inFlight, heavyRunning: this.#running, heavyQueued: this.#queued, shed: this.#shed, timedOut: this.#timedOut };
+    return {
+      arrived: this.#arrived,
+      inFlight: this.#inFlight,
+      heavyRunning: this.#running,
+      heavyQueued: this.#queued,
+      shed: this.#shed,
+      timedOut: this.#timedOut,
+    };
   }
 
   /** How long until `ahead` queued operations have run, in whole seconds (at least 1). */
   retryAfter(ahead = this.#queued): number {
     return Math.max(1, Math.ceil(((ahead + 1) * this.#serviceMs) / this.limits.maxHeavy / 1000));
+  }
+
+  /**
+   * A request has reached a door, before its body is read or parsed: refused at once (counted as shed)
+   * when the server already holds SVC_MAX_REQUESTS, or, for an operation that is heavy whatever its input,
+   * when the heavy queue would refuse it anyway. Reading, parsing and validating a request that is then
+   * refused is work an overloaded server cannot spare, and waiting for it is what made refusals slow.
+   * Call `release` when the answer has been handed back. `admit` still decides (per key, input-dependent
+   * heavy operations): passing here promises nothing.
+   */
+  arrive(heavy: boolean): Admitted {
+    if (this.#arrived >= this.limits.maxRequests) {
+      this.#shed++;
+      throw overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0));
+    }
+    const refusal = heavy ? this.#heavyRefusal() : null;
+    if (refusal) {
+      this.#shed++;
+      throw refusal;
+    }
+    this.#arrived++;
+    return { release: once(() => this.#arrived--) };
+  }
+
+  /** Why a heavy request arriving now would not be queued (a full queue, the key's share, too long a wait); null: it would. */
+  #heavyRefusal(tenant?: string): SvcError | null {
+    if (this.#running < this.limits.maxHeavy && this.#queued === 0) return null;
+    if (this.#queued >= this.limits.heavyQueue)
+      return overloaded(`${this.#queued} expensive requests are already waiting`, this.retryAfter());
+    const mine = tenant === undefined ? 0 : (this.#queues.get(tenant)?.length ?? 0);
+    if (tenant !== undefined && mine >= this.limits.perKeyQueue) {
+      return new SvcError(
+        'over_share',
+        `this key already has ${mine} searches or other expensive requests waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
+        [],
+        this.retryAfter(mine),
+      );
+    }
+    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
+    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
+    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
+      return overloaded(
+        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
+        this.retryAfter(),
+      );
+    }
+    return null;
   }
 
   /**
@@ -111,28 +168,10 @@ export class Admission {
       return { release: once(() => this.#inFlight--) };
     }
     if (this.#running < this.limits.maxHeavy && this.#queued === 0) return this.#start();
-    if (this.#queued >= this.limits.heavyQueue) {
+    const refusal = this.#heavyRefusal(tenant);
+    if (refusal) {
       this.#shed++;
-      throw overloaded(`${this.#queued} expensive requests are already waiting`, this.retryAfter());
-    }
-    const mine = this.#queues.get(tenant)?.length ?? 0;
-    if (mine >= this.limits.perKeyQueue) {
-      this.#shed++;
-      throw new SvcError(
-        'over_share',
-        `this key already has ${mine} searches or other expensive requests waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
-        [],
-        this.retryAfter(mine),
-      );
-    }
-    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
-    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
-    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
-      this.#shed++;
-      throw overloaded(
-        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
-        this.retryAfter(),
-      );
+      throw refusal;
     }
     if (signal?.aborted) throw deadlineExceeded('before it could start');
     this.#inFlight++;
