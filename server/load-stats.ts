@@ -4,12 +4,12 @@
 // memory split by where it lives (heap, external, arrayBuffers, and the native rest of RSS: LanceDB's
 // and Arrow's buffers, Kuzu's pages, the allocator's slack). The load bench reads these lines.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Admission } from '../tools/admission.ts';
+import type { Services } from '../tools/context.ts';
 
 const MB = 1024 * 1024;
 const round = (n: number): number => Math.round(n * 100) / 100;
 
-export function startLoadStats(admission: () => Admission | undefined, everyMs = 10_000): () => void {
+export function startLoadStats(services: () => Services | undefined, everyMs = 10_000): () => void {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const timer = setInterval(() => {
@@ -24,7 +24,13 @@ export function startLoadStats(admission: () => Admission | undefined, everyMs =
       external_mb: round(m.external / MB),
       array_buffers_mb: round(m.arrayBuffers / MB),
       native_mb: round((m.rss - m.heapTotal - m.external) / MB),
-      ...admission()?.stats(),
+      ...Object.fromEntries(
+        Object.entries(services()?.search?.memory() ?? {}).map(([k, v]) => [
+          k.endsWith('Items') ? k : `${k}_mb`,
+          k.endsWith('Items') ? v : round(v / MB),
+        ]),
+      ),
+      ...services()?.admission?.stats(),
     };
     delay.reset();
     process.stderr.write(`load-stats ${JSON.stringify(line)}\n`);

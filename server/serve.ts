@@ -12,7 +12,8 @@ import { FolderHeldError } from './local/folder-held.ts';
 import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
-import { describeLimits, type Admission } from '../tools/admission.ts';
+import { describeLimits } from '../tools/admission.ts';
+import type { Services } from '../tools/context.ts';
 import { startLoadStats } from './load-stats.ts';
 import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
@@ -44,14 +45,14 @@ export async function runServe(): Promise<void> {
   // In a cluster, placements from etcd decide which tenants this server answers for (server/cluster/).
   const placement = config.etcd ? await startPlacement(config.etcd, config.serverId ?? '') : null;
   // This serve's own app (its keys, its tenant) on whichever ledger it holds, built once per ledger.
-  let own: { ledger: Ledger; app: Hono<RestEnv>; admission: Admission | undefined } | null = null;
+  let own: { ledger: Ledger; app: Hono<RestEnv>; services: Services } | null = null;
   const appOf = ({ held }: Holding): Hono<RestEnv> => {
     if (own?.ledger !== held.ledger) {
       const ledger = held.ledger;
       if (placement) ledger.onCommit((group) => placement.etcd.noteCommit(group, (space) => ledger.firstWriterOf(space)));
       own = {
         ledger: held.ledger,
-        admission: held.started.services.admission,
+        services: held.started.services,
         app: createApp({
           config,
           ledger: held.ledger,
@@ -76,7 +77,7 @@ export async function runServe(): Promise<void> {
     for (const line of addressLines(`http://${host}:${info.port}`)) console.log(line);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
     console.log(describeLimits(config.admission, heavyOperationNames));
-    if (process.env.SVC_LOAD_STATS === '1') startLoadStats(() => own?.admission);
+    if (process.env.SVC_LOAD_STATS === '1') startLoadStats(() => own?.services);
   });
   stopOnSignals(link, async () => {
     server.close();

@@ -39,7 +39,10 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   const perKeyQueue = whole(env, 'SVC_HEAVY_QUEUE_PER_KEY', Math.max(1, Math.ceil(heavyQueue / 2)), 0, 100_000);
   if (perKeyQueue > heavyQueue)
     throw new Error(`SVC_HEAVY_QUEUE_PER_KEY: ${perKeyQueue} is more than the whole queue (SVC_HEAVY_QUEUE=${heavyQueue})`);
-  const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 512, 1, 1_000_000);
+  // Counted from arrival (before the body is read). One event loop answers a few thousand light requests a
+  // second, so 128 in flight is already ~50–100 ms of queue; more only lengthens every answer and, at a
+  // burst of 1,024 connections, let admitted requests outlast the client's 10 s (docs/load.md).
+  const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 128, 1, 1_000_000);
   if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
   // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
   const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);

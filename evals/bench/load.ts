@@ -279,6 +279,9 @@ interface LoadStats {
   external_mb: number;
   array_buffers_mb: number;
   native_mb: number;
+  lanceCache_mb?: number;
+  vectorMirrors_mb?: number;
+  spaceCopies_mb?: number;
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -295,7 +298,7 @@ function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} MB`,
+        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB`,
     )
     .join('; ');
 }
@@ -342,11 +345,13 @@ export const loadBench: BenchSection = {
       // The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST.
       const soakLog = server.log().length;
       const points: SoakPoint[] = [];
+      let soakWrites = 0;
       const windows = Math.max(1, Math.round(soakSeconds / 10));
       for (let w = 0; w < windows; w++) {
         const r = await drive(server, 'rest', MIXES.mixed ?? [], 64, 10, rowsPerUser);
         const all = [...r.kinds.values()].flatMap((s) => s.latencies);
         const search = r.kinds.get('search')?.latencies ?? [];
+        soakWrites += r.kinds.get('write')?.ok ?? 0;
         points.push({ t: (w + 1) * 10, rssMb: r.rss.end, p99Ms: percentile(all, 99), searchP99Ms: percentile(search, 99) });
         progress('load: soak', w + 1, windows);
       }
@@ -357,7 +362,7 @@ export const loadBench: BenchSection = {
       const growth = warm && last ? last.rssMb - warm.rssMb : Number.NaN;
       rows.push({
         metric: `soak ${windows * 10} s, 64 conn mixed: RSS after warm-up → end`,
-        value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
+        value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}; ${soakWrites} rows written); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
         target: '≤ +100 MB',
         met: growth <= 100,
         note: `drawn to docs/load-soak.svg${soakSeconds < 300 ? '; shorter than the 5 minutes the issue asks' : ''}`,
