@@ -162,8 +162,10 @@ export class LanceIndex {
   ): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
+    // In the options: this LanceDB (0.37.1) declares connect(uri, options, session) but drops that third
+    // argument, so the caches fell back to 6 GB and 1 GB and a long-running server's RSS grew with them.
     const index = new LanceIndex(
-      await lancedb.connect(dir, {}, session),
+      await lancedb.connect(dir, { session }),
       dimension,
       wordDimension,
       mirrorBytes,

@@ -123,6 +123,12 @@ describe('vector mirror', () => {
     expect(await pending).toEqual(before);
   });
 
+  it("LanceDB's caches are the bounded session's (its connect drops a session passed beside the options)", async () => {
+    await plain.nearest('t', vec(D), { asOf: 2000 }, 5);
+    // Unused, the session holds nothing (152 bytes, 0 items measured); in use, the table's metadata and index pages.
+    expect(plain.memory().lanceCacheItems).toBeGreaterThan(0);
+  });
+
   it('keeps mirrors within the byte budget, dropping the least recently used', async () => {
     const one = (seq: number) => mirrorRow(`n${seq}`, seq, new Float32Array(100).fill(1));
     // The budget holds two tenants of one row, not three.
