@@ -14,6 +14,7 @@ import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
 import { mountDiscovery } from './discovery.ts';
+import { earlyShed } from './early-shed.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
 import { formatInstant } from '../storage/time.ts';
 
@@ -58,6 +59,8 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   app.use('*', bearerChallenge);
   if (deps.config.serverId !== null) app.use('*', serverHeader(deps.config.serverId));
   if (deps.gate) app.use('*', deps.gate);
+  // Overload is answered before a request's body is read (server/early-shed.ts).
+  if (deps.services.admission) app.use('*', earlyShed(deps.services.admission));
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 

@@ -14,6 +14,9 @@ import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { describeLimits } from '../tools/admission.ts';
+import type { Services } from '../tools/context.ts';
+import { startLoadStats } from './load-stats.ts';
+import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
 import type { placementGate } from './cluster/gate.ts';
@@ -50,13 +53,14 @@ export async function runServe(): Promise<void> {
   // In a cluster, placements from etcd decide which tenants this server answers for (server/cluster/).
   const placement = config.etcd ? await startPlacement(config.etcd, config.serverId ?? '') : null;
   // This serve's own app (its keys, its tenant) on whichever ledger it holds, built once per ledger.
-  let own: { ledger: Ledger; app: Hono<RestEnv> } | null = null;
+  let own: { ledger: Ledger; app: Hono<RestEnv>; services: Services } | null = null;
   const appOf = ({ held }: Holding): Hono<RestEnv> => {
     if (own?.ledger !== held.ledger) {
       const ledger = held.ledger;
       if (placement) ledger.onCommit((group) => placement.etcd.noteCommit(group, (space) => ledger.firstWriterOf(space)));
       own = {
         ledger: held.ledger,
+        services: held.started.services,
         app: createApp({
           config,
           ledger: held.ledger,
@@ -94,7 +98,8 @@ export async function runServe(): Promise<void> {
     const advertised = address === info.address ? `http://${host}:${info.port}` : `http://${hostname()}:${info.port}`;
     placement?.etcd.register(config.etcd?.advertiseUrl ?? advertised);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
-    console.log(describeLimits(config.admission));
+    console.log(describeLimits(config.admission, heavyOperationNames));
+    if (process.env.SVC_LOAD_STATS === '1') startLoadStats(() => own?.services);
   });
   stopOnSignals(link, async () => {
     server.close();

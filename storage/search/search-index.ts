@@ -600,6 +600,11 @@ export class SearchIndex {
   }
 
   /** The space copies held, loaded and dropped (benchmarks, diagnosis). */
+  /** What the index holds in memory (diagnosis). */
+  memory(): ReturnType<LanceIndex['memory']> {
+    return this.#lance.memory();
+  }
+
   spaceCopies(): ReturnType<LanceIndex['spaceCopies']> {
     return this.#lance.spaceCopies();
   }
