@@ -6,7 +6,7 @@
 // absent, and captured_at keeps increasing per tenant across restarts. `npm run test:crash` runs 50 rounds.
 //
 // Most requests are small (up to 23 rows); about one in six is a bulk request of 203-301 rows (more than
-// the admission's BULK_ROWS). Groups are acknowledged from the write journal and copied into Kuzu in the
+// BULK_ROWS of tools/remember.ts). Groups are acknowledged from the write journal and copied into Kuzu in the
 // background, many at a time; a backfill's group is copied at once with the journal's rows. So kills land
 // mid-append, mid-copy and between a copy's commit and the journal's release; every restart replays what
 // the journal holds.
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
-import { BULK_ROWS } from '../tools/admission.ts';
+import { BULK_ROWS } from '../tools/remember.ts';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '5');
 const WRITERS = 3;
