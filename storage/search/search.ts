@@ -76,6 +76,23 @@ const HIDDEN_CAP = 100;
  */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** Longest stretch of scoring before a search gives the loop its turn. */
+const STRETCH_MS = 2;
+
+/**
+ * A turn only once the search has run STRETCH_MS since its last one: a space's search scores in well under
+ * that, and under load each turn waits behind every request that arrived meanwhile, with the search still
+ * holding its heavy slot.
+ */
+function turns(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < STRETCH_MS) return;
+    await turn();
+    since = performance.now();
+  };
+}
+
 /** The version of `id` the read shows among those the filters admit: the latest valid_from. */
 export function shownVersion(view: TenantView, id: string, f: RowFilter): NodeVersion | null {
   let best: NodeVersion | null = null;
@@ -143,10 +160,11 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     if (v === undefined) shownMemo.set(id, (v = shownVersion(view, id, filter)));
     return v;
   };
+  const yieldIfLong = turns();
   let fused = fuse(lists);
   const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownAt(id) !== null, filter, pool);
   if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
-  await turn();
+  await yieldIfLong();
   const lifted = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
@@ -154,7 +172,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     const shown = shownAt(id);
     if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
-  await turn();
+  await yieldIfLong();
   const wordWeight = (w: string): number => index.words?.weight(w) ?? 1;
   const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool, index.words, p.limit);
   const direct: SearchResult[] = [];
@@ -165,7 +183,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   }
   if (p.supersededBy) successorsFirst(direct, p.supersededBy);
   timing.add('rank', timing.since() - rankStart);
-  await turn();
+  await yieldIfLong();
   const expandStart = timing.since();
   const scores = new Map(direct.map((d) => [d.node.id, d.score]));
   const expanded: SearchResult[] = [];
