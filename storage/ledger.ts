@@ -72,13 +72,13 @@ function earliestKnown(rows: CommitGroup): Micros {
   return low;
 }
 
-const maxTseq = (rows: CommitGroup): number =>
-  Math.max(
-    0,
-    ...[rows.batches, rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations, rows.spaces].flatMap((t) =>
-      t.map((r) => r.tseq),
-    ),
-  );
+/** The highest tseq of the rows (0: none). A loop, not a spread: an import page can hold ~130k rows, past V8's argument limit. */
+function maxTseq(rows: CommitGroup): number {
+  let top = 0;
+  for (const t of [rows.batches, rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations, rows.spaces])
+    for (const r of t) top = Math.max(top, r.tseq);
+  return top;
+}
 
 const MAX_GROUP_ROWS = 50_000;
 /** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
@@ -426,13 +426,14 @@ export class Ledger {
           numbered.sort((a, b) => a.tseq - b.tseq);
           for (const r of numbered) r.seq = ++this.#seq;
           for (const r of [...rows.nodes, ...rows.edges]) this.#imported.add(r);
-          group.batches.push(...rows.batches);
-          group.nodes.push(...rows.nodes);
-          group.edges.push(...rows.edges);
-          group.declarations.push(...rows.declarations);
-          group.verdicts.push(...rows.verdicts);
-          group.invalidations.push(...rows.invalidations);
-          group.spaces.push(...rows.spaces);
+          // Row by row, not push(...rows): a page of ~130k rows passes V8's argument limit.
+          for (const r of rows.batches) group.batches.push(r);
+          for (const r of rows.nodes) group.nodes.push(r);
+          for (const r of rows.edges) group.edges.push(r);
+          for (const r of rows.declarations) group.declarations.push(r);
+          for (const r of rows.verdicts) group.verdicts.push(r);
+          for (const r of rows.invalidations) group.invalidations.push(r);
+          for (const r of rows.spaces) group.spaces.push(r);
           minKnownAt = Math.min(minKnownAt, earliestKnown(rows));
           // Later rows of the tenant written here get tseq (= seq) and captured_at above every imported one.
           this.#seq = Math.max(this.#seq, maxTseq(rows));

@@ -331,5 +331,6 @@ async function importNow(
     fresh.push(r);
   }
   if (fresh.length > 0) await ledger.importRows(storedGroup(fresh));
-  return { stored: fresh.length, skipped: rows.length - fresh.length, last_tseq: Math.max(last, ...fresh.map((r) => r.tseq)) };
+  const lastTseq = fresh.reduce((top, r) => Math.max(top, r.tseq), last);
+  return { stored: fresh.length, skipped: rows.length - fresh.length, last_tseq: lastTseq };
 }
