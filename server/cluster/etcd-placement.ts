@@ -4,11 +4,14 @@
 // (a server must never serve a tenant that may have been moved away while it could not see). Also
 // publishes the first writer of each new `svc:` space, so the proxy and the other servers can route a
 // keyless app-scoped request by its space.
+import { noop } from 'cockatiel';
 import { Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
 import type { CommitGroup } from '../../storage/kuzu-graph.ts';
 import { PLACEMENT_PREFIX, PlacementTable, SERVER_LEASE_S, SERVERS_PREFIX, SPACES_PREFIX } from './placement.ts';
 
 const PROBE_MS = 2_000;
+/** While etcd is away the probe runs faster, so every server serves again within about this of its return. */
+const PROBE_LOST_MS = 250;
 const CALL_MS = 1_500;
 
 export interface EtcdPlacementOptions {
@@ -55,6 +58,9 @@ export class EtcdPlacement {
       hosts: opts.hosts,
       dialTimeout: CALL_MS,
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_MS }),
+      // The client's default circuit breaker fails every call for 5 s after three failures, so a server
+      // kept refusing its tenants for seconds after etcd was back; the probe is the retry policy here.
+      faultHandling: { host: () => noop, global: noop },
     });
   }
 
@@ -109,7 +115,7 @@ export class EtcdPlacement {
           `placement: etcd unreachable (${(error as Error).message}); keeping the last known placements for ${this.#opts.staleMs} ms, then answering 503`,
         );
     } finally {
-      if (!this.#closed) this.#timer = setTimeout(() => void this.#probe(), PROBE_MS);
+      if (!this.#closed) this.#timer = setTimeout(() => void this.#probe(), this.table.trustedUntil() === null ? PROBE_MS : PROBE_LOST_MS);
     }
   }
 
