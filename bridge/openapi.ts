@@ -3,7 +3,6 @@
 // maps it, the output schemas both doors advertise, and the error bodies tools/error-body.ts builds. A
 // route or operation added later appears here without a line changed.
 import { z } from 'zod';
-import { HEAVY_OPERATIONS } from '../tools/admission.ts';
 import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
 import { operationNamed } from '../tools/index.ts';
 import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
@@ -170,7 +169,7 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
   responses['422'] = ref('responses', 'ValidationError');
   // Admission control (tools/admission.ts): any request can meet the ceiling on requests in flight;
   // the operations that can be expensive also queue, with a share per key and a deadline.
-  if (HEAVY_OPERATIONS.includes(op.name)) responses['429'] = ref('responses', 'OverShare');
+  if (op.heavy !== undefined) responses['429'] = ref('responses', 'OverShare');
   responses['503'] = ref('responses', responses['503'] ? 'UnavailableOrOverloaded' : 'Overloaded');
   responses['504'] = ref('responses', 'DeadlineExceeded');
   out.responses = responses;

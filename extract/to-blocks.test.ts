@@ -25,6 +25,7 @@ const msg = (index: number, at: number, content = 'Prices will rise because dema
 function row(id: string, kind: string, statement: string, knownAt: number, space = 'user:a'): NodeVersion {
   return {
     seq: 1,
+    tseq: 1,
     tenant: 't',
     id,
     space,

@@ -7,11 +7,14 @@ import { mountDocs } from '../bridge/docs.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
 import { mountUi } from '../bridge/ui/routes.ts';
 import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
+import { mountAdmin } from './admin.ts';
 import { bearerToken, KeyRing } from './auth.ts';
+import type { PlacementStatus } from './cluster/placement-route.ts';
 import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
 import type { Config } from './config.ts';
 import { mountDiscovery } from './discovery.ts';
+import { earlyShed } from './early-shed.ts';
 import { BUNDLE_VERSION, SERVICE_NAME, SERVICE_VERSION } from './version.ts';
 import { formatInstant } from '../storage/time.ts';
 
@@ -24,6 +27,10 @@ export interface AppDeps {
   mount?: (app: Hono<RestEnv>, deps: AppDeps) => void;
   /** In a cluster: the placement check every tenant request passes before either door (server/cluster/gate.ts). */
   gate?: MiddlewareHandler<RestEnv>;
+  /** In a cluster: whether this server serves the tenant now (its rows may not be deleted by /admin). */
+  servesTenant?: (tenant: string) => boolean;
+  /** In a cluster: GET /admin/tenants/{tenant}/placement, this server's view of a placement (cluster/placement-route.ts). */
+  placementStatus?: (tenant: string) => PlacementStatus | { broken: string };
 }
 
 export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
@@ -52,6 +59,8 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   app.use('*', bearerChallenge);
   if (deps.config.serverId !== null) app.use('*', serverHeader(deps.config.serverId));
   if (deps.gate) app.use('*', deps.gate);
+  // Overload is answered before a request's body is read (server/early-shed.ts).
+  if (deps.services.admission) app.use('*', earlyShed(deps.services.admission));
   const tenantOf = tenantResolver(deps.config);
   const checks = [...coreChecks(deps.config, deps.ledger), ...(deps.checks ?? [])];
 
@@ -88,6 +97,20 @@ export function createApp(deps: AppDeps): Hono<RestEnv> {
   mountDocs(app, SERVICE_VERSION);
   mountDiscovery(app, deps.config); // open: who this server is and where its MCP door is, no tenant data
   deps.mount?.(app, deps);
+
+  mountAdmin(app, {
+    ledger: deps.ledger,
+    operatorKey: deps.config.operatorKey,
+    isTenantKey: (authorization) => deps.config.apiKeys !== null && tenantOf(authorization) !== null,
+    maxBodyBytes: deps.config.maxBodyBytes,
+    servesTenant: deps.servesTenant ?? null,
+  });
+  const status = deps.placementStatus;
+  if (status)
+    app.get('/admin/tenants/:tenant/placement', (c) => {
+      const answer = status(c.req.param('tenant'));
+      return 'broken' in answer ? c.json(errorDetail('unavailable', answer.broken), 503) : c.json(answer);
+    });
 
   app.use('/v1/*', async (c, next) => {
     const tenant = tenantOf(c.req.header('authorization'));

@@ -8,6 +8,7 @@ export const MAIN_USAGE = `usage: memory-ledger <command> [options]
   pull BASE_URL DIR     export a ledger into a folder (--as-of, --space); key from SVC_API_KEY
   push DIR BASE_URL     write a pulled folder into a ledger, batch by batch; key from SVC_API_KEY
   placement-agent       keep HAProxy's routing maps in step with the placements in etcd (docs/cluster.md)
+  move TENANT --to S    move a tenant's rows to server S of the cluster and re-point its placement
   --version             print the version
   <command> --help      help for one command`;
 
@@ -22,6 +23,9 @@ export const SERVE_USAGE = `usage: memory-ledger serve
   SVC_EMBEDDER, SVC_EXTRACTOR   local (default) or openai:<model> with OPENAI_BASE_URL, OPENAI_API_KEY
   SVC_SERVER_ID         this server's name in a cluster, sent in the x-ledger-server response header
   SVC_ETCD              etcd URLs (e.g. http://127.0.0.1:2379): serve only the tenants placed here (docs/cluster.md)
+  SVC_ADVERTISE_URL     the base URL other cluster members reach this server at, registered in etcd as
+                        /servers/<SVC_SERVER_ID> (default http://HOST:PORT)
+  SVC_OPERATOR_KEY      the operator's key for /admin routes (tenant export and import, moves); unset: no /admin routes
   SVC_ETCD_STALE_MS     how long to keep the last placements while etcd is unreachable (default 15000), then 503
   SIGTERM or SIGINT stops it after queued writes commit.`;
 
@@ -55,3 +59,15 @@ export const AGENT_USAGE = `usage: memory-ledger placement-agent [--etcd URLS] [
   --socket PATH   HAProxy's admin socket (default: LEDGER_ADMIN_SOCKET)
   --maps DIR      the folder of keys.map and spaces.map as haproxy.cfg names it (default: LEDGER_MAPS)
   --once          sync once and exit (0: HAProxy matches etcd)`;
+
+export const MOVE_USAGE = `usage: memory-ledger move TENANT --to SERVER [--page-rows N] [--tail-rows N] [--keep-source]
+       memory-ledger move --abort TENANT
+  copies TENANT's rows verbatim to SERVER while it stays writable, freezes it (503 + Retry-After), copies
+  the tail, compares digests, then re-points /placement/TENANT to SERVER at epoch+1 in one etcd transaction;
+  any failure or interruption before that leaves the tenant on its source, writable, the target's copy dropped
+  --abort          recover after a mover died: unfreeze TENANT and drop its copies on servers not serving it
+  --page-rows N    rows per page (default 2000)
+  --tail-rows N    freeze once a copy pass moved at most N rows (default 1000)
+  --keep-source    keep the source's copy after the move (default: dropped)
+  --etcd URLS      etcd client URLs (default: SVC_ETCD); servers are found under /servers/
+  needs SVC_OPERATOR_KEY, the servers' operator key (docs/cluster.md)`;

@@ -1,6 +1,6 @@
 // The `memory-ledger` command. Help and --version answer from this file and cli-usage.ts alone; each
 // command's module (and through it Kuzu and LanceDB) is imported only when that command runs.
-import { AGENT_USAGE, BUNDLE_USAGE, MAIN_USAGE, SERVE_USAGE, STDIO_USAGE, SYNC_USAGE } from './cli-usage.ts';
+import { AGENT_USAGE, BUNDLE_USAGE, MAIN_USAGE, MOVE_USAGE, SERVE_USAGE, STDIO_USAGE, SYNC_USAGE } from './cli-usage.ts';
 import { SERVICE_VERSION } from './version.ts';
 
 interface Command {
@@ -33,6 +33,12 @@ const commands: Record<string, Command> = {
     usage: AGENT_USAGE,
     run: async (args) => {
       process.exitCode = await (await import('./cluster/agent-cli.ts')).runAgentCli(args);
+    },
+  },
+  move: {
+    usage: MOVE_USAGE,
+    run: async (args) => {
+      process.exitCode = await (await import('./cluster/move-cli.ts')).runMoveCli(args);
     },
   },
 };

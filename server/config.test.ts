@@ -45,7 +45,7 @@ describe('SVC_SERVER_ID and SVC_ETCD', () => {
   });
   it('read etcd URLs and the staleness bound', () => {
     const c = readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: 'http://127.0.0.1:2379, http://127.0.0.2:2379', SVC_ETCD_STALE_MS: '500' });
-    expect(c.etcd).toEqual({ hosts: ['http://127.0.0.1:2379', 'http://127.0.0.2:2379'], staleMs: 500 });
+    expect(c.etcd).toEqual({ hosts: ['http://127.0.0.1:2379', 'http://127.0.0.2:2379'], staleMs: 500, advertiseUrl: null });
     expect(c.serverId).toBe('s1');
   });
   it('refuse etcd without a server id, a bad URL, a bad bound or a server id HAProxy cannot name', () => {
@@ -53,5 +53,12 @@ describe('SVC_SERVER_ID and SVC_ETCD', () => {
     expect(() => readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: '127.0.0.1:2379' })).toThrow(/SVC_ETCD/);
     expect(() => readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: 'http://e:2379', SVC_ETCD_STALE_MS: 'soon' })).toThrow(/SVC_ETCD_STALE_MS/);
     expect(() => readConfig({ SVC_SERVER_ID: 'server one' })).toThrow(/SVC_SERVER_ID/);
+    expect(() => readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: 'http://e:2379', SVC_ADVERTISE_URL: '10.0.0.2:8787' })).toThrow(
+      /SVC_ADVERTISE_URL/,
+    );
+  });
+  it('read the advertised URL without a trailing slash', () => {
+    const c = readConfig({ SVC_SERVER_ID: 's1', SVC_ETCD: 'http://e:2379', SVC_ADVERTISE_URL: 'http://10.0.0.2:8787/' });
+    expect(c.etcd?.advertiseUrl).toBe('http://10.0.0.2:8787');
   });
 });

@@ -28,7 +28,9 @@ export interface Config {
   /** This server's name in a cluster (SVC_SERVER_ID): sent in `x-ledger-server`, matched against placements. */
   serverId: string | null;
   /** Placement in etcd (SVC_ETCD, SVC_ETCD_STALE_MS); null: every tenant is served here, as on one machine. */
-  etcd: { hosts: string[]; staleMs: number } | null;
+  etcd: { hosts: string[]; staleMs: number; advertiseUrl: string | null } | null;
+  /** The operator's key (SVC_OPERATOR_KEY) for /admin routes; null: those routes answer 404. */
+  operatorKey: string | null;
   /** What runs and waits at once, and each request's deadline (SVC_MAX_HEAVY, SVC_HEAVY_QUEUE, ...). */
   admission: AdmissionLimits;
 }
@@ -106,6 +108,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (serverId !== null && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(serverId))
     throw new ConfigError(`SVC_SERVER_ID: expected letters, digits, '.', '_' or '-' (an HAProxy backend name), got "${serverId}"`);
   const etcd = readEtcd(env, serverId);
+  const operatorKey = env.SVC_OPERATOR_KEY?.trim() || null;
+  if (operatorKey !== null && operatorKey.length < 16)
+    throw new ConfigError('SVC_OPERATOR_KEY: expected at least 16 characters (it copies and deletes whole tenants)');
+  if (operatorKey !== null && apiKeys?.has(operatorKey))
+    throw new ConfigError("SVC_OPERATOR_KEY: is also a tenant's key in SVC_API_KEYS; give the operator a key of its own");
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -122,6 +129,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexNice: nice,
     serverId,
     etcd,
+    operatorKey,
     admission,
   };
 }
@@ -140,5 +148,12 @@ function readEtcd(env: NodeJS.ProcessEnv, serverId: string | null): Config['etcd
     throw new ConfigError(
       'SVC_ETCD_STALE_MS: expected a whole number of milliseconds (how long to trust the last placement while etcd is unreachable)',
     );
-  return { hosts, staleMs };
+  // Registered as /servers/<id> so `memory-ledger move` finds the server; derived from HOST and PORT once
+  // listening when unset (serve.ts).
+  const advertiseUrl = env.SVC_ADVERTISE_URL?.trim().replace(/\/+$/, '') || null;
+  if (advertiseUrl !== null && !/^https?:\/\/[^/\s]+$/.test(advertiseUrl))
+    throw new ConfigError(
+      `SVC_ADVERTISE_URL: expected the base URL other cluster members reach this server at, e.g. http://10.0.0.2:8787, got "${advertiseUrl}"`,
+    );
+  return { hosts, staleMs, advertiseUrl };
 }

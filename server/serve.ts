@@ -1,6 +1,7 @@
 // `memory-ledger serve`: the HTTP server on the embedded stores in SVC_DATA_DIR. When `stdio` processes
 // share the folder, the first process holds the ledger and the others forward to it (server/local/).
 // SIGTERM and SIGINT stop taking requests, let queued writes commit, and close the stores.
+import { hostname } from 'node:os';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
@@ -13,19 +14,29 @@ import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { describeLimits } from '../tools/admission.ts';
+import type { Services } from '../tools/context.ts';
+import { startLoadStats } from './load-stats.ts';
+import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
 import type { placementGate } from './cluster/gate.ts';
+import type { InFlight, placementStatus } from './cluster/placement-route.ts';
 
 /** The etcd client is loaded only on a server configured for a cluster. */
 async function startPlacement(
   etcd: NonNullable<Config['etcd']>,
   serverId: string,
-): Promise<{ etcd: EtcdPlacement; gate: typeof placementGate }> {
-  const [{ EtcdPlacement }, { placementGate }] = await Promise.all([import('./cluster/etcd-placement.ts'), import('./cluster/gate.ts')]);
+): Promise<{ etcd: EtcdPlacement; gate: typeof placementGate; inFlight: InFlight; status: typeof placementStatus }> {
+  const [{ EtcdPlacement }, { placementGate }, { InFlight, placementStatus }] = await Promise.all([
+    import('./cluster/etcd-placement.ts'),
+    import('./cluster/gate.ts'),
+    import('./cluster/placement-route.ts'),
+  ]);
   return {
     etcd: EtcdPlacement.start({ hosts: etcd.hosts, serverId, staleMs: etcd.staleMs, log: (line) => console.log(line) }),
     gate: placementGate,
+    inFlight: new InFlight(),
+    status: placementStatus,
   };
 }
 
@@ -42,13 +53,14 @@ export async function runServe(): Promise<void> {
   // In a cluster, placements from etcd decide which tenants this server answers for (server/cluster/).
   const placement = config.etcd ? await startPlacement(config.etcd, config.serverId ?? '') : null;
   // This serve's own app (its keys, its tenant) on whichever ledger it holds, built once per ledger.
-  let own: { ledger: Ledger; app: Hono<RestEnv> } | null = null;
+  let own: { ledger: Ledger; app: Hono<RestEnv>; services: Services } | null = null;
   const appOf = ({ held }: Holding): Hono<RestEnv> => {
     if (own?.ledger !== held.ledger) {
       const ledger = held.ledger;
       if (placement) ledger.onCommit((group) => placement.etcd.noteCommit(group, (space) => ledger.firstWriterOf(space)));
       own = {
         ledger: held.ledger,
+        services: held.started.services,
         app: createApp({
           config,
           ledger: held.ledger,
@@ -56,8 +68,19 @@ export async function runServe(): Promise<void> {
           checks: held.started.checks,
           mount: held.started.mount,
           gate: placement
-            ? placement.gate({ config, table: placement.etcd.table, firstWriterOf: (space) => ledger.firstWriterOf(space) })
+            ? placement.gate({
+                config,
+                table: placement.etcd.table,
+                firstWriterOf: (space) => ledger.firstWriterOf(space),
+                inFlight: placement.inFlight,
+              })
             : undefined,
+          placementStatus: placement
+            ? (tenant) =>
+                placement.status(tenant, { serverId: config.serverId ?? '', table: placement.etcd.table, inFlight: placement.inFlight })
+            : undefined,
+          // Deletable only where placed elsewhere: never here, frozen here, or while placements are unknown.
+          servesTenant: placement ? (tenant) => placement.etcd.table.admit(tenant, Date.now()).kind !== 'elsewhere' : undefined,
         }),
       };
     }
@@ -71,8 +94,12 @@ export async function runServe(): Promise<void> {
     const address = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
     const host = address.includes(':') ? `[${address}]` : address;
     for (const line of addressLines(`http://${host}:${info.port}`)) console.log(line);
+    // A wildcard bind advertises the machine's name: set SVC_ADVERTISE_URL when others reach it otherwise.
+    const advertised = address === info.address ? `http://${host}:${info.port}` : `http://${hostname()}:${info.port}`;
+    placement?.etcd.register(config.etcd?.advertiseUrl ?? advertised);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
-    console.log(describeLimits(config.admission));
+    console.log(describeLimits(config.admission, heavyOperationNames));
+    if (process.env.SVC_LOAD_STATS === '1') startLoadStats(() => own?.services);
   });
   stopOnSignals(link, async () => {
     server.close();

@@ -19,6 +19,11 @@ export class CaptureClock {
     return this.#last;
   }
 
+  /** Moves the clock to at least `instant` (rows imported from another server carry their instants). */
+  advance(instant: Micros): void {
+    if (instant > this.#last) this.#last = instant;
+  }
+
   /** The server's present instant for answers (`tx_as_of`): never before an instant already handed out. */
   peek(): Micros {
     return Math.max(this.now(), this.#last);

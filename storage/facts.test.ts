@@ -7,6 +7,7 @@ import type { Declaration, NodeVersion, Policy } from './types.ts';
 let seq = 0;
 const decl = (fact_key: string, policy: Policy, declared_at: number): Declaration => ({
   seq: ++seq,
+  tseq: seq,
   tenant: 't',
   fact_key,
   key_fields: [],

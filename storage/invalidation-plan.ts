@@ -48,8 +48,10 @@ export function planInvalidation(
   }
   const batchId = input.backfill ? `batch-${capturedAt}` : null;
   const first = versions.reduce((a, b) => (b.seq < a.seq ? b : a));
+  const seq = seqs.nextSeq();
   const invalidation: Invalidation = {
-    seq: seqs.nextSeq(),
+    seq,
+    tseq: seq,
     tenant,
     target_id: input.id,
     space: first.space,
@@ -68,6 +70,7 @@ export function planInvalidation(
           declared_captured_at: input.backfill.declared_captured_at,
           reason: input.backfill.reason,
           captured_at: capturedAt,
+          tseq: seq,
         }
       : null;
   return { kind: 'written', invalidation, batch };

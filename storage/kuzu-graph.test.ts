@@ -34,6 +34,7 @@ function node(seq: number, i: number): NodeVersion {
   const t = TEXTS[i % TEXTS.length] ?? null;
   return {
     seq,
+    tseq: seq,
     tenant: i % 2 ? 'tenant "b"' : 'a',
     id: `n${i}\n${t ?? ''}`,
     space: `space ${i % 3}`,
@@ -56,6 +57,7 @@ function node(seq: number, i: number): NodeVersion {
 function edge(seq: number, i: number): EdgeRecord {
   return {
     seq,
+    tseq: seq,
     tenant: 'a',
     source_id: `n${i}`,
     target_id: `n${i + 1}`,
@@ -87,6 +89,7 @@ function group(from: number, n: number): CommitGroup {
         declared_captured_at: AT - 5,
         reason: TEXTS[from % TEXTS.length] ?? '',
         captured_at: AT + from,
+        tseq: from,
       },
     ],
     nodes,
@@ -94,6 +97,7 @@ function group(from: number, n: number): CommitGroup {
     declarations: [
       {
         seq: from + 2 * n,
+        tseq: from + 2 * n,
         tenant: 'a',
         fact_key: 'k\n"1"',
         key_fields: ['a', 'b "c"'],
@@ -105,6 +109,7 @@ function group(from: number, n: number): CommitGroup {
     verdicts: [
       {
         seq: from + 2 * n + 1,
+        tseq: from + 2 * n + 1,
         tenant: 'a',
         fact_key: 'k',
         target_id: null,
@@ -122,6 +127,7 @@ function group(from: number, n: number): CommitGroup {
     invalidations: [
       {
         seq: from + 2 * n + 2,
+        tseq: from + 2 * n + 2,
         tenant: 'a',
         target_id: `n0\n${TEXTS[from % TEXTS.length] ?? ''}`,
         space: 'space 0',
@@ -201,6 +207,23 @@ describe('KuzuGraph write paths', () => {
     const before = switching.writeStats().copyGroups;
     await switching.commit({ ...group(40_000, 1), edges: [], declarations: [], verdicts: [], invalidations: [] });
     expect(switching.writeStats().copyGroups).toBe(before + 1);
+  });
+
+  it('journals a bulk group by default: a 1,000-row import is acknowledged before any copy, a backfill copied at once', async () => {
+    const bulkDir = join(dir, 'bulk');
+    const bulk = await KuzuGraph.open(bulkDir, { flushAfterMs: 3_600_000 });
+    try {
+      const rows: CommitGroup = { ...emptyGroup(), nodes: Array.from({ length: 1_000 }, (_, i) => node(60_000 + i, i)) };
+      await bulk.commit(rows);
+      expect(bulk.writeStats()).toMatchObject({ journalGroups: 1, journalRows: 1_000, copyGroups: 0 });
+      expect(bulk.journalRows()).toBe(1_000); // durable in the journal, not yet in the engine
+      await bulk.commit({ ...group(70_000, 1), edges: [], declarations: [], verdicts: [], invalidations: [] });
+      expect(bulk.writeStats()).toMatchObject({ journalGroups: 1, copyGroups: 1, flushedRows: 1_000 });
+      expect(bulk.journalRows()).toBe(0); // copied with the backfill, in its transaction
+      expect((await bulk.loadAll()).nodes.map((n) => n.seq)).toEqual([...rows.nodes.map((n) => n.seq), 70_000]);
+    } finally {
+      await bulk.close();
+    }
   });
 
   it('rolls a failing COPY group back whole, with the journal rows, and keeps them for the next copy', async () => {

@@ -6,8 +6,9 @@
 // parameter-bound `UNWIND ... CREATE` spends ~80 ms marshalling the rows into the engine, `UNWIND ...
 // MATCH ... CREATE` for relationships runs at under 600 rows/s, while COPY from a CSV file stages the
 // same rows in ~20 ms; but COPY has a fixed price per statement (~50 ms) that a one-row write would pay in
-// full. So a small commit group is made durable in the write journal (write-journal.ts) and acknowledged
-// from there; the journal is copied in later, many groups per COPY, and always before the engine is read.
+// full, and a bulk import's request paid it for each of its tables. So commit groups (but a backfill's)
+// are made durable in the write journal (write-journal.ts) and acknowledged from there; the journal is
+// copied in later, many groups per COPY, and always before the engine is read.
 //
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
@@ -17,7 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { envMegabytes } from './env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
-import { syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
+import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from './types.ts';
 
 interface Column<Row> {
@@ -47,6 +48,7 @@ const BATCH: TableSpec<BatchRow> = {
     int('declared_captured_at', (r) => r.declared_captured_at),
     text('reason', (r) => r.reason),
     int('captured_at', (r) => r.captured_at),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -70,6 +72,7 @@ const NODE: TableSpec<NodeVersion> = {
     text('fact_key', (r) => r.fact_key),
     text('fact_value', (r) => r.fact_value),
     text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -96,6 +99,7 @@ const EDGE: TableSpec<EdgeRecord> = {
     int('known_at', (r) => r.known_at),
     text('batch_id', (r) => r.batch_id),
     text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -109,6 +113,7 @@ const DECLARATION: TableSpec<Declaration> = {
     text('policy', (r) => r.policy),
     text('source_order', (r) => (r.source_order ? JSON.stringify(r.source_order) : null)),
     int('declared_at', (r) => r.declared_at),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -128,6 +133,7 @@ const VERDICT: TableSpec<Verdict> = {
     int('known_at', (r) => r.known_at),
     text('space', (r) => r.space),
     text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -143,6 +149,7 @@ const INVALIDATION: TableSpec<Invalidation> = {
     int('invalidated_at', (r) => r.invalidated_at),
     int('known_at', (r) => r.known_at),
     text('batch_id', (r) => r.batch_id),
+    int('tseq', (r) => r.tseq),
   ],
 };
 
@@ -151,7 +158,12 @@ const INVALIDATION: TableSpec<Invalidation> = {
 // spaces is read at start-up. Written with the space's first rows, in the same transaction.
 const SPACE: TableSpec<SpaceRow> = {
   table: 'Space',
-  columns: [text('name', (r) => r.space), text('tenant', (r) => r.tenant), int('first_captured_at', (r) => r.first_captured_at)],
+  columns: [
+    text('name', (r) => r.space),
+    text('tenant', (r) => r.tenant),
+    int('first_captured_at', (r) => r.first_captured_at),
+    int('tseq', (r) => r.tseq),
+  ],
 };
 
 // A space of one tenant (key: tenant + space), the source of the relationships below: the rows a space
@@ -178,8 +190,10 @@ const holds = (table: string, to: string): TableSpec<HoldsRow> & { to: string } 
   to,
   columns: [text('space_key', (r) => identKey(r.tenant, r.space)), int('row_seq', (r) => r.seq)],
 });
-// Forward only (Space to row): a read never walks from a row to its space, and a backward CSR doubled the
-// copy's cost in the measurements of docs/storage.md.
+// Both directions (Kuzu's default), though a read walks only from a space to its rows: Kuzu 0.11.3 cannot
+// delete a node that a forward-only relationship table may point at ("Failed to get bwd data ... set the
+// storage direction to BOTH"), even when none does, and a tenant's deletion (tenant-copy.ts) deletes its
+// rows. The backward lists cost the copy ~20% more (docs/storage.md).
 const HOLDS_BLOCK = holds('HoldsBlock', 'Block');
 const HOLDS_EDGE = holds('HoldsEdge', 'Edge');
 /** An invalidation is held by every space holding a version of its node: it retracts the id's every version. */
@@ -203,7 +217,7 @@ const SCHEMA = [
   nodeTableDdl(INVALIDATION, 'seq'),
   nodeTableDdl(SPACE, 'name'),
   nodeTableDdl(TENANT_SPACE, 'key'),
-  ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY) WITH (storage_direction = 'fwd')`),
+  ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY)`),
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -405,27 +419,51 @@ function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): Table
 
 /**
  * Groups of up to this many rows are journaled and acknowledged from the journal; larger ones are copied
- * into the engine at once (with whatever the journal holds, in one transaction). Measured here (README,
- * "Writes priced by size"): a journal append with its fdatasync costs ~0.5 ms plus ~3 µs a row, a COPY a
- * fixed ~50-150 ms plus ~0.1-0.2 ms a row.
+ * into the engine at once (with whatever the journal holds, in one transaction). A journal append with its
+ * fdatasync costs ~0.5 ms plus ~3-5 µs a row, a COPY a fixed ~50-150 ms a statement (~0.3-1 s for a group's
+ * three tables and its commit on a loaded 2-core machine) plus ~0.05-0.1 ms a row. Bulk imports are
+ * journaled too (issue 21): a 1,000-row request copied at once waited ~1 s for its own COPY, and a copy of
+ * the journal carries many requests' rows for the same fixed price. So every group is journaled but a
+ * backfill (see commit) and one whose record is larger than JOURNAL_MAX_RECORD_BYTES.
  */
-export const JOURNAL_MAX_ROWS = 200;
+export const JOURNAL_MAX_ROWS = 1_000_000;
+/** A group whose journal record is larger is copied at once (a huge record would be held twice in memory). */
+export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** The journal is copied into the engine once it holds this many rows, or FLUSH_AFTER_MS after its first. */
 export const FLUSH_ROWS = 2_000;
 export const FLUSH_AFTER_MS = 1_000;
-/** A write waits for the copy in progress when the journal holds this many rows: writers cannot outrun it. */
-const JOURNAL_ROWS_CAP = 4 * FLUSH_ROWS;
+/**
+ * A write waits for the copy in progress when the journal holds this many rows or bytes: writers cannot
+ * outrun the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how
+ * long a read of the engine (a cold tenant's load) waits for the copy before it. A copy takes every row
+ * appended while the one before it ran, so under a steady import copies grow toward this size and their
+ * fixed price is shared by more rows.
+ */
+export const JOURNAL_ROWS_CAP = 32_000;
+export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
 /**
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
- * table. An older layout is migrated on open; a newer one is refused.
+ * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
  */
 const LAYOUT = 4;
-/** The first layout with TenantSpace and the Holds relationships (3 is another step's number). */
+/** The first layout whose tables carry tseq. */
+const LAYOUT_TSEQ = 3;
+/** The first layout with TenantSpace and the Holds relationships. */
 const LAYOUT_HOLDS = 4;
 /** TenantSpace keys remembered as written before the set starts over. */
 const STORED_SPACES_MAX = 100_000;
 /** Rows read per page while a migration indexes them. */
 const MIGRATE_PAGE = 100_000;
+/** Ids per literal list in a query by id (a list's parse costs ~0.5 ms an item). */
+const ID_LIST = 500;
+/** Ids as Cypher list literals (their stored, JSON-encoded text), ID_LIST at a time. */
+function* idLists(ids: readonly string[]): Generator<string> {
+  for (let i = 0; i < ids.length; i += ID_LIST)
+    yield ids
+      .slice(i, i + ID_LIST)
+      .map((id) => cypherString(JSON.stringify(id)))
+      .join(', ');
+}
 const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
@@ -499,7 +537,17 @@ export interface GraphStore {
   loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>>;
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
-  lastWritten(): Promise<{ instant: number; seq: number }>;
+  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }>;
+  /** One tenant's rows with `after` < tseq <= `upTo`, at most `limit` per table, each table in tseq order. */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup>;
+  tenantLastTseq(tenant: string): Promise<number>;
+  /** The tenant's stored invalidations of these ids. */
+  invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
+  /** The spaces holding a stored version of each of these ids of the tenant. */
+  spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  spaceRows(names: readonly string[]): Promise<SpaceRow[]>;
+  /** Deletes every row of the tenant (journal included); rows deleted per table. */
+  deleteTenant(tenant: string): Promise<Record<string, number>>;
   /** The first tenant to write `space`, or null; from the Space table's key index. */
   spaceWriter(space: string): Promise<string | null>;
   counts(): Promise<Record<string, number>>;
@@ -544,9 +592,11 @@ const DECODE = {
     declared_captured_at: i64(r, 'declared_captured_at'),
     reason: str(r, 'reason'),
     captured_at: i64(r, 'captured_at'),
+    tseq: i64(r, 'tseq'),
   }),
   node: (r: Record<string, unknown>): NodeVersion => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     id: str(r, 'id'),
     space: str(r, 'space'),
@@ -566,6 +616,7 @@ const DECODE = {
   }),
   edge: (r: Record<string, unknown>): EdgeRecord => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     source_id: str(r, 'source_id'),
     target_id: str(r, 'target_id'),
@@ -584,6 +635,7 @@ const DECODE = {
   }),
   declaration: (r: Record<string, unknown>): Declaration => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     fact_key: str(r, 'fact_key'),
     key_fields: JSON.parse(str(r, 'key_fields')) as string[],
@@ -593,6 +645,7 @@ const DECODE = {
   }),
   verdict: (r: Record<string, unknown>): Verdict => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     fact_key: str(r, 'fact_key'),
     target_id: t(r, 'target_id'),
@@ -606,8 +659,15 @@ const DECODE = {
     space: t(r, 'space'),
     hash: str(r, 'hash'),
   }),
+  space: (r: Record<string, unknown>): SpaceRow => ({
+    space: str(r, 'name'),
+    tenant: str(r, 'tenant'),
+    first_captured_at: i64(r, 'first_captured_at'),
+    tseq: i64(r, 'tseq'),
+  }),
   invalidation: (r: Record<string, unknown>): Invalidation => ({
     seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
     tenant: str(r, 'tenant'),
     target_id: str(r, 'target_id'),
     space: str(r, 'space'),
@@ -621,6 +681,8 @@ const DECODE = {
 
 /** Every table with its columns, in tablesOf's order: the journal and `counts` use the same list. */
 const TABLES: readonly Pick<TableRows, 'table' | 'columns'>[] = tablesOf(emptyGroup());
+/** The ledger's own tables, each row carrying a tseq: not the index of rows by space (TenantSpace, Holds). */
+const ROW_TABLES = TABLES.filter((t) => t.columns.some((c) => c.name === 'tseq'));
 const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
   const spec = TABLES.find((t) => t.table === table);
   if (!spec)
@@ -646,15 +708,20 @@ function journalParts(records: readonly JournalRecord[]): TableRows[] {
   for (const r of records) for (const t of r.tables) specOf(t.table);
   return TABLES.map((spec) => {
     const identity = rowIdentity(spec);
+    const tseqLast = spec.columns[spec.columns.length - 1]?.name === 'tseq';
+    const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
     const seen = new Set<Cell>();
     const rows: Cell[][] = [];
     for (const r of records)
       for (const t of r.tables)
         if (t.table === spec.table)
-          for (const row of t.rows) {
+          for (let row of t.rows) {
             const key = identity(row);
             if (seen.has(key)) continue;
             seen.add(key);
+            // A record journaled by layout 2 lacks tseq (the last column): a row written here has tseq = seq;
+            // a Space row's is filled by the layout's migration.
+            if (tseqLast && row.length === spec.columns.length - 1) row = [...row, seqAt >= 0 ? (row[seqAt] ?? null) : null];
             rows.push(row);
           }
     return cellRows(spec, rows);
@@ -710,7 +777,8 @@ export class KuzuGraph implements GraphStore {
   /** Every use of the writer connection runs through this chain: Kuzu allows one write transaction. */
   #writing: Promise<unknown> = Promise.resolve();
   #flushTimer: NodeJS.Timeout | null = null;
-  #flushQueued = false;
+  /** The background copy queued or running, settled (never rejected) when it is done. */
+  #flush: Promise<void> | null = null;
   /** A copy of the journal failed: the next one first skips rows the engine already holds. */
   #retrying = false;
   #renumberedAbove: number | null = null;
@@ -748,10 +816,15 @@ export class KuzuGraph implements GraphStore {
     }
     const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
     for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
+    // Existing rows of layout 1 or 2: tseq is added (empty) before the journal is copied in, since the
+    // journal's rows are copied with this release's columns (journalParts fills tseq for older records).
+    const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
+    if (fillTseq) await graph.#addTseqColumns();
     await graph.#drain({ recovering: true });
     // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
     const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
     if (from < 2) await graph.#migrateSpaces();
+    if (fillTseq) await graph.#migrateTseq();
     if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
     if (written !== LAYOUT) {
       writeFileSync(layoutFile, String(LAYOUT), { flush: true });
@@ -817,6 +890,68 @@ export class KuzuGraph implements GraphStore {
       console.error(
         `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
           `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  /** Layout 2 to 3, first part: the tseq column on every table, empty. */
+  async #addTseqColumns(): Promise<void> {
+    for (const { table } of ROW_TABLES) await this.#run(this.#writer, `ALTER TABLE ${table} ADD IF NOT EXISTS tseq INT64`);
+  }
+
+  /**
+   * Layout 2 to 3: every row's tseq, from one pass per table, once. A row's is its seq (it was written
+   * here); a batch's and a space's is that of the first row naming it, so an export places it just before.
+   */
+  async #migrateTseq(): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      for (const { table } of ROW_TABLES)
+        if (keyColumn({ table }) === 'seq') await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tseq IS NULL SET x.tseq = x.seq`);
+      const firstOf = async (tables: string[], column: string): Promise<Map<string, number>> => {
+        const first = new Map<string, number>();
+        for (const table of tables)
+          for (const r of await this.#run(
+            this.#reader,
+            `MATCH (x:${table}) WHERE x.${column} IS NOT NULL RETURN x.tenant AS t, x.${column} AS c, min(x.tseq) AS s`,
+          )) {
+            const k = identKey(decodeText(r.t) ?? '', decodeText(r.c) ?? '');
+            first.set(k, Math.min(first.get(k) ?? Number.POSITIVE_INFINITY, decodeInt(r.s)));
+          }
+        return first;
+      };
+      const byBatch = await firstOf([NODE.table, EDGE.table, INVALIDATION.table], 'batch_id');
+      const bySpace = await firstOf([NODE.table, EDGE.table], 'space');
+      const batches = await this.#run(this.#reader, `MATCH (x:${BATCH.table}) WHERE x.tseq IS NULL RETURN x.key AS k`);
+      const spaces = await this.#run(this.#reader, `MATCH (x:${SPACE.table}) WHERE x.tseq IS NULL RETURN x.name AS k, x.tenant AS t`);
+      // Keys as stored (JSON-encoded text), so the SET matches them without decoding.
+      const set = async (table: string, key: string, rows: { k: string; t: number }[]): Promise<void> => {
+        for (let i = 0; i < rows.length; i += 500) {
+          const list = rows
+            .slice(i, i + 500)
+            .map((r) => `{k: ${cypherString(r.k)}, t: ${Math.trunc(r.t)}}`)
+            .join(', ');
+          await this.#run(this.#writer, `UNWIND [${list}] AS r MATCH (x:${table}) WHERE x.${key} = r.k SET x.tseq = r.t`);
+        }
+      };
+      // None names it (not written by this release's planners): first in the tenant's export order.
+      const orFirst = (n: number | undefined): number => (n === undefined || !Number.isFinite(n) ? 1 : n);
+      await set(
+        BATCH.table,
+        'key',
+        batches.map((r) => {
+          const key = decodeText(r.k) ?? '';
+          return { k: String(r.k), t: orFirst(byBatch.get(key)) };
+        }),
+      );
+      await set(
+        SPACE.table,
+        'name',
+        spaces.map((r) => ({ k: String(r.k), t: orFirst(bySpace.get(identKey(decodeText(r.t) ?? '', decodeText(r.k) ?? ''))) })),
+      );
+      console.error(
+        `data folder: migrated once to layout ${LAYOUT_TSEQ}: per-tenant sequence numbers (tseq) given to every row ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
       );
     });
   }
@@ -901,8 +1036,10 @@ export class KuzuGraph implements GraphStore {
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.
-    if (journaledRows <= this.#journalMaxRows && group.batches.length === 0) {
-      await this.#journal.append(journalRecord(parts));
+    const record = journaledRows <= this.#journalMaxRows && group.batches.length === 0 ? journalRecord(parts) : null;
+    const bytes = record ? encodeRecord(record) : null;
+    if (record && bytes && bytes.length <= JOURNAL_MAX_RECORD_BYTES) {
+      await this.#journal.append(record, bytes);
       this.#noteSpaces(group);
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
@@ -910,7 +1047,11 @@ export class KuzuGraph implements GraphStore {
       this.#scheduleFlush();
       // The group is durable and acknowledged from here on: a failed copy while waiting for the journal
       // to shrink must not fail it (the ledger would refuse a write the next copy stores).
-      if (this.#journal.pendingRows >= JOURNAL_ROWS_CAP)
+      // Past the cap it waits for the copy in progress, which takes the rows appended before it started,
+      // and only then (still past it) for a copy of the rest: not for both at once.
+      const full = (): boolean => this.#journal.pendingRows >= JOURNAL_ROWS_CAP || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
+      if (full() && this.#flush) await this.#flush;
+      if (full())
         await this.#drain().catch((error: unknown) =>
           console.error('write journal: copy into the graph store failed, kept for a retry:', error),
         );
@@ -948,12 +1089,11 @@ export class KuzuGraph implements GraphStore {
   #flushInBackground(): void {
     // One background copy queued at a time: while copies fail, every write past FLUSH_ROWS would queue
     // another, and a write waiting at the journal's cap would wait behind all of them.
-    if (this.#flushQueued) return;
-    this.#flushQueued = true;
-    void this.#drain()
+    if (this.#flush) return;
+    this.#flush = this.#drain()
       .catch((error: unknown) => console.error('write journal: copy into the graph store failed, kept for a retry:', error))
       .finally(() => {
-        this.#flushQueued = false;
+        this.#flush = null;
       });
   }
 
@@ -1165,11 +1305,12 @@ export class KuzuGraph implements GraphStore {
     where: string,
     decode: (row: Record<string, unknown>) => R,
     limit?: number,
+    orderBy: string = spec === BATCH ? 'captured_at' : 'seq',
     path = '',
   ): Promise<R[]> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
-    const order = `ORDER BY x.${spec === BATCH ? 'captured_at' : 'seq'}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
+    const order = `ORDER BY x.${orderBy}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
     try {
       await this.#run(
         this.#reader,
@@ -1219,9 +1360,9 @@ export class KuzuGraph implements GraphStore {
     const where = `WHERE s.key = ${key}`;
     const d = DECODE;
     return this.#read(async () => ({
-      nodes: await this.#select(NODE, where, d.node, undefined, via(HOLDS_BLOCK)),
-      edges: await this.#select(EDGE, where, d.edge, undefined, via(HOLDS_EDGE)),
-      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, via(HOLDS_INVALIDATION)),
+      nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
+      edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
     }));
   }
 
@@ -1236,20 +1377,128 @@ export class KuzuGraph implements GraphStore {
     }));
   }
 
+  /**
+   * One tenant's rows with `after` < tseq <= `upTo`, at most `limit` of each table, each in tseq order: a
+   * page of a tenant copy, read from the engine (the tenant's read model is not loaded for it).
+   */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup> {
+    const where =
+      `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} AND x.tseq > ${Math.trunc(after)}` +
+      (Number.isFinite(upTo) ? ` AND x.tseq <= ${Math.trunc(upTo)}` : '');
+    const d = DECODE;
+    const n = Math.max(1, Math.trunc(limit));
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch, n, 'tseq'),
+      nodes: await this.#select(NODE, where, d.node, n, 'tseq'),
+      edges: await this.#select(EDGE, where, d.edge, n, 'tseq'),
+      declarations: await this.#select(DECLARATION, where, d.declaration, n, 'tseq'),
+      verdicts: await this.#select(VERDICT, where, d.verdict, n, 'tseq'),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, n, 'tseq'),
+      spaces: await this.#select(SPACE, where, d.space, n, 'tseq'),
+      invalidationSpaces: [],
+    }));
+  }
+
+  /**
+   * The tenant's stored invalidations of these ids. With spacesOfIds, what a tenant copy needs to place
+   * imported invalidations in the index by space (see Ledger.importRows): scans of the Invalidation and
+   * Block tables (the only index is the primary key's), in lists of ID_LIST ids.
+   */
+  invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: Invalidation[] = [];
+      for (const list of idLists(ids))
+        for (const r of await this.#select(INVALIDATION, `WHERE x.tenant = ${lit} AND x.target_id IN [${list}]`, DECODE.invalidation))
+          out.push(r);
+      return out;
+    });
+  }
+
+  /** The spaces holding a stored version of each of these ids of the tenant. */
+  spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out = new Map<string, Set<string>>();
+      for (const list of idLists(ids))
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (x:${NODE.table}) WHERE x.tenant = ${lit} AND x.id IN [${list}] RETURN DISTINCT x.id AS id, x.space AS space`,
+        )) {
+          const id = decodeText(r.id) ?? '';
+          let set = out.get(id);
+          if (!set) out.set(id, (set = new Set()));
+          set.add(decodeText(r.space) ?? '');
+        }
+      return out;
+    });
+  }
+
+  /** The tenant's highest tseq (0 when it has no row). */
+  tenantLastTseq(tenant: string): Promise<number> {
+    return this.#read(async () => {
+      let top = 0;
+      for (const { table } of ROW_TABLES) {
+        const [row] = await this.#run(
+          this.#reader,
+          `MATCH (x:${table}) WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} RETURN max(x.tseq) AS ts`,
+        );
+        if (row?.ts !== null && row?.ts !== undefined) top = Math.max(top, decodeInt(row.ts));
+      }
+      return top;
+    });
+  }
+
+  /** The stored Space rows of these spaces, whoever wrote them first. */
+  spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    const list = names.map((n) => cypherString(JSON.stringify(n))).join(', ');
+    return this.#read(() => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name'));
+  }
+
+  /**
+   * Deletes every row of `tenant`, in one transaction, after the journal is copied in (so no journaled
+   * row of the tenant is copied in later), its index by space first. Returns the rows deleted per table
+   * of the ledger (the index's rows are not counted).
+   */
+  deleteTenant(tenant: string): Promise<Record<string, number>> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: Record<string, number> = {};
+      await this.#inTransaction(async () => {
+        // The Holds relationships go with their TenantSpace rows (a row with relationships cannot be deleted alone).
+        await this.#run(this.#writer, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} DETACH DELETE x`);
+        for (const { table } of ROW_TABLES) {
+          const [row] = await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+          out[table] = decodeInt(row?.n ?? 0);
+          if (out[table] > 0) await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} DELETE x`);
+        }
+      });
+      // Its TenantSpace rows are gone: a later write of the tenant (a copy back) writes them again.
+      const prefix = identKey(tenant, '');
+      for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
+      return out;
+    });
+  }
+
   /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]> {
     const where = `WHERE x.seq > ${Math.trunc(after)} AND x.seq <= ${Math.trunc(upTo)}`;
     return this.#read(() => this.#select(NODE, where, DECODE.node, Math.max(1, Math.trunc(limit))));
   }
 
-  /** The latest capture instant and sequence number written, for the clock and the sequence on open. */
-  lastWritten(): Promise<{ instant: number; seq: number }> {
+  /**
+   * The latest capture instant, sequence number and per-tenant sequence number written (the last two
+   * differ once rows were imported from another server), for the clock and the sequence on open.
+   */
+  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
     return this.#read(() => this.#lastWritten());
   }
 
-  async #lastWritten(): Promise<{ instant: number; seq: number }> {
+  async #lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
     let instant = 0,
-      seq = 0;
+      seq = 0,
+      tseq = 0;
     const tables: [string, string][] = [
       [BATCH.table, 'captured_at'],
       [NODE.table, 'captured_at'],
@@ -1261,12 +1510,13 @@ export class KuzuGraph implements GraphStore {
     for (const [table, clock] of tables) {
       const [row] = await this.#run(
         this.#reader,
-        `MATCH (x:${table}) RETURN max(x.${clock}) AS i${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
+        `MATCH (x:${table}) RETURN max(x.${clock}) AS i, max(x.tseq) AS ts${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
       );
       if (row?.i !== null && row?.i !== undefined) instant = Math.max(instant, decodeInt(row.i));
       if (row?.s !== null && row?.s !== undefined) seq = Math.max(seq, decodeInt(row.s));
+      if (row?.ts !== null && row?.ts !== undefined) tseq = Math.max(tseq, decodeInt(row.ts));
     }
-    return { instant, seq };
+    return { instant, seq, tseq };
   }
 
   /**
@@ -1290,9 +1540,14 @@ export class KuzuGraph implements GraphStore {
     for (const table of [NODE.table, EDGE.table]) {
       for (const r of await this.#run(
         this.#reader,
-        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first`,
+        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first, min(x.seq) AS s`,
       )) {
-        const row = { space: decodeText(r.space) ?? '', tenant: decodeText(r.tenant) ?? '', first_captured_at: decodeInt(r.first) };
+        const row = {
+          space: decodeText(r.space) ?? '',
+          tenant: decodeText(r.tenant) ?? '',
+          first_captured_at: decodeInt(r.first),
+          tseq: decodeInt(r.s),
+        };
         const seen = first.get(row.space);
         if (!seen || row.first_captured_at < seen.first_captured_at) first.set(row.space, row);
       }

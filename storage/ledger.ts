@@ -14,7 +14,10 @@ import { Snapshot } from './snapshot.ts';
 import { memoryBudgetMb, ResidentViews } from './resident-views.ts';
 import type { TenantView } from './tenant-view.ts';
 import type { Micros } from './time.ts';
-import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from './types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from './types.ts';
+
+const tablesSize = (g: CommitGroup): number =>
+  g.batches.length + g.nodes.length + g.edges.length + g.declarations.length + g.verdicts.length + g.invalidations.length + g.spaces.length;
 import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
 
 /** What one queued job stages into its commit group. */
@@ -29,6 +32,11 @@ export interface Stage {
   addVerdict(row: Verdict): void;
   addInvalidation(row: Invalidation): void;
   addInvalidationSpaces(links: CommitGroup['invalidationSpaces']): void;
+  /**
+   * Rows copied verbatim from another server (a tenant copy): they keep their tseq and instants, take
+   * this server's seq numbers in the order given, and move the sequence and the clock past them.
+   */
+  addImported(rows: CommitGroup): void;
 }
 
 interface Job<T> {
@@ -39,6 +47,39 @@ interface Job<T> {
 }
 
 export type CommitListener = (group: Readonly<CommitGroup>) => void | Promise<void>;
+export type DropListener = (tenant: string) => void | Promise<void>;
+
+/** The latest instant a row carries, as the clock is seeded on open (lastWritten). */
+function latestInstant(rows: CommitGroup): Micros {
+  let top = 0;
+  for (const b of rows.batches) top = Math.max(top, b.captured_at);
+  for (const r of rows.nodes) top = Math.max(top, r.captured_at);
+  for (const r of rows.edges) top = Math.max(top, r.captured_at);
+  for (const r of rows.declarations) top = Math.max(top, r.declared_at);
+  for (const r of rows.verdicts) top = Math.max(top, r.decided_at);
+  for (const r of rows.invalidations) top = Math.max(top, r.invalidated_at);
+  return top;
+}
+
+/** The earliest instant from which a read could see any of the rows. */
+function earliestKnown(rows: CommitGroup): Micros {
+  let low = Number.POSITIVE_INFINITY;
+  for (const b of rows.batches) low = Math.min(low, b.declared_captured_at);
+  for (const r of rows.nodes) low = Math.min(low, r.known_at);
+  for (const r of rows.edges) low = Math.min(low, r.known_at);
+  for (const r of rows.declarations) low = Math.min(low, r.declared_at);
+  for (const r of rows.verdicts) low = Math.min(low, r.known_at);
+  for (const r of rows.invalidations) low = Math.min(low, r.known_at);
+  return low;
+}
+
+/** The highest tseq of the rows (0: none). A loop, not a spread: an import page can hold ~130k rows, past V8's argument limit. */
+function maxTseq(rows: CommitGroup): number {
+  let top = 0;
+  for (const t of [rows.batches, rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations, rows.spaces])
+    for (const r of t) top = Math.max(top, r.tseq);
+  return top;
+}
 
 const MAX_GROUP_ROWS = 50_000;
 /** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
@@ -65,6 +106,9 @@ export class Ledger {
   readonly #spacesLooked = new Map<string, string | null>();
   readonly #queue: Job<unknown>[] = [];
   readonly #listeners: CommitListener[] = [];
+  readonly #dropListeners: DropListener[] = [];
+  /** Node and edge rows of imported groups: their spaces' first writers come with them, never staged here. */
+  readonly #imported = new WeakSet<object>();
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
@@ -97,7 +141,8 @@ export class Ledger {
     mkdirSync(dataDir, { recursive: true });
     const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph);
     const last = await graph.lastWritten();
-    return new Ledger(graph, dataDir, last.instant, last.seq + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
+    // Above every tseq too: rows imported from another server may carry numbers above this server's seq.
+    return new Ledger(graph, dataDir, last.instant, Math.max(last.seq, last.tseq) + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -131,9 +176,15 @@ export class Ledger {
    */
   #stageSpaces(group: CommitGroup): string[] {
     const added: string[] = [];
+    for (const s of group.spaces) {
+      if (this.#spacesStaged.has(s.space)) continue;
+      this.#spacesStaged.set(s.space, s.tenant);
+      added.push(s.space);
+    }
     for (const r of [...group.nodes, ...group.edges]) {
+      if (this.#imported.has(r)) continue;
       if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.get(r.space) === 'string') continue;
-      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at });
+      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at, tseq: r.tseq });
       this.#spacesStaged.set(r.space, r.tenant);
       added.push(r.space);
     }
@@ -233,6 +284,85 @@ export class Ledger {
 
   onCommit(listener: CommitListener): void {
     this.#listeners.push(listener);
+  }
+
+  /** Called after a tenant's rows were deleted (a derived index forgets the tenant). */
+  onTenantDropped(listener: DropListener): void {
+    this.#dropListeners.push(listener);
+  }
+
+  /** One tenant's stored rows with `after` < tseq <= `upTo`, at most `limit` per table, each in tseq order. */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup> {
+    return this.#graph.tenantRows(tenant, after, upTo, limit);
+  }
+
+  /** The tenant's highest tseq stored (0: none). */
+  tenantLastTseq(tenant: string): Promise<number> {
+    return this.#graph.tenantLastTseq(tenant);
+  }
+
+  /** The stored first-writer rows of these spaces. */
+  spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
+    return this.#graph.spaceRows(names);
+  }
+
+  /**
+   * Stores rows copied from another server through the commit path (journal or copy, durable when it
+   * resolves, commit listeners told). The caller checked them against what the tenant holds.
+   */
+  async importRows(rows: CommitGroup): Promise<void> {
+    const size = tablesSize(rows);
+    for (const link of await this.#importedHolds(rows)) rows.invalidationSpaces.push(link);
+    return this.enqueue((stage) => stage.addImported(rows), size);
+  }
+
+  /**
+   * The spaces imported invalidations are held by besides their own, as a write here places them: an
+   * invalidation by every space holding a version of its node (stored or imported with it), and a stored
+   * one by a space an imported version brings its node into. Read from the store before the commit: a
+   * tenant being copied here is not written here meanwhile (its placement is elsewhere until the move ends).
+   */
+  async #importedHolds(rows: CommitGroup): Promise<CommitGroup['invalidationSpaces']> {
+    const links: CommitGroup['invalidationSpaces'] = [];
+    const tenants = new Set([...rows.nodes.map((n) => n.tenant), ...rows.invalidations.map((i) => i.tenant)]);
+    for (const tenant of tenants) {
+      const nodes = rows.nodes.filter((n) => n.tenant === tenant);
+      const invalidations = rows.invalidations.filter((i) => i.tenant === tenant);
+      const stored = await this.#graph.invalidationsOfIds(tenant, [...new Set(nodes.map((n) => n.id))]);
+      const ids = [...new Set([...invalidations.map((i) => i.target_id), ...stored.map((i) => i.target_id)])];
+      if (ids.length === 0) continue;
+      const storedSpaces = await this.#graph.spacesOfIds(tenant, ids);
+      const importedSpaces = new Map<string, Set<string>>();
+      for (const n of nodes) {
+        let set = importedSpaces.get(n.id);
+        if (!set) importedSpaces.set(n.id, (set = new Set()));
+        set.add(n.space);
+      }
+      for (const row of invalidations)
+        for (const space of new Set([...(storedSpaces.get(row.target_id) ?? []), ...(importedSpaces.get(row.target_id) ?? [])]))
+          if (space !== row.space) links.push({ space, row });
+      // A space holding a stored version of the id holds its stored invalidations already.
+      for (const row of stored)
+        for (const space of importedSpaces.get(row.target_id) ?? [])
+          if (space !== row.space && !storedSpaces.get(row.target_id)?.has(space)) links.push({ space, row });
+    }
+    return links;
+  }
+
+  /**
+   * Deletes every row of `tenant` here (journal included), between commits, and forgets its read model
+   * and spaces; derived indexes are told. Rows deleted per table.
+   */
+  async dropTenant(tenant: string): Promise<Record<string, number>> {
+    const counts = await this.#exclusive(async () => {
+      const deleted = await this.#graph.deleteTenant(tenant);
+      this.#residents.drop(tenant);
+      for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
+      for (const [space, t] of this.#spacesLooked) if (t === tenant) this.#spacesLooked.delete(space);
+      return deleted;
+    });
+    for (const listener of this.#dropListeners) await listener(tenant);
+    return counts;
   }
 
   /**
@@ -362,6 +492,26 @@ export class Ledger {
         },
         addInvalidationSpaces: (links) => {
           for (const l of links) group.invalidationSpaces.push(l);
+        },
+        addImported: (rows) => {
+          // Local numbers in tseq order (the order given), so seq and tseq order the tenant's rows alike.
+          const numbered = [...rows.nodes, ...rows.edges, ...rows.declarations, ...rows.verdicts, ...rows.invalidations];
+          numbered.sort((a, b) => a.tseq - b.tseq);
+          for (const r of numbered) r.seq = ++this.#seq;
+          for (const r of [...rows.nodes, ...rows.edges]) this.#imported.add(r);
+          // Row by row, not push(...rows): a page of ~130k rows passes V8's argument limit.
+          for (const r of rows.batches) group.batches.push(r);
+          for (const r of rows.nodes) group.nodes.push(r);
+          for (const r of rows.edges) group.edges.push(r);
+          for (const r of rows.declarations) group.declarations.push(r);
+          for (const r of rows.verdicts) group.verdicts.push(r);
+          for (const r of rows.invalidations) group.invalidations.push(r);
+          for (const r of rows.spaces) group.spaces.push(r);
+          for (const l of rows.invalidationSpaces) group.invalidationSpaces.push(l);
+          minKnownAt = Math.min(minKnownAt, earliestKnown(rows));
+          // Later rows of the tenant written here get tseq (= seq) and captured_at above every imported one.
+          this.#seq = Math.max(this.#seq, maxTseq(rows));
+          this.clock.advance(latestInstant(rows));
         },
       };
       try {

@@ -11,7 +11,7 @@ export interface ListQuery {
   kind?: string | undefined;
   category?: string | undefined;
   limit: number;
-  /** Rows after this sequence number (the cursor). */
+  /** Rows after this per-tenant sequence number (tseq: the cursor, valid on any server holding the tenant). */
   afterSeq?: number | undefined;
   /** Why a node the other filters admit is left out (invalidated, or not current), or null to keep it. */
   leaveOut?: ((id: string) => LeftOut | null) | undefined;
@@ -28,13 +28,13 @@ export interface ListResult {
   invalidated: number;
 }
 
-/** Index of the first row with a sequence number above `seq` (rows are in commit order). */
+/** Index of the first row with a tseq above `seq` (rows are in commit order, which within a tenant is tseq order). */
 function firstAfter(rows: readonly NodeVersion[], seq: number): number {
   let lo = 0,
     hi = rows.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((rows[mid]?.seq ?? 0) <= seq) lo = mid + 1;
+    if ((rows[mid]?.tseq ?? 0) <= seq) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -66,9 +66,9 @@ export function listNodes(view: TenantView, q: ListQuery): ListResult {
       if (out === 'invalidated') invalidated++;
       continue;
     }
-    if (n.seq <= after || nextSeq !== null) continue;
+    if (n.tseq <= after || nextSeq !== null) continue;
     if (items.length === q.limit) {
-      nextSeq = items[items.length - 1]?.seq ?? null;
+      nextSeq = items[items.length - 1]?.tseq ?? null;
       if (hidesNothing) break;
       continue;
     }

@@ -224,6 +224,13 @@ export class ResidentViews {
     this.#evict('');
   }
 
+  /** Forgets every view of the tenant (its rows were deleted); a later use loads it from the store again. */
+  drop(tenant: string): void {
+    for (const key of this.#byTenant.get(tenant) ?? []) this.#views.delete(key);
+    this.#byTenant.delete(tenant);
+    this.#wide.delete(tenant);
+  }
+
   /** Tenants whose whole view is resident. */
   tenants(): string[] {
     return [...this.#views.values()].filter((e) => e.space === undefined).map((e) => e.tenant);

@@ -24,7 +24,8 @@ function row(over: Partial<NodeVersion> & { id: string }): NodeVersion {
 }
 
 function decl(policy: Policy, source_order: string[] | null = null): Declaration {
-  return { seq: ++seq, tenant: 't', fact_key: 'f', key_fields: [], policy, source_order, declared_at: 0 };
+  const n = ++seq;
+  return { seq: n, tseq: n, tenant: 't', fact_key: 'f', key_fields: [], policy, source_order, declared_at: 0 };
 }
 
 const ORDER = ['gold', 'silver'];

@@ -8,10 +8,18 @@ export interface BatchRow {
   declared_captured_at: Micros;
   reason: string;
   captured_at: Micros;
+  /** The tseq of the batch's first row (a batch is exported just before it). */
+  tseq: number;
 }
 
 export interface NodeVersion {
   seq: number;
+  /**
+   * The row's number within its tenant: equal to seq for a row written here, the source's number for a row
+   * imported by a tenant copy (seq is this server's own). Cursors and exports carry it; within one tenant
+   * it orders rows as seq does.
+   */
+  tseq: number;
   tenant: string;
   id: string;
   space: string;
@@ -35,6 +43,8 @@ export interface NodeVersion {
 
 export interface EdgeRecord {
   seq: number;
+  /** Within the tenant (see NodeVersion.tseq). */
+  tseq: number;
   tenant: string;
   source_id: string;
   target_id: string;
@@ -80,6 +90,8 @@ export const POLICIES: readonly Policy[] = ['latest_valid', 'latest_observed', '
 
 export interface Declaration {
   seq: number;
+  /** Within the tenant (see NodeVersion.tseq). */
+  tseq: number;
   tenant: string;
   fact_key: string;
   key_fields: string[];
@@ -90,6 +102,8 @@ export interface Declaration {
 
 export interface Verdict {
   seq: number;
+  /** Within the tenant (see NodeVersion.tseq). */
+  tseq: number;
   tenant: string;
   fact_key: string;
   /** The node id the chosen value came from, or null when no value was chosen. */
@@ -113,6 +127,8 @@ export interface Verdict {
  */
 export interface Invalidation {
   seq: number;
+  /** Within the tenant (see NodeVersion.tseq). */
+  tseq: number;
   tenant: string;
   target_id: string;
   /** The space of the node it retracts (export and confinement scope by it). */
@@ -130,4 +146,6 @@ export interface SpaceRow {
   space: string;
   tenant: string;
   first_captured_at: Micros;
+  /** The tseq of the space's first row (exported just before it). */
+  tseq: number;
 }

@@ -20,7 +20,7 @@ export interface VerdictInput {
   resolver: string;
 }
 
-export type VerdictDraft = Omit<Verdict, 'seq' | 'decided_at' | 'known_at'>;
+export type VerdictDraft = Omit<Verdict, 'seq' | 'tseq' | 'decided_at' | 'known_at'>;
 
 // Candidates by what they say and when, not by row hash (rows loaded from a bundle carry none). Rows
 // never change, so each one's identity text is computed once.
@@ -102,7 +102,8 @@ async function record(ledger: Ledger, view: TenantView, draft: VerdictDraft): Pr
     return await ledger.enqueue((stage) => {
       if (view.hasVerdictHash(draft.hash) || set.has(draft.hash)) return false;
       set.add(draft.hash);
-      stage.addVerdict({ ...draft, seq: stage.nextSeq(), decided_at: stage.capturedAt, known_at: stage.capturedAt });
+      const seq = stage.nextSeq();
+      stage.addVerdict({ ...draft, seq, tseq: seq, decided_at: stage.capturedAt, known_at: stage.capturedAt });
       return true;
     });
   } finally {

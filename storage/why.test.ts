@@ -10,6 +10,7 @@ function node(view: TenantView, id: string, over: Partial<NodeVersion> = {}): vo
   const t = over.asserted_at ?? 100;
   view.addNode({
     seq: ++seq,
+    tseq: seq,
     tenant: 't',
     id,
     space: 's',
@@ -32,6 +33,7 @@ function node(view: TenantView, id: string, over: Partial<NodeVersion> = {}): vo
 function edge(view: TenantView, source_id: string, edge_type: EdgeType, target_id: string, over: Partial<EdgeRecord> = {}): void {
   view.addEdge({
     seq: ++seq,
+    tseq: seq,
     tenant: 't',
     source_id,
     target_id,

@@ -33,6 +33,24 @@ describe('WriteJournal', () => {
     await again.close();
   });
 
+  it('counts the encoded bytes it holds, recovered records included, and frees them on release', async () => {
+    const j = WriteJournal.open(dir);
+    await j.append(rec(1));
+    const big = rec(2);
+    await j.append(big, encodeRecord(big)); // encoded by the caller, as the graph store does
+    const bytes = encodeRecord(rec(1)).length + encodeRecord(rec(2)).length;
+    expect(j.pendingBytes).toBe(bytes);
+    await j.close();
+    const again = WriteJournal.open(dir);
+    expect(again.pendingBytes).toBe(bytes);
+    await again.append(rec(3));
+    const taken = await again.take();
+    again.release(taken.segments);
+    expect(again.pendingBytes).toBe(0);
+    expect(again.pendingRows).toBe(0);
+    await again.close();
+  });
+
   it('seals on take: appends after it go to a new segment, and release deletes only the sealed ones', async () => {
     const j = WriteJournal.open(dir);
     await j.append(rec(1));

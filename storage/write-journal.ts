@@ -1,4 +1,4 @@
-// Small commit groups are made durable here, not in the graph engine: appended to a journal file and
+// Commit groups, small and bulk, are made durable here, not in the graph engine: appended to a journal file and
 // fdatasync'ed (p50 ~0.4 ms on this disk), then acknowledged; the graph store copies the journal into Kuzu
 // later, many groups per COPY. Kuzu 0.11 took one transaction per small group badly: measured here, a
 // one-row COPY costs ~50 ms, and prepared CREATE statements, though ~1 ms, twice left a store that would
@@ -48,7 +48,9 @@ export function readSegment(file: string): JournalRecord[] {
     if (end > bytes.length) break;
     const body = bytes.subarray(at + HEADER, end);
     if (crc32(body) !== sum) break;
-    records.push(JSON.parse(body.toString('utf8')) as JournalRecord);
+    const record = JSON.parse(body.toString('utf8')) as JournalRecord;
+    sizes.set(record, end - at);
+    records.push(record);
     at = end;
   }
   return records;
@@ -59,7 +61,9 @@ export function encodeRecord(record: JournalRecord): Buffer {
   const header = Buffer.alloc(HEADER);
   header.writeUInt32LE(body.length, 0);
   header.writeUInt32LE(crc32(body), 4);
-  return Buffer.concat([header, body]);
+  const bytes = Buffer.concat([header, body]);
+  sizes.set(record, bytes.length);
+  return bytes;
 }
 
 /**
@@ -68,6 +72,8 @@ export function encodeRecord(record: JournalRecord): Buffer {
  */
 const rowsOf = (r: JournalRecord): number =>
   r.tables.reduce((n, t) => n + (t.table === 'TenantSpace' || t.table.startsWith('Holds') ? 0 : t.rows.length), 0);
+/** Each record's encoded size, set where it is encoded or read back, for the journal's byte count. */
+const sizes = new WeakMap<JournalRecord, number>();
 
 export class WriteJournal {
   readonly #dir: string;
@@ -76,6 +82,8 @@ export class WriteJournal {
   #activeRecords: JournalRecord[] = [];
   /** Rows of the sealed and active records, kept as they come and go (read on every small commit). */
   #pending = 0;
+  /** Their encoded bytes (see `sizes`). */
+  #pendingBytes = 0;
   /** Segments sealed but not yet known to be in the engine, oldest first, with their records. */
   #sealed: { n: number; records: JournalRecord[] }[];
   /** The fdatasync in flight: a segment is sealed (its descriptor closed) only after it settles. */
@@ -87,7 +95,11 @@ export class WriteJournal {
   private constructor(dir: string, sealed: { n: number; records: JournalRecord[] }[], next: number) {
     this.#dir = dir;
     this.#sealed = sealed;
-    for (const seg of sealed) for (const r of seg.records) this.#pending += rowsOf(r);
+    for (const seg of sealed)
+      for (const r of seg.records) {
+        this.#pending += rowsOf(r);
+        this.#pendingBytes += sizes.get(r) ?? 0;
+      }
     this.#active = next;
     this.#fd = openSync(join(dir, segmentName(next)), 'a');
     syncDir(dir);
@@ -117,15 +129,20 @@ export class WriteJournal {
     return this.#pending;
   }
 
+  /** The encoded bytes of those rows' records. */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
   /**
    * Appends one record and resolves once it is on disk: the caller may acknowledge it then. The fdatasync
    * runs off the main thread, so other requests are planned meanwhile; callers append one at a time (the
-   * ledger commits one group at a time).
+   * ledger commits one group at a time). `bytes` is the record as encodeRecord gives it, when the caller
+   * has encoded it already.
    */
-  async append(record: JournalRecord): Promise<void> {
+  async append(record: JournalRecord, bytes: Buffer = encodeRecord(record)): Promise<void> {
     if (this.#closed) throw new Error('write journal is closed');
     if (this.#failed) throw new Error(`write journal unusable after a failed fdatasync (restart the server): ${this.#failed.message}`);
-    const bytes = encodeRecord(record);
     try {
       let written = 0;
       while (written < bytes.length) written += writeSync(this.#fd, bytes, written, bytes.length - written);
@@ -136,6 +153,7 @@ export class WriteJournal {
     }
     this.#activeRecords.push(record);
     this.#pending += rowsOf(record);
+    this.#pendingBytes += bytes.length;
     const fd = this.#fd;
     this.#syncing = new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
     try {
@@ -147,6 +165,7 @@ export class WriteJournal {
       this.#failed = error as Error;
       this.#activeRecords = this.#activeRecords.filter((r) => r !== record);
       this.#pending -= rowsOf(record);
+      this.#pendingBytes -= bytes.length;
       throw error;
     }
   }
@@ -180,7 +199,10 @@ export class WriteJournal {
   release(segments: number): void {
     for (const seg of this.#sealed.splice(0, segments)) {
       unlinkSync(join(this.#dir, segmentName(seg.n)));
-      for (const r of seg.records) this.#pending -= rowsOf(r);
+      for (const r of seg.records) {
+        this.#pending -= rowsOf(r);
+        this.#pendingBytes -= sizes.get(r) ?? 0;
+      }
     }
     syncDir(this.#dir);
   }

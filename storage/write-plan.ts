@@ -3,7 +3,7 @@
 // A plan is made inside the writer queue against the committed view plus what earlier requests of the
 // same commit group staged (the overlay), so two requests in one group see each other.
 import { parseLag } from './duration.ts';
-import { contentHash } from './hash.ts';
+import { recordHasher } from './hash.ts';
 import { OPEN_END, type Micros } from './time.ts';
 import { edgeIdentity, push, type TenantView } from './tenant-view.ts';
 import { EDGE_TYPES, isEdgeType, type BatchRow, type EdgeRecord, type Invalidation, type NodeVersion } from './types.ts';
@@ -85,8 +85,12 @@ export class Overlay {
     push(this.invalidations, row.target_id, row);
   }
 
-  versionsOf(id: string): NodeVersion[] {
-    return [...this.view.versionsOf(id), ...(this.versions.get(id) ?? [])];
+  versionsOf(id: string): readonly NodeVersion[] {
+    // Without a copy when one side is empty (nearly always): a 1,000-row import asks this ~1,200 times.
+    const committed = this.view.versionsOf(id);
+    const staged = this.versions.get(id);
+    if (!staged) return committed;
+    return committed.length === 0 ? staged : [...committed, ...staged];
   }
 
   stageNode(row: NodeVersion): void {
@@ -107,8 +111,33 @@ export class Overlay {
   }
 }
 
+const nodeHash = recordHasher([
+  'space',
+  'kind',
+  'statement',
+  'category',
+  'payload',
+  'asserted_at',
+  'valid_from',
+  'valid_to',
+  'fact_key',
+  'fact_value',
+]);
+const edgeHash = recordHasher([
+  'space',
+  'source_id',
+  'target_id',
+  'edge_type',
+  'confidence',
+  'lag',
+  'mechanism',
+  'asserted_at',
+  'valid_from',
+  'valid_to',
+]);
+
 export function nodeContentHash(space: string, n: NodeInput): string {
-  return contentHash({
+  return nodeHash({
     space,
     kind: n.kind,
     statement: n.statement ?? null,
@@ -171,8 +200,10 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       outcome.refused.push({ id, kind: 'node', reason: 'id_conflict' });
       continue;
     }
+    const seq = seqs.nextSeq();
     const row: NodeVersion = {
-      seq: seqs.nextSeq(),
+      seq,
+      tseq: seq,
       tenant,
       id,
       space: input.space,
@@ -222,7 +253,7 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       outcome.refused.push({ id: label, kind: 'edge', reason: 'missing_endpoint' });
       continue;
     }
-    const hash = contentHash({
+    const hash = edgeHash({
       space: input.space,
       source_id: e.source_id,
       target_id: e.target_id,
@@ -242,8 +273,10 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
     // the content's time keeps it (asserting it at the capture instant would hide it from such reads).
     const asserted =
       e.asserted_at ?? Math.max(latestAssertion(overlay.versionsOf(e.source_id)), latestAssertion(overlay.versionsOf(e.target_id)));
+    const seq = seqs.nextSeq();
     const row: EdgeRecord = {
-      seq: seqs.nextSeq(),
+      seq,
+      tseq: seq,
       tenant,
       source_id: e.source_id,
       target_id: e.target_id,
@@ -276,6 +309,8 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       declared_captured_at: input.backfill.declared_captured_at,
       reason: input.backfill.reason,
       captured_at: capturedAt,
+      // Exported just before its first row (ties on tseq put batches first).
+      tseq: Math.min(...nodes.map((r) => r.tseq), ...edges.map((r) => r.tseq)),
     };
   }
   return { outcome, nodes, edges, newIdents, invalidationSpaces };

@@ -189,3 +189,63 @@ describe('deadlines', () => {
     expect(gate(t).stats()).toMatchObject({ heavyQueued: 0, heavyRunning: 0, inFlight: 0 });
   });
 });
+
+describe('overload answered before the body is read', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ SVC_API_KEYS: 'ka=alpha', SVC_MAX_HEAVY: '1', SVC_HEAVY_QUEUE: '1', SVC_MAX_REQUESTS: '2' });
+  });
+  afterAll(() => t.close());
+
+  /** A body that never ends: a server that tried to read it would never answer. */
+  const endless = (): ReadableStream<Uint8Array> =>
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"query": "harvest", '));
+      },
+    });
+  const post = (path: string, headers: Record<string, string> = {}): Promise<Response> =>
+    Promise.resolve(
+      t.app.request(`http://ledger.test${path}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer ka', 'content-type': 'application/json', ...headers },
+        body: endless(),
+        duplex: 'half',
+      } as RequestInit),
+    );
+
+  it('a search meeting a full heavy queue gets 503 + Retry-After without its body being read', async () => {
+    const held = await holdSlots(t);
+    const queued = search(t, 'ka');
+    await until(() => gate(t).stats().heavyQueued === 1);
+    const shedBefore = gate(t).stats().shed;
+    const res = await post('/v1/search');
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await res.json()) as any).detail.error).toBe('overloaded');
+    expect(gate(t).stats().shed).toBe(shedBefore + 1);
+    for (const h of held) h.release();
+    expect((await queued).status).toBe(200);
+    expect(gate(t).stats()).toMatchObject({ arrived: 0, inFlight: 0 });
+  });
+
+  it('over SVC_MAX_REQUESTS every operation route is refused unread; MCP gets an isError result; open routes still answer', async () => {
+    const held = [gate(t).arrive(false), gate(t).arrive(false)];
+    const list = await t.call('GET', '/v1/memories', { key: 'ka', query: { as_of: 'now' } });
+    expect(list.status).toBe(503);
+    expect(list.json.detail.why).toMatch(/2 requests are in flight/);
+    expect((await post('/v1/memories')).status).toBe(503);
+    const rpc = await mcpCall(t, 'ka', 'list_memories', { as_of: 'now' });
+    expect(rpc.id).toBe(1);
+    expect(rpc.result.isError).toBe(true);
+    expect(rpc.result.content[0].text).toMatch(/^overloaded: .*retry after \d+ s/);
+    expect(rpc.result._meta[ERROR_META_KEY].retry_after).toBeGreaterThanOrEqual(1);
+    // An MCP body too large to peek at is refused unread, as HTTP 503 with a JSON-RPC error.
+    const big = await post('/mcp', { accept: 'application/json, text/event-stream', 'content-length': String(1 << 20) });
+    expect(big.status).toBe(503);
+    expect(((await big.json()) as any).error.message).toMatch(/^overloaded/);
+    expect((await t.app.request('http://ledger.test/v1/version')).status).toBe(200);
+    for (const h of held) h.release();
+    expect((await t.call('GET', '/v1/memories', { key: 'ka', query: { as_of: 'now' } })).status).toBe(200);
+  });
+});

@@ -76,11 +76,21 @@ describe('help and --version', () => {
     ['bundle', /^usage: memory-ledger bundle FILE/],
     ['pull', /^usage: memory-ledger pull BASE_URL DIR/],
     ['push', /memory-ledger push DIR BASE_URL/],
+    ['move', /^usage: memory-ledger move TENANT --to SERVER/],
   ])('%s --help prints its help and exits 0 without loading an engine', async (command, usage) => {
     const r = await run([command, '--help'], {}, ['--import', NO_ENGINE]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(usage);
+  });
+
+  it('move names what it lacks (a tenant, --to, etcd, the operator key) and exits 2 before reaching anything', async () => {
+    const r = await run(['move'], { SVC_ETCD: '', SVC_OPERATOR_KEY: '' });
+    expect(r.code).toBe(2);
+    for (const what of ['TENANT', '--to', 'SVC_ETCD', 'SVC_OPERATOR_KEY']) expect(r.stderr).toContain(what);
+    const bad = await run(['move', 'acme', '--to', 's2', '--page-size', '5']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--page-size');
   });
 
   it('refuses an unknown command with exit code 2', async () => {

@@ -5,17 +5,18 @@
 // opens, every acknowledged write is there with its content, every request is wholly present or wholly
 // absent, and captured_at keeps increasing per tenant across restarts. `npm run test:crash` runs 50 rounds.
 //
-// Most requests are small (up to 23 rows); about one in six is a bulk request above JOURNAL_MAX_ROWS. Small
-// groups are acknowledged from the write journal and copied into Kuzu within a second, bulk ones copied at
-// once with the journal's rows, so kills land mid-append, mid-copy and between a copy's commit and the
-// journal's release; every restart replays what the journal holds.
+// Most requests are small (up to 23 rows); about one in six is a bulk request of 203-301 rows (more than
+// BULK_ROWS of tools/remember.ts). Groups are acknowledged from the write journal and copied into Kuzu in the
+// background, many at a time; a backfill's group is copied at once with the journal's rows. So kills land
+// mid-append, mid-copy and between a copy's commit and the journal's release; every restart replays what
+// the journal holds.
 // KEEP_CRASH_DIR=1 keeps the data folder afterwards (its path is printed) for inspection.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
-import { JOURNAL_MAX_ROWS } from '../storage/kuzu-graph.ts';
+import { BULK_ROWS } from '../tools/remember.ts';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? '5');
 const WRITERS = 3;
@@ -53,9 +54,9 @@ const rand = (): number => {
 };
 
 function request(tag: string, key: string): { body: unknown; sent: Sent } {
-  // A bulk request has more rows (nodes and edges) than the prepared path takes, whatever it is grouped with.
+  // A bulk request has more rows (nodes and edges) than BULK_ROWS: an import, journaled as one record.
   const bulk = rand() < 1 / 6;
-  const n = bulk ? Math.ceil(JOURNAL_MAX_ROWS / 2) + 1 + Math.floor(rand() * 50) : 1 + Math.floor(rand() * 12);
+  const n = bulk ? Math.ceil(BULK_ROWS / 2) + 1 + Math.floor(rand() * 50) : 1 + Math.floor(rand() * 12);
   const big = rand() < 0.2;
   const backfill = rand() < 0.25;
   const nodes = Array.from({ length: n }, (_, j) => {
@@ -259,10 +260,13 @@ describe('crash safety', () => {
         await server?.stop();
       }
       expect(sent.filter((s) => s.acked).length).toBeGreaterThan(ROUNDS);
-      // Requests on both sides of the journal's threshold were acknowledged (a request's rows are its nodes and edges).
+      // Bulk and small requests, journaled and backfills (copied at once), were acknowledged (a request's
+      // rows are its nodes and edges).
       const rowsOf = (s: Sent): number => s.nodes.length + s.edges;
-      expect(sent.filter((s) => s.acked && rowsOf(s) > JOURNAL_MAX_ROWS).length, 'bulk requests (COPY)').toBeGreaterThan(0);
-      expect(sent.filter((s) => s.acked && rowsOf(s) <= JOURNAL_MAX_ROWS).length, 'small requests (journaled)').toBeGreaterThan(0);
+      expect(sent.filter((s) => s.acked && rowsOf(s) > BULK_ROWS).length, 'bulk requests').toBeGreaterThan(0);
+      expect(sent.filter((s) => s.acked && rowsOf(s) <= BULK_ROWS).length, 'small requests').toBeGreaterThan(0);
+      expect(sent.filter((s) => s.acked && !s.backfill).length, 'journaled requests').toBeGreaterThan(0);
+      expect(sent.filter((s) => s.acked && s.backfill).length, 'backfills (COPY at once)').toBeGreaterThan(0);
     },
     60_000 + ROUNDS * 90_000,
   );

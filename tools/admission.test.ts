@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../server/config.ts';
-import { Admission, admissionLimits, deadlineCutsWork, describeLimits, isHeavy } from './admission.ts';
+import { Admission, admissionLimits, describeLimits } from './admission.ts';
 import { SvcError } from './errors.ts';
+import { heavyOperationNames, operationNamed } from './index.ts';
+import { deadlineCutsWork, isHeavy } from './operation.ts';
 
 describe('admission limits from the environment', () => {
   it('defaults, and every value named in the start-up line', () => {
@@ -9,7 +11,11 @@ describe('admission limits from the environment', () => {
     expect(l.maxHeavy).toBeGreaterThanOrEqual(2);
     expect(l.heavyQueue).toBe(16 * l.maxHeavy);
     expect(l.perKeyQueue).toBeLessThanOrEqual(l.heavyQueue);
-    const line = describeLimits(admissionLimits({ SVC_MAX_HEAVY: '3', SVC_HEAVY_QUEUE: '7', SVC_REQUEST_TIMEOUT_MS: '1234' }));
+    const line = describeLimits(
+      admissionLimits({ SVC_MAX_HEAVY: '3', SVC_HEAVY_QUEUE: '7', SVC_REQUEST_TIMEOUT_MS: '1234' }),
+      heavyOperationNames,
+    );
+    expect(line).toContain('(remember with messages or over 200 rows, search_memory, why, export_ledger)');
     expect(line).toContain('3 heavy operations at once');
     expect(line).toContain('queue 7 (4 per key,');
     expect(line).toContain('deadline 1234 ms');
@@ -28,22 +34,25 @@ describe('admission limits from the environment', () => {
 
 describe('which operations are heavy', () => {
   it('searches, why and export always; a write only with messages or as a bulk import', () => {
-    expect(isHeavy('search_memory', {})).toBe(true);
-    expect(isHeavy('why', {})).toBe(true);
-    expect(isHeavy('export_ledger', {})).toBe(true);
-    expect(isHeavy('list_memories', {})).toBe(false);
-    expect(isHeavy('remember', { nodes: [{}] })).toBe(false);
-    expect(isHeavy('remember', { messages: [] })).toBe(true);
-    expect(isHeavy('remember', { nodes: Array.from({ length: 201 }, () => ({})) })).toBe(true);
+    const heavy = (name: string, input: Record<string, unknown>): boolean => isHeavy(operationNamed(name), input);
+    expect(heavy('search_memory', {})).toBe(true);
+    expect(heavy('why', {})).toBe(true);
+    expect(heavy('export_ledger', {})).toBe(true);
+    expect(heavy('list_memories', {})).toBe(false);
+    expect(heavy('remember', { nodes: [{}] })).toBe(false);
+    expect(heavy('remember', { messages: [] })).toBe(true);
+    expect(heavy('remember', { nodes: Array.from({ length: 201 }, () => ({})) })).toBe(true);
+    expect(heavy('remember', { nodes: Array.from({ length: 200 }, () => ({})) })).toBe(false);
   });
 });
 
 describe('what a deadline cuts short', () => {
   it('reads are answered at their deadline; writes and exports run to the end', () => {
-    expect(deadlineCutsWork('search_memory', true)).toBe(true);
-    expect(deadlineCutsWork('list_memories', true)).toBe(true);
-    expect(deadlineCutsWork('remember', false)).toBe(false);
-    expect(deadlineCutsWork('export_ledger', true)).toBe(false);
+    const cuts = (name: string): boolean => deadlineCutsWork(operationNamed(name));
+    expect(cuts('search_memory')).toBe(true);
+    expect(cuts('list_memories')).toBe(true);
+    expect(cuts('remember')).toBe(false);
+    expect(cuts('export_ledger')).toBe(false);
   });
 });
 

@@ -1,5 +1,5 @@
 // Admission control for both doors, decided in one place (runOperation calls `admit`). Expensive
-// operations (see HEAVY) run a bounded number at a time; the rest wait in a bounded queue, one queue per
+// operations (each operation's `heavy`, tools/operation.ts) run a bounded number at a time; the rest wait in a bounded queue, one queue per
 // tenant served round-robin, so one key's flood takes turns with everybody else instead of standing in
 // front of them. Beyond the queue, past a tenant's share of it, or when the wait would outlast the
 // request's deadline, the answer is immediate: an SvcError carrying a retry-after, which each door maps
@@ -24,36 +24,6 @@ export interface AdmissionLimits {
   maxWaitMs: number;
 }
 
-/** Operations that are expensive whatever they are given, and those that are when their input is large. */
-const HEAVY: Readonly<Record<string, (input: Record<string, unknown>) => boolean>> = {
-  search_memory: () => true,
-  why: () => true,
-  export_ledger: () => true,
-  // Natural-language writes run the extractor (possibly a remote model); bulk imports plan and embed many rows.
-  remember: (input) => Array.isArray(input.messages) || rows(input.nodes) + rows(input.edges) > BULK_ROWS,
-};
-
-/** A write of more rows than this is an import and takes a heavy slot. */
-export const BULK_ROWS = 200;
-
-const rows = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
-
-export function isHeavy(operation: string, input: Record<string, unknown>): boolean {
-  return HEAVY[operation]?.(input) ?? false;
-}
-
-/**
- * Whether a request is answered 504 at its deadline while its work is still running. Writes are not
- * (an early "timed out" for a write that then commits would be false), and neither is an export, whose
- * size the caller chose and which is streamed as it is packed; both are bounded by the queue only.
- */
-export function deadlineCutsWork(operation: string, isRead: boolean): boolean {
-  return isRead && operation !== 'export_ledger';
-}
-
-/** The operations that can be heavy, for the start-up line and the docs. */
-export const HEAVY_OPERATIONS = Object.keys(HEAVY);
-
 function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -69,7 +39,11 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   const perKeyQueue = whole(env, 'SVC_HEAVY_QUEUE_PER_KEY', Math.max(1, Math.ceil(heavyQueue / 2)), 0, 100_000);
   if (perKeyQueue > heavyQueue)
     throw new Error(`SVC_HEAVY_QUEUE_PER_KEY: ${perKeyQueue} is more than the whole queue (SVC_HEAVY_QUEUE=${heavyQueue})`);
-  const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 512, 1, 1_000_000);
+  // Counted from arrival (before the body is read). One event loop answers a few thousand light requests a
+  // second, so 256 in flight is ~50–150 ms of queue: 256 writers are all answered (p99 153 ms on a quiet
+  // machine, where 128 refused 43% of them), and a burst of 1,024 connections timed out no more than at 128
+  // (433 against 443; docs/load.md). 512 let admitted requests outlast the client's 10 s.
+  const maxRequests = whole(env, 'SVC_MAX_REQUESTS', 256, 1, 1_000_000);
   if (maxRequests < maxHeavy) throw new Error(`SVC_MAX_REQUESTS: ${maxRequests} is less than SVC_MAX_HEAVY (${maxHeavy})`);
   // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
   const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
@@ -77,9 +51,10 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }
 
-export function describeLimits(l: AdmissionLimits): string {
+/** The start-up line; `heavy` names the operations that can take a heavy slot (the registry's, passed in: importing it here would be a cycle). */
+export function describeLimits(l: AdmissionLimits, heavy: readonly string[]): string {
   return (
-    `admission: ${l.maxHeavy} heavy operations at once (${HEAVY_OPERATIONS.join(', ')}; remember with messages or over ${BULK_ROWS} rows), ` +
+    `admission: ${l.maxHeavy} heavy operations at once (${heavy.join(', ')}), ` +
     `queue ${l.heavyQueue} (${l.perKeyQueue} per key, expected wait ≤ ${l.maxWaitMs} ms), ${l.maxRequests} requests in flight, ` +
     `deadline ${l.requestTimeoutMs} ms`
   );
@@ -97,6 +72,8 @@ export interface Admitted {
 }
 
 export interface AdmissionStats {
+  /** Requests a door has taken in and not yet answered, counted from before their body is read. */
+  arrived: number;
   inFlight: number;
   heavyRunning: number;
   heavyQueued: number;
@@ -105,6 +82,7 @@ export interface AdmissionStats {
 }
 
 export class Admission {
+  #arrived = 0;
   #inFlight = 0;
   #running = 0;
   #queued = 0;
@@ -118,12 +96,66 @@ export class Admission {
   constructor(readonly limits: AdmissionLimits) {}
 
   stats(): AdmissionStats {
-    return { inFlight: this.#inFlight, heavyRunning: this.#running, heavyQueued: this.#queued, shed: this.#shed, timedOut: this.#timedOut };
+    return {
+      arrived: this.#arrived,
+      inFlight: this.#inFlight,
+      heavyRunning: this.#running,
+      heavyQueued: this.#queued,
+      shed: this.#shed,
+      timedOut: this.#timedOut,
+    };
   }
 
   /** How long until `ahead` queued operations have run, in whole seconds (at least 1). */
   retryAfter(ahead = this.#queued): number {
     return Math.max(1, Math.ceil(((ahead + 1) * this.#serviceMs) / this.limits.maxHeavy / 1000));
+  }
+
+  /**
+   * A request has reached a door, before its body is read or parsed: refused at once (counted as shed)
+   * when the server already holds SVC_MAX_REQUESTS, or, for an operation that is heavy whatever its input,
+   * when the heavy queue would refuse it anyway. Reading, parsing and validating a request that is then
+   * refused is work an overloaded server cannot spare, and waiting for it is what made refusals slow.
+   * Call `release` when the answer has been handed back. `admit` still decides (per key, input-dependent
+   * heavy operations): passing here promises nothing.
+   */
+  arrive(heavy: boolean): Admitted {
+    if (this.#arrived >= this.limits.maxRequests) {
+      this.#shed++;
+      throw overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0));
+    }
+    const refusal = heavy ? this.#heavyRefusal() : null;
+    if (refusal) {
+      this.#shed++;
+      throw refusal;
+    }
+    this.#arrived++;
+    return { release: once(() => this.#arrived--) };
+  }
+
+  /** Why a heavy request arriving now would not be queued (a full queue, the key's share, too long a wait); null: it would. */
+  #heavyRefusal(tenant?: string): SvcError | null {
+    if (this.#running < this.limits.maxHeavy && this.#queued === 0) return null;
+    if (this.#queued >= this.limits.heavyQueue)
+      return overloaded(`${this.#queued} expensive requests are already waiting`, this.retryAfter());
+    const mine = tenant === undefined ? 0 : (this.#queues.get(tenant)?.length ?? 0);
+    if (tenant !== undefined && mine >= this.limits.perKeyQueue) {
+      return new SvcError(
+        'over_share',
+        `this key already has ${mine} searches or other expensive requests waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
+        [],
+        this.retryAfter(mine),
+      );
+    }
+    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
+    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
+    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
+      return overloaded(
+        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
+        this.retryAfter(),
+      );
+    }
+    return null;
   }
 
   /**
@@ -140,28 +172,10 @@ export class Admission {
       return { release: once(() => this.#inFlight--) };
     }
     if (this.#running < this.limits.maxHeavy && this.#queued === 0) return this.#start();
-    if (this.#queued >= this.limits.heavyQueue) {
+    const refusal = this.#heavyRefusal(tenant);
+    if (refusal) {
       this.#shed++;
-      throw overloaded(`${this.#queued} expensive requests are already waiting`, this.retryAfter());
-    }
-    const mine = this.#queues.get(tenant)?.length ?? 0;
-    if (mine >= this.limits.perKeyQueue) {
-      this.#shed++;
-      throw new SvcError(
-        'over_share',
-        `this key already has ${mine} searches or other expensive requests waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
-        [],
-        this.retryAfter(mine),
-      );
-    }
-    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
-    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
-    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
-      this.#shed++;
-      throw overloaded(
-        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
-        this.retryAfter(),
-      );
+      throw refusal;
     }
     if (signal?.aborted) throw deadlineExceeded('before it could start');
     this.#inFlight++;

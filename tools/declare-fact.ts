@@ -72,8 +72,10 @@ export const declareFact = defineOperation({
       return ctx.ledger.enqueue((stage): Declaration => {
         const current = latestDeclaration(view, input.fact_key);
         if (current && sameRules(current, content)) return current;
+        const seq = stage.nextSeq();
         const row: Declaration = {
-          seq: stage.nextSeq(),
+          seq,
+          tseq: seq,
           tenant: ctx.tenant,
           fact_key: input.fact_key,
           ...content,

@@ -28,6 +28,9 @@ export const exportLedger = defineOperation({
   confinable: true,
   rest: { method: 'GET', path: '/v1/export', from: 'query', answer: 'archive' },
   effect: { readOnly: true },
+  heavy: 'always',
+  // Its size is the caller's choice and it is streamed as it is packed: it runs to the end, bounded by the queue.
+  deadline: 'finish',
   async handler(input, ctx): Promise<Archive> {
     // A bundle cannot vouch for knowledge it does not have yet: an as_of in the future is cut at the
     // server's present instant, which then names the bundle and is its exported_as_of.

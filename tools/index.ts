@@ -5,7 +5,7 @@ import { getMemory } from './get-memory.ts';
 import { invalidateMemory } from './invalidate-memory.ts';
 import { listSpaces } from './list-spaces.ts';
 import { listMemories } from './list-memories.ts';
-import type { AnyOperation } from './operation.ts';
+import { heavyName, type AnyOperation } from './operation.ts';
 import { remember } from './remember.ts';
 import { resolveFact } from './resolve-fact.ts';
 import { searchMemory } from './search-memory.ts';
@@ -23,6 +23,9 @@ export const operations: readonly AnyOperation[] = [
   invalidateMemory,
   listSpaces,
 ];
+
+/** How the start-up line names the operations that can take a heavy slot. */
+export const heavyOperationNames: readonly string[] = operations.filter((op) => op.heavy !== undefined).map(heavyName);
 
 export function operationNamed(name: string): AnyOperation {
   const op = operations.find((o) => o.name === name);

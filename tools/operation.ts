@@ -2,7 +2,7 @@
 // and a handler. Both doors call `runOperation`, so as_of, confinement and validation are decided once.
 import { z } from 'zod';
 import type { Context } from './context.ts';
-import { deadlineCutsWork, deadlineExceeded, isHeavy } from './admission.ts';
+import { deadlineExceeded } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
 
 export interface RestBinding {
@@ -46,7 +46,33 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unk
   readonly rest: RestBinding;
   /** What it does to the ledger; the MCP door turns it into the tool's annotations. */
   readonly effect: Effect;
+  /** When it takes one of the SVC_MAX_HEAVY slots (tools/admission.ts); absent: never, it only counts as in flight. */
+  readonly heavy?: Heavy;
+  /**
+   * A read is answered 504 at its deadline while its work still runs, unless it says `finish`: an export,
+   * whose size the caller chose and which is streamed as it is packed. Writes always finish (an early
+   * "timed out" for a write that then commits would be false); both are bounded by the queue only.
+   */
+  readonly deadline?: 'answer' | 'finish';
   handler(input: z.infer<Input>, ctx: Context): Promise<Output>;
+}
+
+/** `always`, or a test of the raw input with the words the start-up line says it in. */
+export type Heavy = 'always' | { readonly when: string; readonly test: (input: Record<string, unknown>) => boolean };
+
+/** Whether this request takes a heavy slot. */
+export function isHeavy(op: Pick<AnyOperation, 'heavy'>, input: Record<string, unknown>): boolean {
+  return op.heavy === 'always' || (op.heavy?.test(input) ?? false);
+}
+
+/** Whether this request is answered at its deadline while its work still runs (then stops at its next check). */
+export function deadlineCutsWork(op: Pick<AnyOperation, 'requiresAsOf' | 'deadline'>): boolean {
+  return op.requiresAsOf && op.deadline !== 'finish';
+}
+
+/** How the start-up line names an operation that can be heavy. */
+export function heavyName(op: Pick<AnyOperation, 'name' | 'heavy'>): string {
+  return op.heavy === undefined || op.heavy === 'always' ? op.name : `${op.name} ${op.heavy.when}`;
 }
 
 export function defineOperation<Input extends z.ZodObject, Output>(op: Operation<Input, Output>): Operation<Input, Output> {
@@ -162,11 +188,11 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   // The deadline covers the wait for a turn and the work; a client that goes away cancels the same way.
   const deadline = AbortSignal.timeout(admission.limits.requestTimeoutMs);
   const signal = ctx.signal ? AbortSignal.any([deadline, ctx.signal]) : deadline;
-  const admitted = await admission.admit(ctx.tenant, isHeavy(op.name, input), signal);
+  const admitted = await admission.admit(ctx.tenant, isHeavy(op, input), signal);
   const work = runAdmitted(op, parsed.data, { ...ctx, signal }).finally(() => admitted.release());
   // A read is answered at its deadline; its slot stays taken until the work notices the signal and stops,
   // so an abandoned read never lets more work in than the limits allow. Writes and exports run to the end.
-  if (!deadlineCutsWork(op.name, op.requiresAsOf)) return work;
+  if (!deadlineCutsWork(op)) return work;
   return raceDeadline(work, signal);
 }
 

@@ -10,6 +10,11 @@ import { RememberOutputSchema } from './output-schemas.ts';
 
 const MAX_ROWS = 10_000;
 
+/** A write of more rows than this is an import and takes a heavy slot. */
+export const BULK_ROWS = 200;
+
+const rows = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
+
 // Strict objects: an unknown field is a 422 naming it (a mistyped key must never be dropped silently).
 // `captured_at` is declared so a row that sets it reaches the row rules and is refused by name, and
 // `tenant` so it is ignored rather than rejected (SPEC: a tenant field is never read).
@@ -153,6 +158,11 @@ export const remember = defineOperation({
   // Re-sending the same rows is a no-op, but a row without asserted_at is asserted at its capture
   // instant, so a repeat can be new content: not promised idempotent.
   effect: { readOnly: false, destructive: false, idempotent: false },
+  // Natural-language writes run the extractor (possibly a remote model); bulk imports plan and embed many rows.
+  heavy: {
+    when: `with messages or over ${BULK_ROWS} rows`,
+    test: (input) => Array.isArray(input.messages) || rows(input.nodes) + rows(input.edges) > BULK_ROWS,
+  },
   async handler(input, ctx): Promise<RememberOutput> {
     const nodes = input.nodes ?? [];
     const edges = input.edges ?? [];

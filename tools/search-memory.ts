@@ -60,6 +60,7 @@ export const searchMemory = defineOperation({
   confinable: true,
   rest: { method: 'POST', path: '/v1/search', from: 'body' },
   effect: { readOnly: true },
+  heavy: 'always',
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');

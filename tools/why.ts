@@ -47,6 +47,7 @@ export const why = defineOperation({
   confinable: true,
   rest: { method: 'GET', path: '/v1/memories/:id/why', from: 'query' },
   effect: { readOnly: true },
+  heavy: 'always',
   async handler(input, ctx): Promise<WhyOutput> {
     const snap = await openRead(ctx, input);
     const r = snap.why(input.id, input.depth);

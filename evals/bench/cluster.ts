@@ -1,12 +1,18 @@
 // `npm run bench -- --only cluster`: the cluster of the cluster test (etcd, HAProxy, three servers on
 // loopback, the placement agent). Writes/s with the 30 tenants placed on 1, 2 and 3 servers, the latency
-// HAProxy adds, and the time from a placement write in etcd to the first request routed the new way.
+// HAProxy adds, the time from a placement write in etcd to the first request routed the new way, and a
+// tenant moved with `memory-ledger move` (in-process) while about 50 writes/s continue: seconds per 10k
+// rows (export and import calls, the target's search answering as the source did), how long writes
+// were frozen, and what the writer was refused.
 // Needs Debian's haproxy and etcd-server; without them the section says so and measures nothing.
-import { Cluster, missingBinaries, SERVERS, type ServerId } from '../../test/cluster/harness.ts';
+import { moveTenant } from '../../server/cluster/move.ts';
+import { Cluster, missingBinaries, OPERATOR_KEY, SERVERS, type ServerId } from '../../test/cluster/harness.ts';
+import { liveIds, seedTenant, serverNow, startWriter, withoutAnswerTime } from '../../test/cluster/tenant-load.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const TENANTS = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(2, '0')}`);
 const keyOf = (t: string): string => `bench-key-${t}-0123456789abcdef`;
+const MOVED = 'moved';
 
 const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -18,7 +24,7 @@ export const clusterBench: BenchSection = {
   async run({ scale }) {
     const missing = missingBinaries();
     if (missing) return [{ metric: 'cluster', value: 'not run', target: '', met: null, note: missing }];
-    const keys: Record<string, string> = {};
+    const keys: Record<string, string> = { [keyOf(MOVED)]: MOVED };
     for (const t of TENANTS) keys[keyOf(t)] = t;
     const cluster = await Cluster.start(keys);
     const rows: BenchRow[] = [];
@@ -110,9 +116,79 @@ export const clusterBench: BenchSection = {
         met: quantile(delays, 0.5) < 1000,
         note: `max ${Math.max(...delays).toFixed(1)} of ${delays.length}`,
       });
+
+      rows.push(...(await moveFigures(cluster, Math.max(2_000, Math.round(10_000 * scale)))));
     } finally {
       await cluster.stop();
     }
     return rows;
   },
 };
+
+/** Seeds one tenant of `n` rows on s1, moves it to s2 under a writer of about 50 writes/s, and times it. */
+async function moveFigures(cluster: Cluster, n: number): Promise<BenchRow[]> {
+  const key = keyOf(MOVED);
+  await cluster.registerKey(key, MOVED);
+  await cluster.place(MOVED, 's1', 1);
+  await cluster.waitFor('the moved tenant routed', 30_000, async () => (await cluster.mapEntries('keys')).size === TENANTS.length + 1);
+  await seedTenant(cluster, key, MOVED, n);
+  const asOf = await serverNow(cluster);
+  const searches = ['Darjeeling tea harvest price', 'what sold at 42 dollars a kilo'].map((query) => ({
+    query,
+    as_of: asOf,
+    space: `user:${MOVED}`,
+  }));
+  const search = async (body: unknown): Promise<string> =>
+    withoutAnswerTime((await cluster.request('POST', '/v1/search', { key, body })).text);
+  const before = await Promise.all(searches.map(search));
+  const writer = startWriter(cluster, key, MOVED, { perSecond: 50, maxMs: 300_000 });
+  await new Promise((r) => setTimeout(r, 1_000));
+  const lines: string[] = [];
+  const result = await moveTenant({ etcd: cluster.etcd, operatorKey: OPERATOR_KEY, tenant: MOVED, to: 's2', log: (l) => lines.push(l) });
+  const moved = performance.now();
+  // Index catch-up: until the target's search answers as the source's did (bounded).
+  let caughtUp: number | null = null;
+  for (let i = 0; i < 600 && performance.now() - moved < 120_000; i++) {
+    const r = await cluster.request('POST', '/v1/search', { key, body: searches[0] });
+    if (r.server === 's2' && withoutAnswerTime(r.text) === before[0] && (await search(searches[1])) === before[1]) {
+      caughtUp = performance.now() - moved;
+      break;
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  await new Promise((r) => setTimeout(r, 1_000));
+  const report = await writer.stop();
+  const present = await liveIds(cluster, key, MOVED);
+  const lost = report.acknowledged.filter((id) => !present.has(id)).length;
+  const per10k = (s: number): string => ((s * 10_000) / result.rows).toFixed(1);
+  return [
+    {
+      metric: `move: seconds per 10k rows (tenant of ${result.rows} rows, copy passes ${result.rounds})`,
+      value: per10k(result.totalSeconds),
+      target: '',
+      met: null,
+      note: `whole move ${result.totalSeconds.toFixed(1)} s; export calls ${per10k(result.exportSeconds)} s/10k, import calls ${per10k(result.importSeconds)} s/10k (each with its transfer)`,
+    },
+    {
+      metric: 'move: target search answering as the source did, after the re-point (s)',
+      value: caughtUp === null ? 'not within 120 s' : (caughtUp / 1000).toFixed(1),
+      target: '',
+      met: caughtUp !== null,
+      note: 'index catch-up on the target',
+    },
+    {
+      metric: 'move: writes frozen (s)',
+      value: (result.frozenMs / 1000).toFixed(2),
+      target: '< 5',
+      met: result.frozenMs < 5_000,
+      note: `source quiet after ${result.quiesceMs.toFixed(0)} ms; tail ${result.tailRows} rows; the rest is the tail copy and both digests`,
+    },
+    {
+      metric: 'move: writer at ~50/s (acknowledged / refused 503 / refused 421 / lost)',
+      value: `${report.acknowledged.length} / ${report.retried503} / ${report.retried421} / ${lost}`,
+      target: 'lost 0',
+      met: lost === 0 && report.failures.length === 0,
+      note: report.failures.length ? report.failures.slice(0, 2).join('; ') : 'refusals retried after Retry-After',
+    },
+  ];
+}

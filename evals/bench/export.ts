@@ -33,7 +33,7 @@ async function post(base: string, body: unknown): Promise<void> {
     throw new Error(`load failed (${r.status}): ${JSON.stringify(json).slice(0, 300)}`);
 }
 
-async function load(base: string, nodes: number, edges: number): Promise<void> {
+export async function load(base: string, nodes: number, edges: number): Promise<void> {
   const total = Math.ceil(nodes / REQUEST_ROWS) + Math.ceil(edges / REQUEST_ROWS);
   let done = 0;
   for (let start = 0; start < nodes; start += REQUEST_ROWS) {
@@ -78,7 +78,7 @@ async function load(base: string, nodes: number, edges: number): Promise<void> {
  * Waits until the server has finished what the load left it: the search index caught up (check_install
  * says nothing is queued) and its CPU idle, so the export is measured alone.
  */
-async function quiesce(server: ServerProcess): Promise<boolean> {
+export async function quiesce(server: ServerProcess): Promise<boolean> {
   const deadline = Date.now() + 600_000;
   while (Date.now() < deadline) {
     const r = (await (await fetch(`${server.base}/v1/check_install`)).json()) as { checks?: { name: string; detail: string }[] };

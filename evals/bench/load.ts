@@ -201,7 +201,10 @@ function totals(r: RunResult): { answered: number; shed: number; failed: number;
 function describeRun(r: RunResult): string {
   const t = totals(r);
   const perKind = [...r.kinds.entries()]
-    .map(([k, s]) => `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}`)
+    .map(
+      ([k, s]) =>
+        `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}${s.timeouts ? ` (${s.timeouts} timed out)` : ''}`,
+    )
     .join(', ');
   const shedPct = t.answered ? (100 * t.shed) / t.answered : 0;
   return (
@@ -268,8 +271,40 @@ async function idsIn(base: string, space: string): Promise<Set<string>> {
   }
 }
 
+interface LoadStats {
+  loop_p99_ms: number;
+  loop_max_ms: number;
+  rss_mb: number;
+  heap_used_mb: number;
+  external_mb: number;
+  array_buffers_mb: number;
+  native_mb: number;
+  lanceCache_mb?: number;
+  vectorMirrors_mb?: number;
+  spaceCopies_mb?: number;
+}
+
+/** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
+function statsSince(server: ServerProcess, from: number): LoadStats[] {
+  return [
+    ...server
+      .log()
+      .slice(from)
+      .matchAll(/^load-stats (\{.*\})$/gm),
+  ].map((m) => JSON.parse(m[1] ?? '{}') as LoadStats);
+}
+
+function describeStats(xs: LoadStats[]): string {
+  return xs
+    .map(
+      (x) =>
+        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB`,
+    )
+    .join('; ');
+}
+
 function serverEnv(): Record<string, string> {
-  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app` };
+  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app`, SVC_LOAD_STATS: '1' };
   for (const pair of envList('LOAD_ENV', '')) {
     const eq = pair.indexOf('=');
     if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
@@ -308,12 +343,15 @@ export const loadBench: BenchSection = {
       if (mixed64) rows.push(...targets(mixed64, app));
 
       // The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST.
+      const soakLog = server.log().length;
       const points: SoakPoint[] = [];
+      let soakWrites = 0;
       const windows = Math.max(1, Math.round(soakSeconds / 10));
       for (let w = 0; w < windows; w++) {
         const r = await drive(server, 'rest', MIXES.mixed ?? [], 64, 10, rowsPerUser);
         const all = [...r.kinds.values()].flatMap((s) => s.latencies);
         const search = r.kinds.get('search')?.latencies ?? [];
+        soakWrites += r.kinds.get('write')?.ok ?? 0;
         points.push({ t: (w + 1) * 10, rssMb: r.rss.end, p99Ms: percentile(all, 99), searchP99Ms: percentile(search, 99) });
         progress('load: soak', w + 1, windows);
       }
@@ -324,15 +362,24 @@ export const loadBench: BenchSection = {
       const growth = warm && last ? last.rssMb - warm.rssMb : Number.NaN;
       rows.push({
         metric: `soak ${windows * 10} s, 64 conn mixed: RSS after warm-up → end`,
-        value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
+        value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}; ${soakWrites} rows written); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
         target: '≤ +100 MB',
         met: growth <= 100,
         note: `drawn to docs/load-soak.svg${soakSeconds < 300 ? '; shorter than the 5 minutes the issue asks' : ''}`,
+      });
+      const soakStats = statsSince(server, soakLog);
+      console.error(`load: soak, server every 10 s: ${describeStats(soakStats)}`);
+      rows.push({
+        metric: 'soak: server memory and loop delay, first → last 10 s',
+        value: describeStats([soakStats[0], soakStats.at(-1)].filter((x) => x !== undefined)),
+        target: '',
+        met: null,
       });
 
       // 1,024 connections, mixed: the excess is shed fast, nothing times out, no acknowledged write lost.
       // At least 15 s, so a request the server leaves unanswered reaches the 10 s client timeout and counts.
       const ackSpace = 'load:ack';
+      const burstLog = server.log().length;
       const burst = await drive(server, 'rest', MIXES.mixed ?? [], 1024, Math.max(15, seconds), rowsPerUser, { ackSpace });
       console.error(`load: rest mixed 1024: ${describeRun(burst)}`);
       const t = totals(burst);
@@ -346,6 +393,14 @@ export const loadBench: BenchSection = {
         value: `${fmt(percentile(shedMs, 50), 1)} / ${fmt(percentile(shedMs, 99), 1)} ms (${shedMs.length} shed)`,
         target: 'p99 ≤ 50 ms',
         met: shedMs.length === 0 ? null : percentile(shedMs, 99) <= 50,
+      });
+      const burstStats = statsSince(server, burstLog);
+      rows.push({
+        metric: "1,024 conn: the server's event-loop delay per 10 s (p99 / max)",
+        value: burstStats.map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms`).join('; '),
+        target: '',
+        met: null,
+        note: 'the floor under any answer, a refusal included, before the client adds its own',
       });
       rows.push({ metric: '1,024 conn: timeouts', value: String(t.timeouts), target: '0', met: t.timeouts === 0 });
       rows.push({

@@ -8,10 +8,12 @@ import { core } from './core.ts';
 import { exportBench } from './export.ts';
 import { extract } from './extract.ts';
 import { facts } from './facts.ts';
+import { importBench } from './import.ts';
 import { loadBench } from './load.ts';
 import { mcp } from './mcp.ts';
 import { searchBench } from './search.ts';
 import { spaceSearchBench } from './space-search.ts';
+import { tenantCopyBench } from './tenant-copy.ts';
 
 export const sections: BenchSection[] = [
   core,
@@ -24,6 +26,8 @@ export const sections: BenchSection[] = [
   spaceSearchBench,
   exportBench,
   appBench,
+  importBench,
   clusterBench,
+  tenantCopyBench,
   loadBench,
 ];

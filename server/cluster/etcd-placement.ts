@@ -4,11 +4,14 @@
 // (a server must never serve a tenant that may have been moved away while it could not see). Also
 // publishes the first writer of each new `svc:` space, so the proxy and the other servers can route a
 // keyless app-scoped request by its space.
-import { Etcd3, type IKeyValue, type Watcher } from 'etcd3';
+import { noop } from 'cockatiel';
+import { Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
 import type { CommitGroup } from '../../storage/kuzu-graph.ts';
-import { PLACEMENT_PREFIX, PlacementTable, SPACES_PREFIX } from './placement.ts';
+import { PLACEMENT_PREFIX, PlacementTable, SERVER_LEASE_S, SERVERS_PREFIX, SPACES_PREFIX } from './placement.ts';
 
 const PROBE_MS = 2_000;
+/** While etcd is away the probe runs faster, so every server serves again within about this of its return. */
+const PROBE_LOST_MS = 250;
 const CALL_MS = 1_500;
 
 export interface EtcdPlacementOptions {
@@ -45,6 +48,8 @@ export class EtcdPlacement {
   readonly #published = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
+  #lease: Lease | null = null;
+  #registrar: Etcd3 | null = null;
 
   private constructor(opts: EtcdPlacementOptions) {
     this.#opts = opts;
@@ -53,6 +58,9 @@ export class EtcdPlacement {
       hosts: opts.hosts,
       dialTimeout: CALL_MS,
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + CALL_MS }),
+      // The client's default circuit breaker fails every call for 5 s after three failures, so a server
+      // kept refusing its tenants for seconds after etcd was back; the probe is the retry policy here.
+      faultHandling: { host: () => noop, global: noop },
     });
   }
 
@@ -107,7 +115,7 @@ export class EtcdPlacement {
           `placement: etcd unreachable (${(error as Error).message}); keeping the last known placements for ${this.#opts.staleMs} ms, then answering 503`,
         );
     } finally {
-      if (!this.#closed) this.#timer = setTimeout(() => void this.#probe(), PROBE_MS);
+      if (!this.#closed) this.#timer = setTimeout(() => void this.#probe(), this.table.trustedUntil() === null ? PROBE_MS : PROBE_LOST_MS);
     }
   }
 
@@ -133,9 +141,43 @@ export class EtcdPlacement {
     }
   }
 
+  /**
+   * Publishes `/servers/<id>` = {"url"} under a lease kept alive by the client; a lost lease (etcd away
+   * longer than its TTL) is granted anew once etcd answers, so the entry comes back by itself.
+   */
+  register(url: string): void {
+    if (this.#closed) return;
+    // A client of its own: the etcd client opens a circuit breaker after failed calls, and a registration
+    // failing under load must not hold back the placement reads.
+    this.#registrar ??= new Etcd3({
+      hosts: this.#opts.hosts,
+      dialTimeout: CALL_MS,
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + 3 * CALL_MS }),
+    });
+    const lease = this.#registrar.lease(SERVER_LEASE_S);
+    this.#lease = lease;
+    let retried = false;
+    const again = (why: string): void => {
+      if (retried || this.#closed) return;
+      retried = true;
+      this.#opts.log(`placement: registration as ${this.#opts.serverId} lost (${why}); registering again in 1 s`);
+      lease.release();
+      setTimeout(() => this.register(url), 1_000).unref();
+    };
+    lease.on('lost', (error) => again(error.message));
+    lease
+      .put(`${SERVERS_PREFIX}${this.#opts.serverId}`)
+      .value(JSON.stringify({ url }))
+      .then(() => this.#opts.log(`placement: registered as ${this.#opts.serverId} at ${url}`))
+      .catch((error: unknown) => again((error as Error).message));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
+    // Revoked so a stopped server leaves the list at once rather than after the lease's TTL.
+    await this.#lease?.revoke({ deadline: Date.now() + CALL_MS }).catch(() => undefined);
+    this.#registrar?.close();
     await Promise.allSettled(this.#watchers.map((w) => w.cancel()));
     this.#client.close();
   }

@@ -13,6 +13,7 @@ import { readConfig } from '../config.ts';
 import { startServices, type StartedServices } from '../services.ts';
 import { EPOCH_HEADER, placementGate } from './gate.ts';
 import { PlacementTable } from './placement.ts';
+import { InFlight, placementStatus } from './placement-route.ts';
 import { SERVER_HEADER } from './server-header.ts';
 
 const SVC = 'svc:3f2b8c1e-9d4a-4e5b-8c7d-1a2b3c4d5e6f';
@@ -51,11 +52,21 @@ beforeAll(async () => {
     SVC_API_KEYS: 'key-here=here,key-away=away,key-cold=cold,key-free=free',
     SVC_SERVER_ID: 's1',
     SVC_ETCD: 'http://127.0.0.1:2379',
+    SVC_OPERATOR_KEY: 'operator-key-0123456789',
   });
   ledger = await Ledger.open(config.dataDir);
   started = await startServices(config, ledger);
-  const gate = placementGate({ config, table, firstWriterOf: (s) => ledger.firstWriterOf(s), now: () => clock });
-  app = createApp({ config, ledger, services: started.services, checks: started.checks, mount: started.mount, gate });
+  const inFlight = new InFlight();
+  const gate = placementGate({ config, table, firstWriterOf: (s) => ledger.firstWriterOf(s), now: () => clock, inFlight });
+  app = createApp({
+    config,
+    ledger,
+    services: started.services,
+    checks: started.checks,
+    mount: started.mount,
+    gate,
+    placementStatus: (tenant) => placementStatus(tenant, { serverId: 's1', table, inFlight }),
+  });
   table.replaceAll(
     1,
     [
@@ -147,6 +158,30 @@ describe('the placement gate', () => {
       table.reachable();
     }
     expect((await list('key-here')).status).toBe(200);
+  });
+});
+
+describe('the placement status route for operators', () => {
+  const status = (tenant: string, key?: string): Promise<Response> =>
+    Promise.resolve(
+      app.request(`http://ledger.test/admin/tenants/${tenant}/placement`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
+    );
+  it('reports the record this server holds and no request in flight once answers are sent', async () => {
+    await list('key-cold');
+    await list('key-here');
+    const r = await status('cold', 'operator-key-0123456789');
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({
+      tenant: 'cold',
+      server: 's1',
+      placement: { server: 's1', epoch: 2, state: 'frozen' },
+      in_flight: 0,
+    });
+    expect(await (await status('nobody', 'operator-key-0123456789')).json()).toMatchObject({ placement: null, in_flight: 0 });
+  });
+  it('refuses a tenant key (403) and no key (401)', async () => {
+    expect((await status('here', 'key-here')).status).toBe(403);
+    expect((await status('here')).status).toBe(401);
   });
 });
 

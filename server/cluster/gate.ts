@@ -11,6 +11,7 @@ import { tenantResolver } from '../app.ts';
 import type { Config } from '../config.ts';
 import { scopeOf } from '../mcp/http.ts';
 import type { Admission, PlacementTable } from './placement.ts';
+import { InFlight } from './placement-route.ts';
 
 export const EPOCH_HEADER = 'x-ledger-epoch';
 
@@ -27,6 +28,8 @@ export interface GateDeps {
   /** The first writer of a space as this server's ledger knows it. */
   firstWriterOf: (space: string) => Promise<string | null>;
   now?: () => number;
+  /** Counts the requests admitted and not yet answered, per tenant (the move waits for none on the source). */
+  inFlight?: InFlight;
 }
 
 /** The answer for a request that may not be served here, or null to serve it. */
@@ -71,6 +74,7 @@ export function placementGate(deps: GateDeps): MiddlewareHandler<RestEnv> {
     }
     return tenantOfKey(authorization);
   };
+  const inFlight = deps.inFlight ?? new InFlight();
   return async (c, next) => {
     const path = new URL(c.req.url).pathname;
     if (!isTenantPath(path)) return next();
@@ -79,7 +83,14 @@ export function placementGate(deps: GateDeps): MiddlewareHandler<RestEnv> {
     const admission = deps.table.admit(tenant, now());
     const refused = refusal(tenant, admission);
     if (refused) return refused;
-    await next();
+    // Counted from the admission on, with no await between: a freeze seen after this point cannot miss it.
+    // Both doors answer once the work is done (MCP in JSON-response mode), so the answer ends it.
+    inFlight.enter(tenant);
+    try {
+      await next();
+    } finally {
+      inFlight.leave(tenant);
+    }
     if (admission.kind === 'serve' && admission.epoch !== null) {
       c.res = new Response(c.res.body, c.res);
       c.res.headers.set(EPOCH_HEADER, String(admission.epoch));

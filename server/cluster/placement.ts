@@ -9,6 +9,10 @@ export const PLACEMENT_PREFIX = '/placement/';
 export const KEYS_PREFIX = '/keys/';
 /** `/spaces/<svc: space>` holds the space's first writer, published by the server that committed it. */
 export const SPACES_PREFIX = '/spaces/';
+/** `/servers/<id>` holds `{"url": ...}`, each server's advertised base URL under a lease: a dead server's
+ * entry disappears within the lease's TTL. `memory-ledger move` finds servers here. */
+export const SERVERS_PREFIX = '/servers/';
+export const SERVER_LEASE_S = 10;
 
 export const PlacementRecordSchema = z
   .object({

@@ -23,11 +23,13 @@ const batch: BatchRow = {
   declared_captured_at: us('2023-05-01T12:00:00.000001Z'),
   reason: 'crm import',
   captured_at: us('2024-06-01T00:00:00.000002Z'),
+  tseq: 0,
 };
 const batches = new Map([[batch.id, batch]]);
 
 const node: NodeVersion = {
   seq: 7,
+  tseq: 7,
   tenant: 't',
   id: 'n1',
   space: 'user:1',
@@ -82,6 +84,7 @@ describe('bundle rows', () => {
   it('an edge and a verdict survive the trip', () => {
     const edge: EdgeRecord = {
       seq: 3,
+      tseq: 3,
       tenant: 't',
       source_id: 'a',
       target_id: 'b',
@@ -101,6 +104,7 @@ describe('bundle rows', () => {
     expect(edgeRecordOf(bundleEdge(edge, batches), 't', 3)).toEqual({ ...edge, hash: '' });
     const verdict: Verdict = {
       seq: 9,
+      tseq: 9,
       tenant: 't',
       fact_key: 'rate',
       target_id: 'n3',
@@ -168,6 +172,7 @@ describe("the writer's text lines", () => {
     for (const n of [node, odd]) expect(JSON.parse(nodeLine(n, batches, f))).toEqual(bundleNode(n, batches));
     const edge: EdgeRecord = {
       seq: 3,
+      tseq: 3,
       tenant: 't',
       source_id: 'a',
       target_id: 'b"',
@@ -200,6 +205,7 @@ describe('bundle naming and declarations', () => {
   it('facts in force: the latest declaration of each key made by as_of', () => {
     const d = (seq: number, key: string, at: string, policy: Declaration['policy']): Declaration => ({
       seq,
+      tseq: seq,
       tenant: 't',
       fact_key: key,
       key_fields: [],

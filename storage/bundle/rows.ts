@@ -297,6 +297,7 @@ const end = (text: string | null): Micros => (text === null ? OPEN_END : bundleI
 export function nodeVersionOf(r: BundleNode, tenant: string, seq: number): NodeVersion {
   return {
     seq,
+    tseq: seq,
     tenant,
     id: r.id,
     space: r.space,
@@ -319,6 +320,7 @@ export function nodeVersionOf(r: BundleNode, tenant: string, seq: number): NodeV
 export function edgeRecordOf(r: BundleEdge, tenant: string, seq: number): EdgeRecord {
   return {
     seq,
+    tseq: seq,
     tenant,
     source_id: r.source_id,
     target_id: r.target_id,
@@ -340,6 +342,7 @@ export function edgeRecordOf(r: BundleEdge, tenant: string, seq: number): EdgeRe
 export function verdictOf(r: BundleResolution, tenant: string, seq: number): Verdict {
   return {
     seq,
+    tseq: seq,
     tenant,
     fact_key: r.fact_key,
     target_id: r.target_id ?? null,
@@ -359,6 +362,7 @@ export function invalidationOf(r: BundleInvalidation, tenant: string, seq: numbe
   if (typeof r.target_id !== 'string' || typeof r.reason !== 'string') throw new TypeError('an invalidation needs target_id and reason');
   return {
     seq,
+    tseq: seq,
     tenant,
     target_id: r.target_id,
     space: r.space,
@@ -373,6 +377,7 @@ export function invalidationOf(r: BundleInvalidation, tenant: string, seq: numbe
 export function declarationOf(f: BundleFact, tenant: string, seq: number): Declaration {
   return {
     seq,
+    tseq: seq,
     tenant,
     fact_key: f.fact_key,
     key_fields: f.key_fields ?? [],
@@ -389,5 +394,7 @@ export function batchRowOf(b: BundleBatch, tenant: string): BatchRow {
     declared_captured_at: bundleInstant(b.declared_captured_at),
     reason: b.reason,
     captured_at: bundleInstant(b.captured_at),
+    // A bundle is read, never stored: its batches are looked up by id, never paged.
+    tseq: 0,
   };
 }

@@ -121,6 +121,7 @@ export class LanceIndex {
   readonly #schema: Schema;
   readonly #tables = new Map<string, Promise<TableState>>();
   readonly #mirrors: VectorMirrors;
+  #session: lancedb.Session | undefined;
   readonly #tokens = new TokenCache();
   readonly #spaces: SpaceCopies;
   /** Full-text queries answered by a tenant's copy and by LanceDB. */
@@ -161,7 +162,18 @@ export class LanceIndex {
   ): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
-    return new LanceIndex(await lancedb.connect(dir, {}, session), dimension, wordDimension, mirrorBytes, textMirrorRows, spaceBytes);
+    // In the options: this LanceDB (0.37.1) declares connect(uri, options, session) but drops that third
+    // argument, so the caches fell back to 6 GB and 1 GB and a long-running server's RSS grew with them.
+    const index = new LanceIndex(
+      await lancedb.connect(dir, { session }),
+      dimension,
+      wordDimension,
+      mirrorBytes,
+      textMirrorRows,
+      spaceBytes,
+    );
+    index.#session = session;
+    return index;
   }
 
   async #state(tenant: string, create: boolean): Promise<TableState | null> {
@@ -408,7 +420,7 @@ export class LanceIndex {
           ? this.#mirrorRows(state.table)
           : null,
       );
-      if (mirror) return mirror.nearest(vector, filter, limit, column);
+      if (mirror) return mirror.nearestInTurns(vector, filter, limit, column);
     }
     const where = wherePredicate(filter);
     let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
@@ -455,6 +467,16 @@ export class LanceIndex {
     });
   }
 
+  /** What the index holds in memory, in bytes (diagnosis: SVC_LOAD_STATS): LanceDB's session caches and our copies. */
+  memory(): { lanceCache: number; lanceCacheItems: number; vectorMirrors: number; spaceCopies: number } {
+    return {
+      lanceCache: Number(this.#session?.sizeBytes() ?? 0n),
+      lanceCacheItems: this.#session?.approxNumItems() ?? 0,
+      vectorMirrors: this.#mirrors.heldBytes(),
+      spaceCopies: this.#spaces.held().bytes,
+    };
+  }
+
   /** Space copies held, loaded and evicted (tests, diagnosis). */
   spaceCopies(): { spaces: number; rows: number; bytes: number; loads: number; evictions: number; loadMs: number } {
     return { ...this.#spaces.held(), ...this.#spaces.counts };
@@ -487,6 +509,19 @@ export class LanceIndex {
       await table.delete(`seq > ${num(seq)}`);
       if ((await table.countRows()) < before) this.#deletedIn.add(name);
     }
+  }
+
+  /** Drops the tenant's table and every copy of it held in memory. */
+  async dropTenant(tenant: string): Promise<void> {
+    const name = tableName(tenant);
+    const state = await this.#tables.get(tenant)?.catch(() => null);
+    this.#tables.delete(tenant);
+    this.#textRecent.delete(tenant);
+    this.#deletedIn.delete(name);
+    this.#mirrors.drop(tenant);
+    this.#spaces.dropTenant(tenant);
+    state?.table.close();
+    if ((await this.#db.tableNames()).includes(name)) await this.#db.dropTable(name);
   }
 
   async dropAll(): Promise<void> {

@@ -153,7 +153,7 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
-  it('embeds a large batch (on the embedding thread) exactly as it embeds rows written a few at a time', async () => {
+  it('embeds a large batch (on the embedding thread, whole or in part) exactly as it embeds rows written a few at a time', async () => {
     const words = WordVectors.fromParts({
       words: ['harbour', 'crane', 'storm', 'ship', 'broke'],
       dimension: 4,
@@ -165,14 +165,16 @@ describe('search index derived from the ledger', () => {
     );
     const built: SearchIndex[] = [];
     const ledgers: Ledger[] = [];
-    // One index catches up on all 400 rows at once (the thread's batch), the other indexes each commit of 10 as it lands.
+    // One index catches up on all 400 rows at once (split between the thread and this one), one indexes a
+    // live commit of 400 (the thread's alone), the last each commit of 10 as it lands (this thread's).
     for (const [name, groupSize] of [
       ['whole', 400],
+      ['live', 400],
       ['small', 10],
     ] as const) {
       const l = await Ledger.open(join(dir, `ledger-${name}`));
       const open = () => SearchIndex.open(join(dir, `search-${name}`), new LocalEmbedder(), l, words);
-      const early = name === 'small' ? await open() : null;
+      const early = name !== 'whole' ? await open() : null;
       for (let i = 0; i < statements.length; i += groupSize) {
         const nodes = statements.slice(i, i + groupSize).map((statement, j) => ({ id: `n${i + j}`, kind: 'claim', statement }));
         await l.write('t', { space: 's', nodes, edges: [] });
@@ -184,13 +186,15 @@ describe('search index derived from the ledger', () => {
       built.push(index);
     }
     for (const query of ['storm crane', 'ship broke near berth 3', 'harbour']) {
-      const [whole, small] = await Promise.all(
+      const [whole, live, small] = await Promise.all(
         built.map((index, i) => index.candidates('t', query.split(' '), query, { asOf: ledgers[i]!.now() }, 20)),
       );
       expect(whole!.vector.length).toBe(20);
       expect(whole!.vector).toEqual(small!.vector);
+      expect(live!.vector).toEqual(small!.vector);
       expect(whole!.words.length).toBe(20);
       expect(whole!.words).toEqual(small!.words);
+      expect(live!.words).toEqual(small!.words);
     }
     for (const index of built) await index.close();
     for (const l of ledgers) await l.close();

@@ -68,6 +68,31 @@ const MIN_POOL = 40;
 /** Hidden matches counted at most: the count is a signal, not worth a full scan. */
 const HIDDEN_CAP = 100;
 
+/**
+ * Gives the event loop a turn between ranking phases, so one search's scoring is several short stretches
+ * rather than one long one and lists, gets and writes that arrived meanwhile are answered in between
+ * (issue 26: no stall over ~2 ms). Safe mid-search: every check below reads the view at as_of, and a row
+ * committed meanwhile is known later than that.
+ */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Longest stretch of scoring before a search gives the loop its turn. */
+const STRETCH_MS = 2;
+
+/**
+ * A turn only once the search has run STRETCH_MS since its last one: a space's search scores in well under
+ * that, and under load each turn waits behind every request that arrived meanwhile, with the search still
+ * holding its heavy slot.
+ */
+function turns(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < STRETCH_MS) return;
+    await turn();
+    since = performance.now();
+  };
+}
+
 /** The version of `id` the read shows among those the filters admit: the latest valid_from. */
 export function shownVersion(view: TenantView, id: string, f: RowFilter): NodeVersion | null {
   let best: NodeVersion | null = null;
@@ -127,16 +152,19 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   if (found.words.length > 0) lists.push({ hits: found.words, weight: WORD_VECTOR_WEIGHT });
   if (found.dated.length > 0) lists.push({ hits: found.dated, weight: DATED_WEIGHT });
   // The version each candidate is shown as, looked up once: the entity list, the lift, the asking rule,
-  // coverage and the cut all ask for it, and nothing is committed to the view while ranking runs.
+  // coverage and the cut all ask for it. A row committed while ranking yields (turn) is known after as_of,
+  // so what was looked up stays what the read shows.
   const shownMemo = new Map<string, NodeVersion | null>();
   const shownAt = (id: string): NodeVersion | null => {
     let v = shownMemo.get(id);
     if (v === undefined) shownMemo.set(id, (v = shownVersion(view, id, filter)));
     return v;
   };
+  const yieldIfLong = turns();
   let fused = fuse(lists);
   const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownAt(id) !== null, filter, pool);
   if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
+  await yieldIfLong();
   const lifted = withNeighbours(fused, (id, visit) => {
     for (const e of view.edgesFrom(id)) if (edgeVisible(e, walkOpts)) visit(e.target_id);
     for (const e of view.edgesTo(id)) if (edgeVisible(e, walkOpts)) visit(e.source_id);
@@ -144,6 +172,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     const shown = shownAt(id);
     if (shown) for (const m of exchangeOf(view, shown, EXCHANGE_LIFT)) visit(m.id);
   });
+  await yieldIfLong();
   const wordWeight = (w: string): number => index.words?.weight(w) ?? 1;
   const ranked = withCoverage(withAskingLowered(lifted, shownAt), view, shownAt, p.query, wordWeight, pool, index.words, p.limit);
   const direct: SearchResult[] = [];
@@ -154,6 +183,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   }
   if (p.supersededBy) successorsFirst(direct, p.supersededBy);
   timing.add('rank', timing.since() - rankStart);
+  await yieldIfLong();
   const expandStart = timing.since();
   const scores = new Map(direct.map((d) => [d.node.id, d.score]));
   const expanded: SearchResult[] = [];

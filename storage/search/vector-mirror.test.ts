@@ -106,6 +106,29 @@ describe('vector mirror', () => {
     expect(admits(row('a', 1, [1, 0]), { asOf: 0, hidden: true })).toBe(true);
   });
 
+  it('the scan in turns answers as the scan in one piece, whatever the stretch, and leaves out rows appended meanwhile', async () => {
+    const m = new TenantVectors();
+    m.append(Array.from({ length: 50 }, (_, i) => mirrorRow(`r${i}`, i + 1, vec(D))));
+    for (let k = 0; k < 20; k++) {
+      const q = vec(D);
+      const f = { asOf: 5 };
+      const whole = m.nearest(q, f, 7, 'vector');
+      expect(whole).toHaveLength(7);
+      for (const chunk of [1, 3, 16, 49, 50, 64]) expect(await m.nearestInTurns(q, f, 7, 'vector', chunk)).toEqual(whole);
+    }
+    const q = vec(D);
+    const before = m.nearest(q, { asOf: 5 }, 60, 'vector');
+    const pending = m.nearestInTurns(q, { asOf: 5 }, 60, 'vector', 10);
+    m.append([mirrorRow('late', 51, q)]); // the nearest possible row, written while the scan yields
+    expect(await pending).toEqual(before);
+  });
+
+  it("LanceDB's caches are the bounded session's (its connect drops a session passed beside the options)", async () => {
+    await plain.nearest('t', vec(D), { asOf: 2000 }, 5);
+    // Unused, the session holds nothing (152 bytes, 0 items measured); in use, the table's metadata and index pages.
+    expect(plain.memory().lanceCacheItems).toBeGreaterThan(0);
+  });
+
   it('keeps mirrors within the byte budget, dropping the least recently used', async () => {
     const one = (seq: number) => mirrorRow(`n${seq}`, seq, new Float32Array(100).fill(1));
     // The budget holds two tenants of one row, not three.

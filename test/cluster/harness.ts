@@ -16,6 +16,17 @@ export const SERVERS = ['s1', 's2', 's3'] as const;
 export type ServerId = (typeof SERVERS)[number];
 const ADDRESS: Record<ServerId, string> = { s1: '127.0.0.2', s2: '127.0.0.3', s3: '127.0.0.4' };
 
+/** The servers' operator key (SVC_OPERATOR_KEY): the admin routes and `memory-ledger move` use it. */
+export const OPERATOR_KEY = 'operator-key-0123456789abcdef';
+
+export interface Mover {
+  child: ChildProcess;
+  /** Everything the mover printed so far. */
+  output: () => string;
+  /** Resolves with the exit code (null when killed by a signal) once it ends. */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>;
+}
+
 export const keyHash = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
 /** The binaries the cluster needs, or what is missing and how to install it. */
@@ -24,7 +35,7 @@ export function missingBinaries(): string | null {
   return missing.length ? `${missing.join(' and ')} not found: apt-get install -y haproxy etcd-server` : null;
 }
 
-async function freePort(host: string): Promise<number> {
+export async function freePort(host: string): Promise<number> {
   return new Promise((res, rej) => {
     const s = createServer();
     s.once('error', rej);
@@ -36,7 +47,7 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
-async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
+export async function until<T>(what: string, ms: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown = null;
   while (Date.now() < deadline) {
@@ -152,6 +163,7 @@ export class Cluster {
       SVC_API_KEYS_FILE: this.#keysFile,
       SVC_SERVER_ID: server,
       SVC_ETCD: this.#etcdUrl,
+      SVC_OPERATOR_KEY: OPERATOR_KEY,
       SVC_EMBEDDER: 'local',
       SVC_EXTRACTOR: 'local',
       SVC_KUZU_BUFFER_MB: '64',
@@ -159,6 +171,36 @@ export class Cluster {
       SVC_ETCD_STALE_MS: '3000',
     });
     await until(`server ${server} answering`, 90_000, async () => (await fetch(`${this.serverUrl(server)}/v1/version`)).ok);
+    // Answering is not serving: until its first read of the placements a server refuses every tenant (503).
+    await until(`server ${server} reading the placements`, 60_000, async () => {
+      const r = await this.admin(server, 'GET', '/admin/tenants/-/placement');
+      return r.status === 200 && (JSON.parse(r.text) as { revision: number }).revision > 0;
+    });
+  }
+
+  /** `memory-ledger move ARGS` as a child process (so a test can kill it), with etcd and the operator key. */
+  move(args: string[]): Mover {
+    let output = '';
+    const child = spawn(process.execPath, [join(ROOT, 'bin/memory-ledger.mjs'), 'move', ...args], {
+      env: { ...process.env, SVC_ETCD: this.#etcdUrl, SVC_OPERATOR_KEY: OPERATOR_KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString('utf8')));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString('utf8')));
+    const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((res) =>
+      child.once('exit', (code, signal) => res({ code, signal, output })),
+    );
+    return { child, output: () => output, done };
+  }
+
+  /** An operator route of one server, with the operator key. */
+  admin(server: ServerId, method: string, path: string, body?: unknown): Promise<Answer> {
+    return this.request(method, path, { base: this.serverUrl(server), body, headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+  }
+
+  async placement(tenant: string): Promise<{ server: string; epoch: number; state: string } | null> {
+    const text = await this.etcd.get(`/placement/${tenant}`).string();
+    return text === null ? null : (JSON.parse(text) as { server: string; epoch: number; state: string });
   }
 
   /** Sends a signal to one of the cluster's processes (SIGSTOP and SIGCONT make etcd hang and resume). */
@@ -231,6 +273,8 @@ export class Cluster {
     await Promise.all(exits);
     clearTimeout(forced);
     this.etcd.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    // CLUSTER_KEEP=1 keeps the folder (data and every process's log) to look at after a failure.
+    if (process.env.CLUSTER_KEEP) console.log(`cluster folder kept: ${this.dir}`);
+    else rmSync(this.dir, { recursive: true, force: true });
   }
 }

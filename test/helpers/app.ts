@@ -23,10 +23,12 @@ export interface TestApp {
     opts?: { body?: unknown; query?: Record<string, string | number | undefined>; key?: string; raw?: string },
   ): Promise<{ status: number; json: any; headers: Headers }>;
   close(): Promise<void>;
+  /** Closes the server but keeps its folder (a restart opens it again with `startTestApp(env, dir)`). */
+  stop(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'ledger-test-'));
+export async function startTestApp(env: Record<string, string> = {}, existing?: string): Promise<TestApp> {
+  const dir = existing ?? mkdtempSync(join(tmpdir(), 'ledger-test-'));
   // A loaded test machine can take longer than the default deadline to index a large write before a
   // search; deadlines are tested where a test sets one.
   const config = readConfig({ SVC_DATA_DIR: dir, SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local', SVC_REQUEST_TIMEOUT_MS: '600000', ...env });
@@ -62,6 +64,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       await started.close();
       await ledger.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+    async stop() {
+      await started.close();
+      await ledger.close();
     },
   };
 }

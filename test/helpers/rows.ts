@@ -21,5 +21,6 @@ export function nodeVersion(row: Pick<NodeVersion, 'seq' | 'id'> & Partial<NodeV
     fact_value: null,
     hash: `h${row.seq}`,
     ...row,
+    tseq: row.tseq ?? row.seq,
   };
 }

@@ -1,0 +1,92 @@
+// Overload answered before a request is read. Each operation request passes `Admission.arrive` as it
+// reaches the app, before its body is read, parsed or validated: over SVC_MAX_REQUESTS, or (for a route
+// whose operation is heavy whatever its input, e.g. POST /v1/search) when the heavy queue would refuse it
+// anyway, the answer is given at once. `runOperation`'s `admit` still makes the full decision later (the
+// key's share, input-dependent heavy writes); this only moves the refusals it can decide without the body
+// to the front. Open routes (version, docs, the UI, discovery) never pass here.
+//
+// MCP names its tool in the body, so an MCP POST meets only the ceiling on requests in flight here. Its
+// refusal is still an MCP answer: a small body is read (the JSON-RPC id is in it) to send the tool's
+// `isError` result saying when to retry, the same as `admit` would; anything else gets HTTP 503 with
+// Retry-After and a JSON-RPC error.
+import { readRequestBody } from '@modelcontextprotocol/server';
+import type { MiddlewareHandler } from 'hono';
+import { matchPath, routes } from '../bridge/routes.ts';
+import type { RestEnv } from '../bridge/rest.ts';
+import type { Admission } from '../tools/admission.ts';
+import { errorAnswer } from '../tools/error-body.ts';
+import { SvcError } from '../tools/errors.ts';
+import { operationNamed } from '../tools/index.ts';
+import { ERROR_META_KEY, toolErrorMeta, toolErrorText } from './mcp/errors.ts';
+
+/** An MCP body up to this size is read to answer a refusal in the protocol; a larger one is refused unread (by its content-length, or once this much has come in). */
+const MCP_PEEK_BYTES = 16 * 1024;
+
+const alwaysHeavy = new Map(routes.map((r) => [r, operationNamed(r.operation).heavy === 'always']));
+
+type Door = { kind: 'rest'; heavy: boolean } | { kind: 'mcp' } | null;
+
+/** Which door a request is for, and whether its operation is heavy whatever its input; null: not gated. */
+function doorOf(method: string, path: string): Door {
+  if (path.startsWith('/v1/')) {
+    for (const route of routes) {
+      if (route.method === method && matchPath(route.path, path)) return { kind: 'rest', heavy: alwaysHeavy.get(route) ?? false };
+    }
+    return null;
+  }
+  if (method === 'POST' && (path === '/mcp' || path.startsWith('/mcp/') || path.startsWith('/apps/'))) return { kind: 'mcp' };
+  return null;
+}
+
+export function earlyShed(admission: Admission): MiddlewareHandler<RestEnv> {
+  return async (c, next) => {
+    const door = doorOf(c.req.method, new URL(c.req.url).pathname);
+    if (!door) return next();
+    let arrived;
+    try {
+      arrived = admission.arrive(door.kind === 'rest' && door.heavy);
+    } catch (error) {
+      if (!(error instanceof SvcError)) throw error;
+      return door.kind === 'rest' ? restRefusal(error) : mcpRefusal(c.req.raw, error);
+    }
+    try {
+      await next();
+    } finally {
+      arrived.release();
+    }
+  };
+}
+
+function restRefusal(error: SvcError): Response {
+  const answer = errorAnswer(error, () => 'body');
+  return Response.json(answer.body, { status: answer.status, headers: { 'retry-after': String(answer.retryAfter ?? 1) } });
+}
+
+async function mcpRefusal(request: Request, error: SvcError): Promise<Response> {
+  const answer = errorAnswer(error, () => 'body');
+  const retryAfter = String(answer.retryAfter ?? 1);
+  const meta = toolErrorMeta(answer);
+  const body = await readRequestBody(request, MCP_PEEK_BYTES).catch(() => ({ tooLarge: true as const }));
+  if (!body.tooLarge) {
+    const id = toolCallId(body.text);
+    if (id !== null) {
+      const result = { isError: true, content: [{ type: 'text', text: toolErrorText(meta) }], _meta: { [ERROR_META_KEY]: meta } };
+      return Response.json({ result, jsonrpc: '2.0', id }, { status: 200, headers: { 'retry-after': retryAfter } });
+    }
+  }
+  return Response.json(
+    { jsonrpc: '2.0', error: { code: -32000, message: toolErrorText(meta), data: meta }, id: null },
+    { status: 503, headers: { 'retry-after': retryAfter } },
+  );
+}
+
+/** The id of a single JSON-RPC `tools/call`; null for anything else (a batch, another method, bad JSON). */
+function toolCallId(text: string): string | number | null {
+  try {
+    const body = JSON.parse(text) as { method?: unknown; id?: unknown };
+    if (body.method !== 'tools/call') return null;
+    return typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
+  } catch {
+    return null;
+  }
+}
