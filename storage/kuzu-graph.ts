@@ -543,7 +543,7 @@ export interface GraphStore {
   tenantLastTseq(tenant: string): Promise<number>;
   /** The tenant's stored invalidations of these ids. */
   invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
-  /** The spaces holding a stored version of each of these ids of the tenant. */
+  /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   spaceRows(names: readonly string[]): Promise<SpaceRow[]>;
   /** Deletes every row of the tenant (journal included); rows deleted per table. */
@@ -845,43 +845,48 @@ export class KuzuGraph implements GraphStore {
         await this.#run(this.#writer, `DROP TABLE IF EXISTS ${h.table}`);
         await this.#run(this.#writer, SCHEMA.find((ddl) => ddl.includes(`TABLE IF NOT EXISTS ${h.table}(`)) ?? '');
       }
-      const placed = { seq: 0, tenant: '', space: '', id: '' };
-      type Placed = typeof placed;
-      const cols = (withId: boolean): Column<Placed>[] => [
-        int('seq', (r) => r.seq),
-        text('tenant', (r) => r.tenant),
-        text(withId ? 'target_id' : 'space', (r) => r.space),
-      ];
-      const decodePlaced = (r: Record<string, unknown>): Placed => ({
-        seq: i64(r, 'seq'),
-        tenant: str(r, 'tenant'),
-        space: str(r, 'space'),
-        id: typeof r.id === 'string' ? str(r, 'id') : typeof r.target_id === 'string' ? str(r, 'target_id') : '',
-      });
+      // A row's number, tenant and space, and the node ids it names (a node's id, an edge's two ends, an
+      // invalidation's target): an invalidation is held by every space whose rows name its node.
+      interface Placed {
+        seq: number;
+        tenant: string;
+        space: string;
+        ids: string[];
+      }
+      const column = (name: string): Column<Placed> => text(name, () => null);
+      const base = [int<Placed>('seq', (r) => r.seq), column('tenant'), column('space')];
+      const decodeWith =
+        (names: string[]) =>
+        (r: Record<string, unknown>): Placed => ({
+          seq: i64(r, 'seq'),
+          tenant: str(r, 'tenant'),
+          space: str(r, 'space'),
+          ids: names.map((n) => str(r, n)),
+        });
       const invalidations = await this.#select(
-        { table: INVALIDATION.table, columns: [...cols(true), text<Placed>('space', (r) => r.space)] },
+        { table: INVALIDATION.table, columns: [...base, column('target_id')] },
         '',
-        decodePlaced,
+        decodeWith(['target_id']),
       );
-      const spacesOf = new Map<string, Set<string>>(invalidations.map((i) => [identKey(i.tenant, i.id), new Set([i.space])]));
+      const spacesOf = new Map<string, Set<string>>(invalidations.map((i) => [identKey(i.tenant, i.ids[0]!), new Set([i.space])]));
       let rows = 0;
-      for (const [spec, rel] of [
-        [NODE, HOLDS_BLOCK],
-        [EDGE, HOLDS_EDGE],
+      for (const [spec, rel, names] of [
+        [NODE, HOLDS_BLOCK, ['id']],
+        [EDGE, HOLDS_EDGE, ['source_id', 'target_id']],
       ] as const) {
-        const columns = [...cols(false), ...(spec === NODE ? [text<Placed>('id', (r) => r.id)] : [])];
+        const columns = [...base, ...names.map(column)];
         for (let after = 0; ;) {
-          const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodePlaced, MIGRATE_PAGE);
+          const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodeWith([...names]), MIGRATE_PAGE);
           if (page.length === 0) break;
           after = page[page.length - 1]!.seq;
-          if (spec === NODE) for (const n of page) spacesOf.get(identKey(n.tenant, n.id))?.add(n.space);
+          for (const r of page) for (const id of r.ids) spacesOf.get(identKey(r.tenant, id))?.add(r.space);
           const pairs = new Map(page.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
           await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(rel, page)]);
           rows += page.length;
         }
       }
       const held: HoldsRow[] = invalidations.flatMap((i) =>
-        [...(spacesOf.get(identKey(i.tenant, i.id)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
+        [...(spacesOf.get(identKey(i.tenant, i.ids[0]!)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
       );
       const pairs = new Map(held.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
       await this.#commitCopy(
@@ -1415,21 +1420,34 @@ export class KuzuGraph implements GraphStore {
     });
   }
 
-  /** The spaces holding a stored version of each of these ids of the tenant. */
+  /** The spaces holding the invalidations of each of these ids of the tenant: a stored version of it, or an edge touching it. */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
     const lit = cypherString(JSON.stringify(tenant));
+    const wanted = new Set(ids);
     return this.#read(async () => {
       const out = new Map<string, Set<string>>();
-      for (const list of idLists(ids))
+      const add = (id: string, space: string): void => {
+        if (!wanted.has(id)) return;
+        let set = out.get(id);
+        if (!set) out.set(id, (set = new Set()));
+        set.add(space);
+      };
+      for (const list of idLists(ids)) {
         for (const r of await this.#run(
           this.#reader,
           `MATCH (x:${NODE.table}) WHERE x.tenant = ${lit} AND x.id IN [${list}] RETURN DISTINCT x.id AS id, x.space AS space`,
+        ))
+          add(decodeText(r.id) ?? '', decodeText(r.space) ?? '');
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (x:${EDGE.table}) WHERE x.tenant = ${lit} AND (x.source_id IN [${list}] OR x.target_id IN [${list}]) ` +
+            `RETURN DISTINCT x.source_id AS s, x.target_id AS t, x.space AS space`,
         )) {
-          const id = decodeText(r.id) ?? '';
-          let set = out.get(id);
-          if (!set) out.set(id, (set = new Set()));
-          set.add(decodeText(r.space) ?? '');
+          const space = decodeText(r.space) ?? '';
+          add(decodeText(r.s) ?? '', space);
+          add(decodeText(r.t) ?? '', space);
         }
+      }
       return out;
     });
   }

@@ -317,33 +317,44 @@ export class Ledger {
   }
 
   /**
-   * The spaces imported invalidations are held by besides their own, as a write here places them: an
-   * invalidation by every space holding a version of its node (stored or imported with it), and a stored
-   * one by a space an imported version brings its node into. Read from the store before the commit: a
-   * tenant being copied here is not written here meanwhile (its placement is elsewhere until the move ends).
+   * The spaces imported invalidations are held by besides their own, as a write here places them (see
+   * Overlay.spacesHolding): an invalidation by every space whose rows name its node (a version, an edge
+   * touching it; stored or imported with it), and a stored one by a space an imported row brings its node
+   * into. Read from the store before the commit: a tenant being copied here is not written here meanwhile
+   * (its placement is elsewhere until the move ends).
    */
   async #importedHolds(rows: CommitGroup): Promise<CommitGroup['invalidationSpaces']> {
     const links: CommitGroup['invalidationSpaces'] = [];
-    const tenants = new Set([...rows.nodes.map((n) => n.tenant), ...rows.invalidations.map((i) => i.tenant)]);
+    const tenants = new Set([
+      ...rows.nodes.map((n) => n.tenant),
+      ...rows.edges.map((e) => e.tenant),
+      ...rows.invalidations.map((i) => i.tenant),
+    ]);
     for (const tenant of tenants) {
-      const nodes = rows.nodes.filter((n) => n.tenant === tenant);
+      // Each id the page's rows name, with the spaces naming it.
+      const named = new Map<string, Set<string>>();
+      const name = (id: string, space: string): void => {
+        let set = named.get(id);
+        if (!set) named.set(id, (set = new Set()));
+        set.add(space);
+      };
+      for (const n of rows.nodes) if (n.tenant === tenant) name(n.id, n.space);
+      for (const e of rows.edges)
+        if (e.tenant === tenant) {
+          name(e.source_id, e.space);
+          name(e.target_id, e.space);
+        }
       const invalidations = rows.invalidations.filter((i) => i.tenant === tenant);
-      const stored = await this.#graph.invalidationsOfIds(tenant, [...new Set(nodes.map((n) => n.id))]);
+      const stored = await this.#graph.invalidationsOfIds(tenant, [...named.keys()]);
       const ids = [...new Set([...invalidations.map((i) => i.target_id), ...stored.map((i) => i.target_id)])];
       if (ids.length === 0) continue;
       const storedSpaces = await this.#graph.spacesOfIds(tenant, ids);
-      const importedSpaces = new Map<string, Set<string>>();
-      for (const n of nodes) {
-        let set = importedSpaces.get(n.id);
-        if (!set) importedSpaces.set(n.id, (set = new Set()));
-        set.add(n.space);
-      }
       for (const row of invalidations)
-        for (const space of new Set([...(storedSpaces.get(row.target_id) ?? []), ...(importedSpaces.get(row.target_id) ?? [])]))
+        for (const space of new Set([...(storedSpaces.get(row.target_id) ?? []), ...(named.get(row.target_id) ?? [])]))
           if (space !== row.space) links.push({ space, row });
-      // A space holding a stored version of the id holds its stored invalidations already.
+      // A space whose stored rows name the id holds its stored invalidations already.
       for (const row of stored)
-        for (const space of importedSpaces.get(row.target_id) ?? [])
+        for (const space of named.get(row.target_id) ?? [])
           if (space !== row.space && !storedSpaces.get(row.target_id)?.has(space)) links.push({ space, row });
     }
     return links;
@@ -409,9 +420,10 @@ export class Ledger {
         if (planned.kind === 'written') {
           if (planned.batch) stage.addBatch(planned.batch);
           stage.addInvalidation(planned.invalidation);
-          // It retracts the node's versions in every space: each space holding one holds it too.
+          // It retracts the node's versions in every space: each space holding one, or an edge touching
+          // the node, holds it too.
           const row = planned.invalidation;
-          const spaces = new Set(overlay.versionsOf(row.target_id).map((v) => v.space));
+          const spaces = overlay.spacesHolding(row.target_id);
           spaces.delete(row.space);
           stage.addInvalidationSpaces([...spaces].map((space) => ({ space, row })));
         }
