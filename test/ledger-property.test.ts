@@ -4,9 +4,10 @@
 // here, independent of storage/, predicts every write and invalidation outcome and every list and get
 // answer (superseded_by, current_only, include_invalidated included) on a grid of as_of × valid_at,
 // with the tenant evicted and reloaded from the store between reads. A read of one space answers from
-// that space's own read model (loaded from the store's index of rows by space, evicted under a zero
-// budget as soon as another view is used), so reads cross space evictions and reloads while ids,
-// invalidations and SUPERSEDES edges cross spaces (a request of s1 links and invalidates ids of s2).
+// that space's own read model (loaded from the store's index of rows by space, evicted with every other
+// view whenever a ballast tenant larger than the budget is loaded), so reads cross space evictions and
+// reloads while ids, invalidations and SUPERSEDES edges cross spaces (a request of s1 links and
+// invalidates ids of s2).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
