@@ -186,10 +186,19 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   const admission = ctx.services.admission;
   if (!admission) return runAdmitted(op, parsed.data, ctx);
   // The deadline covers the wait for a turn and the work; a client that goes away cancels the same way.
-  const deadline = AbortSignal.timeout(admission.limits.requestTimeoutMs);
-  const signal = ctx.signal ? AbortSignal.any([deadline, ctx.signal]) : deadline;
-  const admitted = await admission.admit(ctx.tenant, isHeavy(op, input), signal);
-  const work = runAdmitted(op, parsed.data, { ...ctx, signal }).finally(() => admitted.release());
+  const deadline = deadlineSignal(admission.limits.requestTimeoutMs, ctx.signal);
+  const signal = deadline.signal;
+  let admitted: { release(): void };
+  try {
+    admitted = await admission.admit(ctx.tenant, isHeavy(op, input), signal);
+  } catch (error) {
+    deadline.clear();
+    throw error;
+  }
+  const work = runAdmitted(op, parsed.data, { ...ctx, signal }).finally(() => {
+    admitted.release();
+    deadline.clear();
+  });
   // A read is answered at its deadline; its slot stays taken until the work notices the signal and stops,
   // so an abandoned read never lets more work in than the limits allow. Writes and exports run to the end.
   if (!deadlineCutsWork(op)) return work;
@@ -210,6 +219,27 @@ async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx
   } finally {
     release();
   }
+}
+
+/**
+ * Aborts at `ms` or when the client goes away, whichever comes first; `clear` once the work is over. Not
+ * AbortSignal.timeout/any: their timer outlives the request and, firing 8 s later for every request
+ * answered long before, built a DOMException each (0.9 s of main thread in a 60 s mixed load).
+ */
+function deadlineSignal(ms: number, client?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  if (client?.aborted) controller.abort(client.reason);
+  const timer = setTimeout(() => controller.abort(new DOMException('the request deadline passed', 'TimeoutError')), ms);
+  timer.unref();
+  const onClient = (): void => controller.abort(client?.reason);
+  client?.addEventListener('abort', onClient, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      client?.removeEventListener('abort', onClient);
+    },
+  };
 }
 
 function disposeLate(result: unknown): void {
