@@ -57,12 +57,20 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unk
   handler(input: z.infer<Input>, ctx: Context): Promise<Output>;
 }
 
-/** `always`, or a test of the raw input with the words the start-up line says it in. */
-export type Heavy = 'always' | { readonly when: string; readonly test: (input: Record<string, unknown>) => boolean };
+/** What a heavy test may ask of the server without waiting: whether a space is searched in memory now. */
+export interface Resident {
+  searchesInMemory(space: string): boolean;
+}
+
+/** Nothing resident: every test answers as for a cold server (tests of the input alone, the early refusal). */
+export const NOTHING_RESIDENT: Resident = { searchesInMemory: () => false };
+
+/** `always`, or a test of the raw input (and what is resident) with the words the start-up line says it in. */
+export type Heavy = 'always' | { readonly when: string; readonly test: (input: Record<string, unknown>, resident: Resident) => boolean };
 
 /** Whether this request takes a heavy slot. */
-export function isHeavy(op: Pick<AnyOperation, 'heavy'>, input: Record<string, unknown>): boolean {
-  return op.heavy === 'always' || (op.heavy?.test(input) ?? false);
+export function isHeavy(op: Pick<AnyOperation, 'heavy'>, input: Record<string, unknown>, resident = NOTHING_RESIDENT): boolean {
+  return op.heavy === 'always' || (op.heavy?.test(input, resident) ?? false);
 }
 
 /** Whether this request is answered at its deadline while its work still runs (then stops at its next check). */
@@ -190,7 +198,7 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   const signal = deadline.signal;
   let admitted: { release(): void };
   try {
-    admitted = await admission.admit(ctx.tenant, isHeavy(op, input), signal);
+    admitted = await admission.admit(ctx.tenant, isHeavy(op, input, residentFor(ctx)), signal);
   } catch (error) {
     deadline.clear();
     throw error;
@@ -240,6 +248,11 @@ function deadlineSignal(ms: number, client?: AbortSignal): { signal: AbortSignal
       client?.removeEventListener('abort', onClient);
     },
   };
+}
+
+function residentFor(ctx: Context): Resident {
+  const index = ctx.services.search;
+  return index ? { searchesInMemory: (space) => index.searchesInMemory(ctx.tenant, space) } : NOTHING_RESIDENT;
 }
 
 function disposeLate(result: unknown): void {

@@ -544,6 +544,19 @@ export class SearchIndex {
     return { text, vector: near, words, dated };
   }
 
+  /**
+   * Whether a search of the space now reads memory only: its copy is loaded and holds every row committed
+   * to the space, so nothing waits for a load or for the embedding of rows still queued (under a flood of
+   * writes that wait is seconds, and must stay behind the heavy slots).
+   */
+  searchesInMemory(tenant: string, space: string): boolean {
+    if (this.#catchingUp) return false;
+    const copy = this.#lance.loadedSpaceCopy(tenant, space);
+    if (!copy) return false;
+    const pending = this.#pendingBySpace.get(spaceKey(tenant, space)) ?? [];
+    return pending.every((p) => p.nodes.every((n) => n.seq <= copy.maxSeq));
+  }
+
   /** Full-text matches among the rows `filter` admits (capped at `cap`): counts, not ranking. */
   async textMatches(tenant: string, terms: readonly string[], filter: RowFilter, cap: number): Promise<Hit[]> {
     return this.#lance.fullText(tenant, terms, filter, cap);
