@@ -131,7 +131,8 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
     operationId: op.name,
     summary: op.title,
     description: op.description,
-    tags: [op.requiresAsOf ? 'reads' : 'writes'],
+    // resolve_fact answers as of an instant and records its verdict: listed under both.
+    tags: op.effect.readOnly ? ['reads'] : op.requiresAsOf ? ['reads', 'writes'] : ['writes'],
   };
 
   const rest: Record<string, JsonSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathNames.includes(name)));

@@ -68,6 +68,19 @@ describe('GET /v1/openapi.json', () => {
     expect(JSON.stringify(doc)).not.toContain('#/$defs');
   });
 
+  it('lists each operation under reads or writes by what it does: resolve_fact, which records a verdict, under both', () => {
+    const tagsOf = (name: string): string[] | undefined => {
+      for (const methods of Object.values(doc.paths))
+        for (const op of Object.values(methods) as { operationId?: string; tags?: string[] }[]) if (op.operationId === name) return op.tags;
+      return undefined;
+    };
+    expect(tagsOf('resolve_fact')).toEqual(['reads', 'writes']);
+    expect(tagsOf('list_spaces')).toEqual(['reads']);
+    expect(tagsOf('search_memory')).toEqual(['reads']);
+    expect(tagsOf('remember')).toEqual(['writes']);
+    expect(tagsOf('invalidate_memory')).toEqual(['writes']);
+  });
+
   it('documents every route of the table, with each input field where the REST door reads it', () => {
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
