@@ -48,9 +48,10 @@ async function seed(cluster: Cluster, rows: number): Promise<number> {
       for (let attempt = 0; ; attempt++) {
         const r = await cluster.request('POST', '/v1/memories', { key: keyOf(t), body });
         if (r.status === 200) break;
-        if (attempt >= 20 || (r.status !== 503 && r.status !== 429))
+        // Bulk writes are heavy: a busy server refuses them with a Retry-After, which is honoured.
+        if (attempt >= 120 || (r.status !== 503 && r.status !== 429))
           throw new Error(`seeding ${t} at ${from}: ${r.status} ${r.text.slice(0, 200)}`);
-        await new Promise((res) => setTimeout(res, 1_000));
+        await new Promise((res) => setTimeout(res, 1_000 * Number(r.headers.get('retry-after') ?? '1')));
       }
     }
   };
