@@ -289,7 +289,13 @@ export class Ledger {
 
   /** The stored first-writer rows of these spaces. */
   spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
-    return this.#graph.spaceRows(names);
+    // A Space row in the write journal was staged by this process (the journal is copied in on open), so
+    // spaces none of which were staged are read from the engine without first copying the journal in:
+    // an import page naming a new space no longer waits for the copy of the pages before it.
+    return this.#graph.spaceRows(
+      names,
+      names.every((n) => !this.#spacesStaged.has(n)),
+    );
   }
 
   /**
