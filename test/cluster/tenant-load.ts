@@ -92,7 +92,12 @@ export interface Snapshot {
 export async function snapshot(cluster: Cluster, key: string, tenant: string, ids: string[], asOf: string): Promise<Snapshot> {
   const answers = new Map<string, string>();
   const read = async (name: string, method: string, path: string, body?: unknown): Promise<Answer> => {
-    const r = await cluster.request(method, path, { key, body });
+    let r = await cluster.request(method, path, { key, body });
+    // A search can outlast its deadline while the index embeds a large seed: retried as the 504 says, bounded.
+    for (let i = 0; i < 30 && (r.status === 503 || r.status === 504); i++) {
+      await new Promise((res) => setTimeout(res, 2_000));
+      r = await cluster.request(method, path, { key, body });
+    }
     if (r.status !== 200) throw new Error(`${name}: ${r.status} ${r.text.slice(0, 300)}`);
     answers.set(name, withoutAnswerTime(r.text));
     return r;
