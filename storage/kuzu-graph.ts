@@ -445,7 +445,8 @@ export interface GraphStore {
   /** One tenant's rows with `after` < tseq <= `upTo`, at most `limit` per table, each table in tseq order. */
   tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup>;
   tenantLastTseq(tenant: string): Promise<number>;
-  spaceRows(names: readonly string[]): Promise<SpaceRow[]>;
+  /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
+  spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
   /** Deletes every row of the tenant (journal included); rows deleted per table. */
   deleteTenant(tenant: string): Promise<Record<string, number>>;
   /** The first tenant to write `space`, or null; from the Space table's key index. */
@@ -1177,10 +1178,12 @@ export class KuzuGraph implements GraphStore {
   }
 
   /** The stored Space rows of these spaces, whoever wrote them first. */
-  spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
+  spaceRows(names: readonly string[], engineOnly = false): Promise<SpaceRow[]> {
     if (names.length === 0) return Promise.resolve([]);
     const list = names.map((n) => cypherString(JSON.stringify(n))).join(', ');
-    return this.#read(() => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name'));
+    const select = () => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name');
+    // Apart from copies, as spaceWriter reads: a read beside a copy's commit stalls both (see #read).
+    return engineOnly ? this.#exclusive(select) : this.#read(select);
   }
 
   /**
