@@ -493,6 +493,7 @@ export class Ledger {
     });
     this.#inflight = { minKnownAt, done };
     let newSpaces: string[] = [];
+    let failure: { error: unknown } | null = null;
     try {
       newSpaces = this.#stageSpaces(group);
       // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
@@ -507,15 +508,15 @@ export class Ledger {
       // and a later journal copy retrying would skip rows reusing them as "already stored".
       // The spaces it was first to write are asked of the store again next time.
       for (const space of newSpaces) this.#spacesStaged.delete(space);
-      for (const tenant of written) this.#touch(tenant);
-      this.#inflight = null;
-      finish();
-      for (const { job } of results) job.reject(error);
-      return;
+      failure = { error };
     }
     for (const tenant of written) this.#touch(tenant);
     this.#inflight = null;
     finish();
+    if (failure) {
+      for (const { job } of results) job.reject(failure.error);
+      return;
+    }
     for (const { job, value } of results) job.resolve(value);
     for (const listener of this.#listeners) {
       try {

@@ -2,7 +2,7 @@
 // and a handler. Both doors call `runOperation`, so as_of, confinement and validation are decided once.
 import { z } from 'zod';
 import type { Context } from './context.ts';
-import { deadlineExceeded } from './admission.ts';
+import { deadlineExceeded, type Admitted } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
 
 export interface RestBinding {
@@ -196,7 +196,7 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   // The deadline covers the wait for a turn and the work; a client that goes away cancels the same way.
   const deadline = deadlineSignal(admission.limits.requestTimeoutMs, ctx.signal);
   const signal = deadline.signal;
-  let admitted: { release(): void };
+  let admitted: Admitted;
   try {
     admitted = await admission.admit(ctx.tenant, isHeavy(op, input, residentFor(ctx)), signal);
   } catch (error) {
