@@ -3,6 +3,17 @@
 // maps it, the output schemas both doors advertise, and the error bodies tools/error-body.ts builds. A
 // route or operation added later appears here without a line changed.
 import { z } from 'zod';
+import {
+  DEFAULT_LIMIT,
+  DeleteResultSchema,
+  DigestSchema,
+  ExportPageSchema,
+  ImportBodySchema,
+  ImportConflictBodySchema,
+  ImportResultSchema,
+  MAX_LIMIT,
+  PlacementStatusSchema,
+} from '../server/admin-schemas.ts';
 import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
 import { operationNamed } from '../tools/index.ts';
 import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
@@ -57,6 +68,13 @@ function components(): JsonSchema {
         type: 'http',
         scheme: 'bearer',
         description: 'An API key: it selects the tenant. Required on a hosted deployment (SVC_API_KEYS); an open local server needs none.',
+      },
+      operator: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'Operator only: the key in SVC_OPERATOR_KEY, for the /admin routes and nothing else; a tenant key there is refused (403). ' +
+          'Without SVC_OPERATOR_KEY the /admin routes do not exist (404).',
       },
     },
     schemas: { ErrorBody: schema(ErrorBodySchema), ValidationErrorBody: schema(ValidationErrorBodySchema) },
@@ -131,7 +149,8 @@ function routeOperation(route: RestRoute, op: AnyOperation): Operation {
     operationId: op.name,
     summary: op.title,
     description: op.description,
-    tags: [op.requiresAsOf ? 'reads' : 'writes'],
+    // resolve_fact answers as of an instant and records its verdict: listed under both.
+    tags: op.effect.readOnly ? ['reads'] : op.requiresAsOf ? ['reads', 'writes'] : ['writes'],
   };
 
   const rest: Record<string, JsonSchema> = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathNames.includes(name)));
@@ -226,12 +245,131 @@ function serviceRoutes(): Record<string, PathItem> {
   };
 }
 
+/** A query parameter of an /admin route: a whole number (checked as server/admin.ts checks it). */
+function wholeNumber(name: string, description: string, min: number, max: number, fallback?: number): Parameter {
+  const schema: JsonSchema = { type: 'integer', minimum: min, maximum: max };
+  if (fallback !== undefined) schema.default = fallback;
+  return { name, in: 'query', required: false, description, schema };
+}
+
+/**
+ * The operator routes (server/admin.ts, the placement route in server/app.ts), described from the schemas
+ * they run with. Operator only: each takes the operator scheme alone, never a tenant key.
+ */
+function adminRoutes(): Record<string, PathItem> {
+  const tenant: Parameter = {
+    name: 'tenant',
+    in: 'path',
+    required: true,
+    description: 'The tenant, as the key map names it.',
+    schema: { type: 'string' },
+  };
+  const after = wholeNumber('after', 'Rows with a tseq above this one (0: from the first).', 0, Number.MAX_SAFE_INTEGER, 0);
+  const guarded = (description: string, extra: Record<string, JsonSchema>, ok: JsonSchema): Operation => ({
+    description: `Operator only (SVC_OPERATOR_KEY). ${description}`,
+    tags: ['operator'],
+    security: [{ operator: [] }],
+    'x-operator-only': true,
+    responses: {
+      '200': ok,
+      '401': errorResponse('SVC_UNAUTHORIZED: no key, or not the operator key.'),
+      '403': errorResponse('forbidden: a tenant key; the /admin routes take the operator key only.'),
+      '404': errorResponse('not_found: SVC_OPERATOR_KEY is not set on this server, so the /admin routes do not exist.'),
+      ...extra,
+    },
+  });
+  const invalid = errorResponse('invalid_input: a query parameter or a body field is malformed; detail.loc names it.');
+  return {
+    '/admin/tenants/{tenant}/rows': {
+      get: {
+        operationId: 'admin_export_rows',
+        summary: 'Export a page of a tenant’s rows (operator only)',
+        parameters: [
+          tenant,
+          after,
+          wholeNumber('limit', 'Rows a page holds at most (up to two more keep rows of one tseq together).', 1, MAX_LIMIT, DEFAULT_LIMIT),
+        ],
+        ...guarded(
+          'Rows verbatim, in tseq order, every table interleaved; page with next_after.',
+          { '422': invalid },
+          jsonAnswer('A page.', ExportPageSchema),
+        ),
+      },
+      post: {
+        operationId: 'admin_import_rows',
+        summary: 'Import rows of a tenant verbatim (operator only)',
+        parameters: [tenant],
+        requestBody: { required: true, content: { 'application/json': { schema: withoutSchemaKey(inputSchema(ImportBodySchema)) } } },
+        ...guarded(
+          'Stores rows as another server exported them, durable before the answer; rows already held and equal are skipped.',
+          {
+            '400': errorResponse('invalid_json: the body is not JSON.'),
+            '409': jsonAnswer(
+              'A differing row, a gap or a space held by another tenant; nothing of the call stored.',
+              ImportConflictBodySchema,
+            ),
+            '413': ref('responses', 'PayloadTooLarge'),
+            '422': invalid,
+          },
+          jsonAnswer('What was stored.', ImportResultSchema),
+        ),
+      },
+    },
+    '/admin/tenants/{tenant}/digest': {
+      get: {
+        operationId: 'admin_digest',
+        summary: 'Digest of a tenant’s rows (operator only)',
+        parameters: [tenant, after, wholeNumber('up_to', 'Rows with a tseq up to this one (absent: all).', 0, Number.MAX_SAFE_INTEGER)],
+        ...guarded('Compares two copies of a range of rows.', { '422': invalid }, jsonAnswer('The digest.', DigestSchema)),
+      },
+    },
+    '/admin/tenants/{tenant}': {
+      delete: {
+        operationId: 'admin_delete_tenant',
+        summary: 'Delete a copy of a tenant (operator only)',
+        parameters: [
+          tenant,
+          {
+            name: 'force',
+            in: 'query',
+            required: false,
+            description: 'true: delete although this server has no placement (SVC_ETCD unset) and so serves every tenant.',
+            schema: { type: 'string', enum: ['true', 'false'] },
+          },
+        ],
+        ...guarded(
+          'Only a copy on a server the tenant is placed away from (a partial copy, or the source after a move).',
+          { '409': errorResponse('conflict: this server serves the tenant (or has no placement and force is not true).') },
+          jsonAnswer('The rows deleted.', DeleteResultSchema),
+        ),
+      },
+    },
+    '/admin/tenants/{tenant}/placement': {
+      get: {
+        operationId: 'admin_placement',
+        summary: 'This server’s view of a tenant’s placement (operator only)',
+        parameters: [tenant],
+        ...guarded(
+          'Only on a server with placement (SVC_ETCD); else 404.',
+          { '503': errorResponse('unavailable: the placement record in etcd is invalid.') },
+          jsonAnswer('The placement as this server sees it.', PlacementStatusSchema),
+        ),
+      },
+    },
+  };
+}
+
+/** A zod input schema as JSON Schema (what a body may hold). */
+function inputSchema(schema: z.ZodType): JsonSchema {
+  return z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+}
+
 let cached: JsonSchema | undefined;
 
 /** The document; built once per process (the schemas and routes do not change while it runs). */
 export function openApiDocument(version: string): JsonSchema {
   if (cached) return cached;
-  const paths: Record<string, PathItem> = serviceRoutes();
+  const paths: Record<string, PathItem> = { ...serviceRoutes(), ...adminRoutes() };
   for (const route of routes) {
     const item = (paths[openApiPath(route.path)] ??= {});
     item[route.method === 'GET' ? 'get' : 'post'] = routeOperation(route, operationNamed(route.operation));
@@ -253,6 +391,12 @@ export function openApiDocument(version: string): JsonSchema {
       { name: 'writes', description: 'Append rows, declarations and invalidations; nothing is changed or deleted.' },
       { name: 'reads', description: 'Answers as known at as_of, with a certificate.' },
       { name: 'service', description: 'Version, checks and this document.' },
+      {
+        name: 'operator',
+        description:
+          'Operator only, never for applications: exact tenant copies between servers and placement (docs/cluster.md). ' +
+          'The operator security scheme (SVC_OPERATOR_KEY) only.',
+      },
     ],
     paths,
     components: parts,

@@ -3,11 +3,20 @@
 // without it the routes do not exist (404); a tenant's key gets 403, any other 401.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Hono, MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { RestEnv } from '../bridge/rest.ts';
 import type { Ledger } from '../storage/ledger.ts';
-import { exportPage, ImportConflict, importTenantRows, rowName, tenantDigest, TenantRowSchema } from '../storage/tenant-copy.ts';
-
+import { exportPage, ImportConflict, importTenantRows, rowName, tenantDigest } from '../storage/tenant-copy.ts';
+import {
+  DEFAULT_LIMIT,
+  type DeleteResultSchema,
+  type DigestSchema,
+  type ExportPageSchema,
+  ImportBodySchema,
+  type ImportConflictBodySchema,
+  type ImportResultSchema,
+  MAX_LIMIT,
+} from './admin-schemas.ts';
 import { bearerToken } from './auth.ts';
 
 export interface AdminDeps {
@@ -23,10 +32,6 @@ export interface AdminDeps {
   servesTenant: ((tenant: string) => boolean) | null;
 }
 
-/** Rows a page holds when `limit` is not given, and at most. */
-const DEFAULT_LIMIT = 1_000;
-const MAX_LIMIT = 50_000;
-
 const digestOf = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
 const errorDetail = (error: string, why: string) => ({ detail: { error, why } });
@@ -41,8 +46,6 @@ function queryInt(value: string | undefined, fallback: number, min: number, max:
   if (n < min || n > max) return `expected ${min} to ${max}, got ${n}`;
   return n;
 }
-
-const ImportBody = z.strictObject({ rows: z.array(TenantRowSchema) });
 
 export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
   const operator = deps.operatorKey === null ? null : digestOf(deps.operatorKey);
@@ -67,7 +70,8 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
     if (typeof after === 'string') return c.json(bad('after', after), 422);
     const limit = queryInt(c.req.query('limit'), DEFAULT_LIMIT, 1, MAX_LIMIT);
     if (typeof limit === 'string') return c.json(bad('limit', limit), 422);
-    return c.json(await exportPage(deps.ledger, tenant, after, limit));
+    const page: z.infer<typeof ExportPageSchema> = await exportPage(deps.ledger, tenant, after, limit);
+    return c.json(page);
   });
 
   app.get('/admin/tenants/:tenant/digest', async (c) => {
@@ -76,7 +80,8 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
     if (typeof upTo === 'string') return c.json(bad('up_to', upTo), 422);
     const after = queryInt(c.req.query('after'), 0, 0, Number.MAX_SAFE_INTEGER);
     if (typeof after === 'string') return c.json(bad('after', after), 422);
-    return c.json(await tenantDigest(deps.ledger, tenant, upTo, after));
+    const digest: z.infer<typeof DigestSchema> = await tenantDigest(deps.ledger, tenant, upTo, after);
+    return c.json(digest);
   });
 
   app.post('/admin/tenants/:tenant/rows', async (c) => {
@@ -96,7 +101,7 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
     } catch (error) {
       return c.json(errorDetail('invalid_json', `the body is not valid JSON: ${(error as Error).message.slice(0, 200)}`), 400);
     }
-    const parsed = ImportBody.safeParse(raw);
+    const parsed = ImportBodySchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const loc = ['body', ...(issue?.path ?? []).map((p) => (typeof p === 'symbol' ? String(p) : p))];
@@ -124,11 +129,14 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
         422,
       );
     try {
-      return c.json(await importTenantRows(deps.ledger, tenant, parsed.data.rows));
+      const result: z.infer<typeof ImportResultSchema> = await importTenantRows(deps.ledger, tenant, parsed.data.rows);
+      return c.json(result);
     } catch (error) {
-      if (error instanceof ImportConflict)
-        return c.json({ detail: { error: 'conflict', why: error.message, row: rowName(error.row), tseq: error.row.tseq } }, 409);
-      throw error;
+      if (!(error instanceof ImportConflict)) throw error;
+      const body: z.infer<typeof ImportConflictBodySchema> = {
+        detail: { error: 'conflict', why: error.message, row: rowName(error.row), tseq: error.row.tseq },
+      };
+      return c.json(body, 409);
     }
   });
 
@@ -146,6 +154,7 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
         409,
       );
     const deleted = await deps.ledger.dropTenant(tenant);
-    return c.json({ tenant, deleted: Object.values(deleted).reduce((a, b) => a + b, 0) });
+    const answer: z.infer<typeof DeleteResultSchema> = { tenant, deleted: Object.values(deleted).reduce((a, b) => a + b, 0) };
+    return c.json(answer);
   });
 }

@@ -1,6 +1,9 @@
-// Keys select tenants. Every configured key is compared in constant time, so neither a match nor its
-// position in the map shows in the response time.
+// Keys select tenants. A key not yet matched is compared with every configured key in constant time, so
+// neither a match nor its position in the map shows in the response time.
 import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** Distinct valid keys remembered; beyond it the memory starts again (keys are few per server). */
+const MATCHED_MAX = 4_096;
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
@@ -11,11 +14,24 @@ export class KeyRing {
     this.#entries = [...keys].map(([key, tenant]) => ({ digest: digest(key), tenant }));
   }
 
+  /**
+   * Keys already matched, so a request (which asks up to three times: the early refusal, the door, the
+   * forwarder) and the next one with the same key skip the hash and the comparisons. Only valid keys enter,
+   * so a lookup that misses learns nothing a wrong key would not; bounded, cleared when full.
+   */
+  readonly #matched = new Map<string, string>();
+
   /** The tenant of a presented key, or null. */
   tenantOf(presented: string): string | null {
+    const known = this.#matched.get(presented);
+    if (known !== undefined) return known;
     const d = digest(presented);
     let found: string | null = null;
     for (const e of this.#entries) if (timingSafeEqual(d, e.digest) && found === null) found = e.tenant;
+    if (found !== null) {
+      if (this.#matched.size >= MATCHED_MAX) this.#matched.clear();
+      this.#matched.set(presented, found);
+    }
     return found;
   }
 }

@@ -1,6 +1,6 @@
 // Overload answered before a request is read. Each operation request passes `Admission.arrive` as it
 // reaches the app, before its body is read, parsed or validated: over SVC_MAX_REQUESTS, or (for a route
-// whose operation is heavy whatever its input, e.g. POST /v1/search) when the heavy queue would refuse it
+// whose operation is heavy whatever its input, e.g. GET /v1/export) when the heavy queue would refuse it
 // anyway, the answer is given at once. `runOperation`'s `admit` still makes the full decision later (the
 // key's share, input-dependent heavy writes); this only moves the refusals it can decide without the body
 // to the front. Open routes (version, docs, the UI, discovery) never pass here.

@@ -545,7 +545,8 @@ export interface GraphStore {
   invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
   /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
-  spaceRows(names: readonly string[]): Promise<SpaceRow[]>;
+  /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
+  spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
   /** Deletes every row of the tenant (journal included); rows deleted per table. */
   deleteTenant(tenant: string): Promise<Record<string, number>>;
   /** The first tenant to write `space`, or null; from the Space table's key index. */
@@ -1468,10 +1469,12 @@ export class KuzuGraph implements GraphStore {
   }
 
   /** The stored Space rows of these spaces, whoever wrote them first. */
-  spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
+  spaceRows(names: readonly string[], engineOnly = false): Promise<SpaceRow[]> {
     if (names.length === 0) return Promise.resolve([]);
     const list = names.map((n) => cypherString(JSON.stringify(n))).join(', ');
-    return this.#read(() => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name'));
+    const select = () => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name');
+    // Apart from copies, as spaceWriter reads: a read beside a copy's commit stalls both (see #read).
+    return engineOnly ? this.#exclusive(select) : this.#read(select);
   }
 
   /**

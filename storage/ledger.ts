@@ -109,6 +109,8 @@ export class Ledger {
   readonly #dropListeners: DropListener[] = [];
   /** Node and edge rows of imported groups: their spaces' first writers come with them, never staged here. */
   readonly #imported = new WeakSet<object>();
+  /** Per tenant, a number that changes whenever rows other than an import's are staged, committed or dropped. */
+  readonly #marks = new Map<string, number>();
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
@@ -301,9 +303,28 @@ export class Ledger {
     return this.#graph.tenantLastTseq(tenant);
   }
 
+  /**
+   * A number that changes when the tenant's rows change other than by importRows: on staging and again on
+   * committing (or failing) a write of the tenant, and on dropping it. Equal on two calls: everything
+   * stored for the tenant in between came through importRows, so an importer may trust what it stored.
+   */
+  tenantMark(tenant: string): number {
+    return this.#marks.get(tenant) ?? 0;
+  }
+
+  #touch(tenant: string): void {
+    this.#marks.set(tenant, (this.#marks.get(tenant) ?? 0) + 1);
+  }
+
   /** The stored first-writer rows of these spaces. */
   spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
-    return this.#graph.spaceRows(names);
+    // A Space row in the write journal was staged by this process (the journal is copied in on open), so
+    // spaces none of which were staged are read from the engine without first copying the journal in:
+    // an import page naming a new space no longer waits for the copy of the pages before it.
+    return this.#graph.spaceRows(
+      names,
+      names.every((n) => !this.#spacesStaged.has(n)),
+    );
   }
 
   /**
@@ -365,6 +386,7 @@ export class Ledger {
    * and spaces; derived indexes are told. Rows deleted per table.
    */
   async dropTenant(tenant: string): Promise<Record<string, number>> {
+    this.#touch(tenant);
     const counts = await this.#exclusive(async () => {
       const deleted = await this.#graph.deleteTenant(tenant);
       this.#residents.drop(tenant);
@@ -469,6 +491,13 @@ export class Ledger {
     const overlays = new Map<string, Overlay>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
+    // Tenants written here (not imported): their marks change now and again once the commit is decided.
+    const written = new Set<string>();
+    const touch = (tenant: string): void => {
+      if (written.has(tenant)) return;
+      written.add(tenant);
+      this.#touch(tenant);
+    };
     for (const job of jobs) {
       const capturedAt = this.clock.next();
       minKnownAt = Math.min(minKnownAt, capturedAt);
@@ -484,21 +513,33 @@ export class Ledger {
         },
         nextSeq: () => ++this.#seq,
         addBatch: (row) => {
+          touch(row.tenant);
           group.batches.push(row);
           minKnownAt = Math.min(minKnownAt, row.declared_captured_at);
         },
         addNodes: (rows) => {
-          for (const r of rows) group.nodes.push(r);
+          for (const r of rows) {
+            touch(r.tenant);
+            group.nodes.push(r);
+          }
         },
         addEdges: (rows) => {
-          for (const r of rows) group.edges.push(r);
+          for (const r of rows) {
+            touch(r.tenant);
+            group.edges.push(r);
+          }
         },
-        addDeclaration: (row) => group.declarations.push(row),
+        addDeclaration: (row) => {
+          touch(row.tenant);
+          group.declarations.push(row);
+        },
         addVerdict: (row) => {
+          touch(row.tenant);
           group.verdicts.push(row);
           minKnownAt = Math.min(minKnownAt, row.known_at);
         },
         addInvalidation: (row) => {
+          touch(row.tenant);
           group.invalidations.push(row);
           minKnownAt = Math.min(minKnownAt, row.known_at);
         },
@@ -538,6 +579,7 @@ export class Ledger {
     });
     this.#inflight = { minKnownAt, done };
     let newSpaces: string[] = [];
+    let failure: { error: unknown } | null = null;
     try {
       newSpaces = this.#stageSpaces(group);
       // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
@@ -552,13 +594,15 @@ export class Ledger {
       // and a later journal copy retrying would skip rows reusing them as "already stored".
       // The spaces it was first to write are asked of the store again next time.
       for (const space of newSpaces) this.#spacesStaged.delete(space);
-      this.#inflight = null;
-      finish();
-      for (const { job } of results) job.reject(error);
-      return;
+      failure = { error };
     }
+    for (const tenant of written) this.#touch(tenant);
     this.#inflight = null;
     finish();
+    if (failure) {
+      for (const { job } of results) job.reject(failure.error);
+      return;
+    }
     for (const { job, value } of results) job.resolve(value);
     for (const listener of this.#listeners) {
       try {

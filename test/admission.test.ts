@@ -88,6 +88,25 @@ describe('a burst of searches beyond the limits', () => {
     }
   });
 
+  it('a search in a space searched in memory takes no heavy slot: answered while the slots are held', async () => {
+    const inSpace = (): Promise<{ status: number; json: any }> =>
+      t.call('POST', '/v1/search', { key: 'ka', body: { query: 'harvest', as_of: 'now', space: 'user:1' } });
+    // The first search of the space loads its copy, which takes a heavy slot.
+    expect((await inSpace()).status).toBe(200);
+    const index = t.started.services.search;
+    expect(index?.searchesInMemory('alpha', 'user:1')).toBe(true);
+    expect(index?.searchesInMemory('alpha', 'user:2')).toBe(false);
+    const held = await holdSlots(t);
+    try {
+      const answer = await inSpace();
+      expect(answer.status).toBe(200);
+      expect(answer.json.results.length).toBeGreaterThan(0);
+      expect(gate(t).stats()).toMatchObject({ heavyQueued: 0, heavyRunning: 1 });
+    } finally {
+      for (const h of held) h.release();
+    }
+  });
+
   it('REST: a key past its share of the queue gets 429 with Retry-After while another key still queues', async () => {
     await t.close();
     t = await startTestApp({
@@ -214,12 +233,13 @@ describe('overload answered before the body is read', () => {
       } as RequestInit),
     );
 
-  it('a search meeting a full heavy queue gets 503 + Retry-After without its body being read', async () => {
+  it('an always-heavy request meeting a full heavy queue gets 503 + Retry-After before its input is read', async () => {
     const held = await holdSlots(t);
     const queued = search(t, 'ka');
     await until(() => gate(t).stats().heavyQueued === 1);
     const shedBefore = gate(t).stats().shed;
-    const res = await post('/v1/search');
+    // Without as_of this would be a 400: the refusal comes before the input is looked at.
+    const res = await t.app.request('http://ledger.test/v1/memories/n1/why', { headers: { authorization: 'Bearer ka' } });
     expect(res.status).toBe(503);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await res.json()) as any).detail.error).toBe('overloaded');

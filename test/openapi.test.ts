@@ -4,7 +4,9 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { z as zod } from 'zod';
 import { openApiDocument } from '../bridge/openapi.ts';
+import { DigestSchema, ExportPageSchema, ImportBodySchema, ImportResultSchema } from '../server/admin-schemas.ts';
 import { routes } from '../bridge/routes.ts';
 import { SERVICE_VERSION } from '../server/version.ts';
 import { formatInstant } from '../storage/time.ts';
@@ -31,17 +33,20 @@ type Doc = {
         requestBody?: { content: Record<string, { schema: { properties?: object } }> };
         responses: Record<string, unknown>;
         security?: unknown[];
+        tags?: string[];
+        'x-operator-only'?: boolean;
       }
     >
   >;
 };
 
 const KEY = 'openapi-key';
+const OPERATOR = 'openapi-operator-key-0123456789';
 let t: TestApp;
 let doc: Doc;
 
 beforeAll(async () => {
-  t = await startTestApp({ SVC_API_KEYS: `${KEY}=alpha` });
+  t = await startTestApp({ SVC_API_KEYS: `${KEY}=alpha`, SVC_OPERATOR_KEY: OPERATOR });
   const r = await t.call('GET', '/v1/openapi.json');
   expect(r.status).toBe(200);
   doc = r.json as Doc;
@@ -66,6 +71,19 @@ describe('GET /v1/openapi.json', () => {
     expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
     expect(result.valid).toBe(true);
     expect(JSON.stringify(doc)).not.toContain('#/$defs');
+  });
+
+  it('lists each operation under reads or writes by what it does: resolve_fact, which records a verdict, under both', () => {
+    const tagsOf = (name: string): string[] | undefined => {
+      for (const methods of Object.values(doc.paths))
+        for (const op of Object.values(methods) as { operationId?: string; tags?: string[] }[]) if (op.operationId === name) return op.tags;
+      return undefined;
+    };
+    expect(tagsOf('resolve_fact')).toEqual(['reads', 'writes']);
+    expect(tagsOf('list_spaces')).toEqual(['reads']);
+    expect(tagsOf('search_memory')).toEqual(['reads']);
+    expect(tagsOf('remember')).toEqual(['writes']);
+    expect(tagsOf('invalidate_memory')).toEqual(['writes']);
   });
 
   it('documents every route of the table, with each input field where the REST door reads it', () => {
@@ -192,5 +210,54 @@ describe('GET /v1/openapi.json', () => {
     );
     expectShaped(VersionOutputSchema, (await t.call('GET', '/v1/version')).json, 'version');
     expectShaped(CheckInstallOutputSchema, (await t.call('GET', '/v1/check_install', { key: KEY })).json, 'check_install');
+  });
+
+  it('documents the operator routes as operator only, from the schemas the routes run with', async () => {
+    const full = doc as Doc & { components: { securitySchemes: Record<string, Record<string, unknown>> } };
+    expect(full.components.securitySchemes.operator).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(String(full.components.securitySchemes.operator?.description)).toContain('SVC_OPERATOR_KEY');
+    const admin: [string, string][] = [
+      ['get', '/admin/tenants/{tenant}/rows'],
+      ['post', '/admin/tenants/{tenant}/rows'],
+      ['get', '/admin/tenants/{tenant}/digest'],
+      ['delete', '/admin/tenants/{tenant}'],
+      ['get', '/admin/tenants/{tenant}/placement'],
+    ];
+    for (const [method, path] of admin) {
+      const op = doc.paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(op?.security, `${method} ${path}`).toEqual([{ operator: [] }]);
+      expect(op?.tags).toEqual(['operator']);
+      expect(op?.['x-operator-only']).toBe(true);
+      expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+    }
+    // Every path outside /admin keeps the tenant scheme (the document's default), never the operator's.
+    for (const [path, item] of Object.entries(doc.paths))
+      if (!path.startsWith('/admin/'))
+        for (const op of Object.values(item)) expect(JSON.stringify(op.security ?? []), path).not.toContain('operator');
+    const { $schema: _s, ...body } = zod.toJSONSchema(ImportBodySchema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' });
+    expect(doc.paths['/admin/tenants/{tenant}/rows']?.post?.requestBody?.content['application/json']?.schema).toEqual(body);
+    expect(Object.keys(doc.paths['/admin/tenants/{tenant}/rows']?.post?.responses ?? {})).toEqual(
+      expect.arrayContaining(['409', '413', '422']),
+    );
+
+    // Live: the operator key is answered as documented; a tenant key is refused.
+    expect(
+      (
+        await t.call('POST', '/v1/memories', {
+          key: KEY,
+          body: { space: 'user:op', nodes: [{ id: 'op1', kind: 'claim', statement: 'x' }] },
+        })
+      ).status,
+    ).toBe(200);
+    const page = await t.call('GET', '/admin/tenants/alpha/rows', { key: OPERATOR, query: { limit: 5 } });
+    expect(page.status).toBe(200);
+    expectShaped(ExportPageSchema, page.json, 'admin rows');
+    const again = await t.call('POST', '/admin/tenants/alpha/rows', { key: OPERATOR, body: { rows: page.json.rows } });
+    expect(again.status).toBe(200);
+    expectShaped(ImportResultSchema, again.json, 'admin import');
+    expect(again.json.skipped).toBe(page.json.rows.length);
+    expectShaped(DigestSchema, (await t.call('GET', '/admin/tenants/alpha/digest', { key: OPERATOR })).json, 'admin digest');
+    expect((await t.call('GET', '/admin/tenants/alpha/rows', { key: KEY })).status).toBe(403);
   });
 });

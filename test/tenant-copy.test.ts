@@ -325,4 +325,18 @@ describe('a tenant copied from A to B', () => {
       (await a.call('GET', '/admin/tenants/acme/digest', { key: OP })).json,
     );
   });
+
+  it('checks a page against the store again once the tenant was written here between two pages', async () => {
+    // An import trusts the last row it stored while only imports wrote the tenant; a write here ends that.
+    expect((await b.call('DELETE', '/admin/tenants/acme', { key: OP, query: { force: 'true' } })).status).toBe(200);
+    const half = Math.floor(exported.length / 2);
+    expect(await importAll(b, 'acme', exported.slice(0, half), 5)).toEqual({ stored: half, skipped: 0 });
+    await write(b, { space: 'user:1', nodes: [{ id: 'between-pages', kind: 'claim', statement: 'written between two pages' }] });
+    const local = (await b.call('GET', '/admin/tenants/acme/rows', { key: OP, query: { after: exported[half - 1].tseq } })).json.rows;
+    expect(local.map((r: any) => r.id)).toContain('between-pages');
+    expect(local.at(-1).tseq).toBeGreaterThan(exported[half].tseq);
+    const rest = await b.call('POST', '/admin/tenants/acme/rows', { key: OP, body: { rows: exported.slice(half) } });
+    expect(rest.status, JSON.stringify(rest.json)).toBe(409);
+    expect(rest.json.detail.why).toContain('is not held here');
+  });
 });

@@ -15,7 +15,9 @@ describe('admission limits from the environment', () => {
       admissionLimits({ SVC_MAX_HEAVY: '3', SVC_HEAVY_QUEUE: '7', SVC_REQUEST_TIMEOUT_MS: '1234' }),
       heavyOperationNames,
     );
-    expect(line).toContain('(remember with messages or over 200 rows, search_memory, why, export_ledger)');
+    expect(line).toContain(
+      '(remember with messages or over 200 rows, search_memory without a space, or in a space not searched in memory now, why, export_ledger)',
+    );
     expect(line).toContain('3 heavy operations at once');
     expect(line).toContain('queue 7 (4 per key,');
     expect(line).toContain('deadline 1234 ms');
@@ -36,6 +38,12 @@ describe('which operations are heavy', () => {
   it('searches, why and export always; a write only with messages or as a bulk import', () => {
     const heavy = (name: string, input: Record<string, unknown>): boolean => isHeavy(operationNamed(name), input);
     expect(heavy('search_memory', {})).toBe(true);
+    expect(heavy('search_memory', { space: 'user:1' })).toBe(true);
+    // A space whose search copy is in memory is searched as cheaply as a list; another space is not.
+    const held = { searchesInMemory: (space: string) => space === 'user:1' };
+    expect(isHeavy(operationNamed('search_memory'), { space: 'user:1' }, held)).toBe(false);
+    expect(isHeavy(operationNamed('search_memory'), { space: 'user:2' }, held)).toBe(true);
+    expect(isHeavy(operationNamed('search_memory'), {}, held)).toBe(true);
     expect(heavy('why', {})).toBe(true);
     expect(heavy('export_ledger', {})).toBe(true);
     expect(heavy('list_memories', {})).toBe(false);

@@ -4,10 +4,12 @@
 // tenant moved with `memory-ledger move` (in-process) while about 50 writes/s continue: seconds per 10k
 // rows (export and import calls, the target's search answering as the source did), how long writes
 // were frozen, and what the writer was refused.
+// With CLUSTER_MEMORY_ROWS set, also the memory-bound load of cluster-memory.ts.
 // Needs Debian's haproxy and etcd-server; without them the section says so and measures nothing.
 import { moveTenant } from '../../server/cluster/move.ts';
 import { Cluster, missingBinaries, OPERATOR_KEY, SERVERS, type ServerId } from '../../test/cluster/harness.ts';
 import { liveIds, seedTenant, serverNow, startWriter, withoutAnswerTime } from '../../test/cluster/tenant-load.ts';
+import { memoryBoundFigures } from './cluster-memory.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const TENANTS = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(2, '0')}`);
@@ -121,6 +123,17 @@ export const clusterBench: BenchSection = {
     } finally {
       await cluster.stop();
     }
+    // Seeding 600k rows takes minutes here, so the memory-bound load runs when asked for.
+    const memoryRows = Number(process.env.CLUSTER_MEMORY_ROWS ?? '0');
+    if (memoryRows > 0) rows.push(...(await memoryBoundFigures(memoryRows, Number(process.env.CLUSTER_MEMORY_SECONDS ?? '20'))));
+    else
+      rows.push({
+        metric: 'memory-bound load, 1 / 2 / 3 servers',
+        value: 'not run',
+        target: '',
+        met: null,
+        note: 'CLUSTER_MEMORY_ROWS=20000 runs it (30 tenants of that many rows; docs/cluster.md has a run)',
+      });
     return rows;
   },
 };

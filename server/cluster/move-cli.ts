@@ -3,7 +3,7 @@
 // SIGTERM abandons the move cleanly (the tenant stays on its source, writable); a second one exits at once.
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
-import { abortMove, MoveError, moveTenant } from './move.ts';
+import { abortMove, DEFAULT_PAGE_ROWS, MoveError, moveTenant } from './move.ts';
 
 const positive = (name: string, text: string | undefined, fallback: number): number => {
   if (text === undefined) return fallback;
@@ -74,7 +74,7 @@ export async function runMoveCli(args: string[]): Promise<number> {
         operatorKey,
         tenant,
         to: to ?? '',
-        pageRows: positive('page-rows', values['page-rows'] as string | undefined, 2_000) || 2_000,
+        pageRows: positive('page-rows', values['page-rows'] as string | undefined, DEFAULT_PAGE_ROWS) || DEFAULT_PAGE_ROWS,
         tailRows: positive('tail-rows', values['tail-rows'] as string | undefined, 1_000),
         holdFrozenMs: positive('hold-frozen-ms', values['hold-frozen-ms'] as string | undefined, 0),
         keepSource: values['keep-source'] === true,

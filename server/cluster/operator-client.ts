@@ -3,31 +3,22 @@
 // placement. Answers are checked against their shapes; a refused connection, a 502/503/504 or a timeout
 // is retried for a bounded time (a server restarting, or busy), anything else fails at once.
 import { z } from 'zod';
-import { PlacementRecordSchema } from './placement.ts';
+import { DigestSchema, ExportPageSchema, ImportResultSchema, PlacementStatusSchema } from '../admin-schemas.ts';
 
 /** A row as the export route gives it: its table and its columns, carried verbatim and never read here. */
 const RowSchema = z.record(z.string(), z.unknown());
 export type TenantRow = z.infer<typeof RowSchema>;
 
-const PageSchema = z.object({
-  rows: z.array(RowSchema),
-  next_after: z.number().int().nullable(),
-  last_tseq: z.number().int(),
-});
+// The routes' own answer shapes (server/admin-schemas.ts), but rows are passed on unread: the target checks them.
+const PageSchema = ExportPageSchema.extend({ rows: z.array(RowSchema) });
 export type RowsPage = z.infer<typeof PageSchema>;
 
-const StoredSchema = z.object({ stored: z.number().int(), skipped: z.number().int(), last_tseq: z.number().int() });
+const StoredSchema = ImportResultSchema;
 export type Stored = z.infer<typeof StoredSchema>;
 
-const DigestSchema = z.object({ up_to: z.number().int(), rows: z.number().int(), digest: z.string() });
 export type Digest = z.infer<typeof DigestSchema>;
 
-const StatusSchema = z.object({
-  server: z.string(),
-  placement: PlacementRecordSchema.nullable(),
-  revision: z.number().int(),
-  in_flight: z.number().int(),
-});
+const StatusSchema = PlacementStatusSchema;
 export type ServerView = z.infer<typeof StatusSchema>;
 
 export class OperatorError extends Error {

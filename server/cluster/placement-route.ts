@@ -3,7 +3,9 @@
 // the source after freezing a tenant: once the source reports the frozen record at the move's epoch and
 // no request in flight, no write can land on the source any more (the gate refuses every new one), so
 // the tail copied afterwards is the whole tenant.
-import type { PlacementRecord, PlacementTable } from './placement.ts';
+import type { z } from 'zod';
+import type { PlacementStatusSchema } from '../admin-schemas.ts';
+import type { PlacementTable } from './placement.ts';
 
 /** Requests admitted per tenant and not yet answered. */
 export class InFlight {
@@ -21,15 +23,8 @@ export class InFlight {
   }
 }
 
-export interface PlacementStatus {
-  tenant: string;
-  server: string;
-  /** The record as this server last read it from etcd; null when the tenant is not placed. */
-  placement: PlacementRecord | null;
-  /** The etcd revision this server's view is at. */
-  revision: number;
-  in_flight: number;
-}
+/** The route's answer (its shape is in server/admin-schemas.ts, with the other operator routes'). */
+export type PlacementStatus = z.infer<typeof PlacementStatusSchema>;
 
 /** The status of one tenant as this server sees it (the route is mounted behind the /admin guard, app.ts). */
 export function placementStatus(

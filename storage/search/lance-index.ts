@@ -439,6 +439,11 @@ export class LanceIndex {
     return state ? this.#spaceCopy(tenant, space, state) : null;
   }
 
+  /** The space's copy if it is in memory now (admission: a search of it may be cheap). */
+  loadedSpaceCopy(tenant: string, space: string): SpaceCopy | undefined {
+    return this.#spaces.loaded(tenant, space);
+  }
+
   /** Adds rows of one space not yet in the table to its copy (rows it holds are skipped by seq). */
   async appendToCopy(tenant: string, copy: SpaceCopy, rows: readonly IndexRow[]): Promise<void> {
     const state = await this.#state(tenant, false);

@@ -17,6 +17,7 @@ import { embedBatch, rowViews } from './embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './local-embedder.ts';
 import { enabled } from './mechanisms.ts';
 import { LanceIndex } from './lance-index.ts';
+import type { SpaceCopy } from './space-copies.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 import { timeWindow } from './time-query.ts';
 import { noteWait, SearchTiming } from './timing.ts';
@@ -491,11 +492,15 @@ export class SearchIndex {
   async #freshCopy(tenant: string, space: string): Promise<boolean> {
     const copy = await this.#lance.spaceCopy(tenant, space);
     if (!copy) return false;
-    const pending = this.#pendingBySpace.get(spaceKey(tenant, space));
-    if (!pending) return true;
-    const nodes = pending.flatMap((p) => p.nodes).filter((n) => n.seq > copy.maxSeq);
+    const nodes = this.#notInCopy(tenant, space, copy);
     if (nodes.length > 0) await this.#lance.appendToCopy(tenant, copy, await this.#rows(nodes));
     return true;
+  }
+
+  /** The space's rows still queued for the table that its copy does not hold yet. */
+  #notInCopy(tenant: string, space: string, copy: SpaceCopy): NodeVersion[] {
+    const pending = this.#pendingBySpace.get(spaceKey(tenant, space)) ?? [];
+    return pending.flatMap((p) => p.nodes).filter((n) => n.seq > copy.maxSeq);
   }
 
   #caughtUpQueued(key?: string): Promise<number> {
@@ -542,6 +547,17 @@ export class SearchIndex {
       window ? timing.time('dated', this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit)) : Promise.resolve([]),
     ]);
     return { text, vector: near, words, dated };
+  }
+
+  /**
+   * Whether a search of the space now reads memory only: its copy is loaded and holds every row committed
+   * to the space, so nothing waits for a load or for the embedding of rows still queued (under a flood of
+   * writes that wait is seconds, and must stay behind the heavy slots).
+   */
+  searchesInMemory(tenant: string, space: string): boolean {
+    if (this.#catchingUp) return false;
+    const copy = this.#lance.loadedSpaceCopy(tenant, space);
+    return copy !== undefined && this.#notInCopy(tenant, space, copy).length === 0;
   }
 
   /** Full-text matches among the rows `filter` admits (capped at `cap`): counts, not ranking. */
@@ -599,12 +615,12 @@ export class SearchIndex {
     return this.#lance.countRows();
   }
 
-  /** The space copies held, loaded and dropped (benchmarks, diagnosis). */
   /** What the index holds in memory (diagnosis). */
   memory(): ReturnType<LanceIndex['memory']> {
     return this.#lance.memory();
   }
 
+  /** The space copies held, loaded and dropped (benchmarks, diagnosis). */
   spaceCopies(): ReturnType<LanceIndex['spaceCopies']> {
     return this.#lance.spaceCopies();
   }

@@ -82,6 +82,11 @@ export class SpaceCopies {
     return this.#budget > 0 && this.#maxRows > 0;
   }
 
+  /** The space's copy if it is loaded (not merely loading), without counting a use. */
+  loaded(tenant: string, space: string): SpaceCopy | undefined {
+    return this.#held.get(key(tenant, space));
+  }
+
   /** The space's copy, loaded from `source` when absent; null when it is too large or does not fit. */
   get(tenant: string, space: string, source: SpaceSource): Promise<SpaceCopy | null> {
     const k = key(tenant, space);

@@ -80,6 +80,8 @@ export class Cluster {
   readonly #socket: string;
   readonly #maps: string;
   readonly #keysFile: string;
+  /** Settings every server starts with beyond the cluster's own (a bench's memory budget). */
+  #serverEnv: Record<string, string> = {};
 
   private constructor(dir: string, etcdUrl: string, serverPort: number, proxyPort: number) {
     this.dir = dir;
@@ -93,7 +95,7 @@ export class Cluster {
   }
 
   /** Starts etcd, the servers (all keys known to all), HAProxy and the agent; waits until each answers. */
-  static async start(keys: Record<string, string>): Promise<Cluster> {
+  static async start(keys: Record<string, string>, serverEnv: Record<string, string> = {}): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), 'ledger-cluster-'));
     const [clientPort, peerPort, serverPort, proxyPort] = [
       await freePort('127.0.0.1'),
@@ -102,6 +104,7 @@ export class Cluster {
       await freePort('127.0.0.1'),
     ];
     const cluster = new Cluster(dir, `http://127.0.0.1:${clientPort}`, serverPort, proxyPort);
+    cluster.#serverEnv = serverEnv;
     writeFileSync(cluster.#keysFile, JSON.stringify(keys));
     mkdirSync(cluster.#maps);
     for (const f of ['keys.map', 'spaces.map']) writeFileSync(join(cluster.#maps, f), '');
@@ -169,6 +172,7 @@ export class Cluster {
       SVC_KUZU_BUFFER_MB: '64',
       // Short, so the test of an etcd outage sees the bound pass within seconds.
       SVC_ETCD_STALE_MS: '3000',
+      ...this.#serverEnv,
     });
     await until(`server ${server} answering`, 90_000, async () => (await fetch(`${this.serverUrl(server)}/v1/version`)).ok);
     // Answering is not serving: until its first read of the placements a server refuses every tenant (503).

@@ -6,10 +6,14 @@
 import type { Answer, Cluster } from './harness.ts';
 
 const REGIONS = ['Assam', 'Darjeeling', 'Uji', 'Yunnan', 'Kenya', 'Ceylon', 'Fujian'];
-const BATCH = 500;
+const BATCH_MIN = 500;
 
-/** Writes `rows` nodes (plus edges between neighbours) for `tenant` in space user:<tenant>; returns some ids. */
+/**
+ * Writes `rows` nodes (plus edges between neighbours) for `tenant` in space user:<tenant>; returns some ids.
+ * Requests of 500 nodes, or of up to 5,000 for a large tenant (a 100k-row seed in 20 requests, not 200).
+ */
 export async function seedTenant(cluster: Cluster, key: string, tenant: string, rows: number): Promise<{ ids: string[] }> {
+  const batch = Math.max(BATCH_MIN, Math.min(5_000, Math.floor(rows / 20)));
   const ok = async (what: string, r: Promise<Answer>): Promise<Answer> => {
     const a = await r;
     if (a.status !== 200) throw new Error(`${what}: ${a.status} ${a.text.slice(0, 300)}`);
@@ -18,8 +22,8 @@ export async function seedTenant(cluster: Cluster, key: string, tenant: string, 
   const space = `user:${tenant}`;
   await ok('declare', cluster.request('POST', '/v1/facts', { key, body: { fact_key: 'price', key_fields: [] } }));
   const ids: string[] = [];
-  for (let start = 0; start < rows; start += BATCH) {
-    const n = Math.min(BATCH, rows - start);
+  for (let start = 0; start < rows; start += batch) {
+    const n = Math.min(batch, rows - start);
     const nodes = Array.from({ length: n }, (_, j) => {
       const i = start + j;
       const day = String(1 + (i % 28)).padStart(2, '0');
@@ -43,14 +47,14 @@ export async function seedTenant(cluster: Cluster, key: string, tenant: string, 
         edge_type: j % 2 === 0 ? 'CAUSES' : 'SUPPORTS',
       }));
     // One batch in five is backfill: declared as known on the first of June 2024.
-    const backfill = (start / BATCH) % 5 === 2 ? { backfill: { declared_captured_at: '2024-06-01T00:00:00Z', reason: 'crm import' } } : {};
+    const backfill = (start / batch) % 5 === 2 ? { backfill: { declared_captured_at: '2024-06-01T00:00:00Z', reason: 'crm import' } } : {};
     await ok(`batch at ${start}`, cluster.request('POST', '/v1/memories', { key, body: { space, nodes, edges, ...backfill } }));
     ids.push(nodes[0]?.id ?? '', nodes[Math.floor(n / 2)]?.id ?? '');
   }
   // Invalidations, one of them as backfill, and verdicts of the declared fact.
   for (let i = 0; i < 10; i++) {
     // The first is recorded as backfill: a row of the backfilled batch (known since June 2024).
-    const at = i === 0 ? 2 * BATCH + 3 : i * 97 + 3;
+    const at = i === 0 ? 2 * batch + 3 : i * 97 + 3;
     if (at >= rows) continue;
     const id = `${tenant}-n${at}`;
     await ok(
@@ -88,7 +92,12 @@ export interface Snapshot {
 export async function snapshot(cluster: Cluster, key: string, tenant: string, ids: string[], asOf: string): Promise<Snapshot> {
   const answers = new Map<string, string>();
   const read = async (name: string, method: string, path: string, body?: unknown): Promise<Answer> => {
-    const r = await cluster.request(method, path, { key, body });
+    let r = await cluster.request(method, path, { key, body });
+    // A search can outlast its deadline while the index embeds a large seed: retried as the 504 says, bounded.
+    for (let i = 0; i < 30 && (r.status === 503 || r.status === 504); i++) {
+      await new Promise((res) => setTimeout(res, 2_000));
+      r = await cluster.request(method, path, { key, body });
+    }
     if (r.status !== 200) throw new Error(`${name}: ${r.status} ${r.text.slice(0, 300)}`);
     answers.set(name, withoutAnswerTime(r.text));
     return r;
