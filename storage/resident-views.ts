@@ -2,7 +2,7 @@
 // spaces of a tenant (for reads confined to one space). A view is built from the graph store the first
 // time it is used (not at start-up), kept while in use, and evicted least-recently-used when the views
 // held exceed the memory budget, so memory and start-up follow the working set instead of the whole
-// ledger. A space's view holds its own rows, the invalidations of its nodes and the tenant's batches,
+// ledger. A space's view holds its own rows, the invalidations of the ids they name and the tenant's batches,
 // declarations and verdicts (kept once per tenant while any of its views is resident, and copied into
 // each). The graph store stays the source of truth: an evicted view is simply loaded again.
 import { envMegabytes } from './env-megabytes.ts';
@@ -136,7 +136,10 @@ export class ResidentViews {
             wide = await loaders.tenantWide(tenant);
             wide = { batches: [...wide.batches], declarations: [...wide.declarations], verdicts: [...wide.verdicts] };
           }
-          const own = await loaders.space(tenant, space);
+          // Cut from the tenant's view when it is resident (a writer's tenant is): the same rows without a
+          // read of the store, which would first wait for the write journal's copy (seconds after a bulk fill).
+          const whole = this.#views.get(keyOf(tenant))?.view;
+          const own = whole ? whole.rowsOfSpace(space) : await loaders.space(tenant, space);
           this.#wide.set(tenant, wide);
           fill(view, { ...wide, ...own });
         }
