@@ -81,6 +81,7 @@ function group(from: number, n: number): CommitGroup {
   const edges = Array.from({ length: n }, (_, i) => edge(from + 2 * i + 1, i));
   return {
     spaces: [],
+    invalidationSpaces: [],
     batches: [
       {
         tenant: 'a',
@@ -318,6 +319,18 @@ describe('write journal recovery', () => {
     expect(loaded.nodes).toHaveLength(g1.nodes.length + g2.nodes.length); // the torn record was never acknowledged
     // The original numbers stay unused, so inserting them again would not meet a stale index entry.
     expect(loaded.nodes.some((n) => n.seq >= 200_000 && n.seq < 300_000)).toBe(false);
+    // The index of rows by space was renumbered with them: each space loads its own rows, all of them.
+    const pairs = new Map([...loaded.nodes, ...loaded.edges, ...loaded.invalidations].map((r) => [`${r.tenant}/${r.space}`, r]));
+    expect(pairs.size).toBeGreaterThan(0);
+    for (const { tenant, space } of pairs.values()) {
+      const own = await reopened.loadSpace(tenant, space);
+      const mine = <R extends { tenant: string; space: string }>(rows: R[]): R[] =>
+        rows.filter((r) => r.tenant === tenant && r.space === space);
+      expect(own.nodes).toEqual(mine(loaded.nodes));
+      expect(own.edges).toEqual(mine(loaded.edges));
+      expect(own.invalidations).toEqual(mine(loaded.invalidations));
+    }
+    expect((await reopened.loadSpace('nobody', 'nowhere')).nodes).toEqual([]);
     await reopened.close();
   });
 });

@@ -166,6 +166,41 @@ const SPACE: TableSpec<SpaceRow> = {
   ],
 };
 
+// A space of one tenant (key: tenant + space), the source of the relationships below: the rows a space
+// holds are found from it through a CSR adjacency list, not by scanning a table for the space's name
+// (Kuzu 0.11.3 has no index but the primary key's). Written with the rows, in the same transaction, and
+// loaded with `ignore_errors=true`, as the Space table: a row for a pair the store holds is skipped.
+export interface SpaceKeyRow {
+  tenant: string;
+  space: string;
+}
+const TENANT_SPACE: TableSpec<SpaceKeyRow> = {
+  table: 'TenantSpace',
+  columns: [text('key', (r) => identKey(r.tenant, r.space)), text('tenant', (r) => r.tenant), text('space', (r) => r.space)],
+};
+
+/** One row a space holds: a relationship from the space's TenantSpace row to the row's primary key. */
+export interface HoldsRow {
+  tenant: string;
+  space: string;
+  seq: number;
+}
+const holds = (table: string, to: string): TableSpec<HoldsRow> & { to: string } => ({
+  table,
+  to,
+  columns: [text('space_key', (r) => identKey(r.tenant, r.space)), int('row_seq', (r) => r.seq)],
+});
+// Both directions (Kuzu's default), though a read walks only from a space to its rows: Kuzu 0.11.3 cannot
+// delete a node that a forward-only relationship table may point at ("Failed to get bwd data ... set the
+// storage direction to BOTH"), even when none does, and a tenant's deletion (tenant-copy.ts) deletes its
+// rows. The backward lists cost the copy ~20% more (docs/storage.md).
+const HOLDS_BLOCK = holds('HoldsBlock', 'Block');
+const HOLDS_EDGE = holds('HoldsEdge', 'Edge');
+/** An invalidation is held by every space holding a version of its node: it retracts the id's every version. */
+const HOLDS_INVALIDATION = holds('HoldsInvalidation', 'Invalidation');
+const HOLDS = [HOLDS_BLOCK, HOLDS_EDGE, HOLDS_INVALIDATION];
+const isHolds = (table: string): boolean => HOLDS.some((h) => h.table === table);
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -181,6 +216,8 @@ const SCHEMA = [
   nodeTableDdl(VERDICT, 'seq'),
   nodeTableDdl(INVALIDATION, 'seq'),
   nodeTableDdl(SPACE, 'name'),
+  nodeTableDdl(TENANT_SPACE, 'key'),
+  ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY)`),
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -324,13 +361,46 @@ export interface CommitGroup {
   invalidations: Invalidation[];
   /** First-writer rows of the spaces this group is the first to write. */
   spaces: SpaceRow[];
+  /**
+   * The spaces each invalidation is held by besides its own (those holding another version of its node),
+   * and older invalidations newly held by a space a version of their node is written to. Node and edge
+   * rows are held by their own space, derived here.
+   */
+  invalidationSpaces: { space: string; row: Invalidation }[];
+}
+
+/** The (tenant, space) pairs and Holds rows a group writes, derived from its rows. */
+function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]; edge: HoldsRow[]; invalidation: HoldsRow[] } {
+  const spaces = new Map<string, SpaceKeyRow>();
+  const hold = (tenant: string, space: string, seq: number): HoldsRow => {
+    const key = identKey(tenant, space);
+    if (!spaces.has(key)) spaces.set(key, { tenant, space });
+    return { tenant, space, seq };
+  };
+  const invalidation = new Map<string, HoldsRow>();
+  const holdInvalidation = (i: Invalidation, space: string): void => {
+    const key = `${identKey(i.tenant, space)}${IDENT_SEP}${i.seq}`;
+    if (!invalidation.has(key)) invalidation.set(key, hold(i.tenant, space, i.seq));
+  };
+  for (const i of group.invalidations) holdInvalidation(i, i.space);
+  for (const l of group.invalidationSpaces) holdInvalidation(l.row, l.space);
+  return {
+    block: group.nodes.map((n) => hold(n.tenant, n.space, n.seq)),
+    edge: group.edges.map((e) => hold(e.tenant, e.space, e.seq)),
+    invalidation: [...invalidation.values()],
+    spaces: [...spaces.values()],
+  };
 }
 
 /**
  * Every table a commit group fills, in the order they are written. A new table adds its line here and
  * gets both write paths.
  */
-function tablesOf(group: CommitGroup): TableRows[] {
+function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): TableRows[] {
+  const h = holdsOf(group);
+  // A TenantSpace row this process has committed or journaled already is not written again: one COPY
+  // statement fewer in most copies (each costs a fixed ~10-50 ms).
+  if (storedSpaces) h.spaces = h.spaces.filter((r) => !storedSpaces.has(identKey(r.tenant, r.space)));
   return [
     tableRows(BATCH, group.batches),
     tableRows(NODE, group.nodes),
@@ -339,6 +409,11 @@ function tablesOf(group: CommitGroup): TableRows[] {
     tableRows(VERDICT, group.verdicts),
     tableRows(INVALIDATION, group.invalidations),
     tableRows(SPACE, group.spaces),
+    // After the rows they join, in the same transaction: a relationship's ends must exist when it is copied.
+    tableRows(TENANT_SPACE, h.spaces),
+    tableRows(HOLDS_BLOCK, h.block),
+    tableRows(HOLDS_EDGE, h.edge),
+    tableRows(HOLDS_INVALIDATION, h.invalidation),
   ];
 }
 
@@ -370,9 +445,25 @@ export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
  * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
  */
-const LAYOUT = 3;
+const LAYOUT = 4;
 /** The first layout whose tables carry tseq. */
 const LAYOUT_TSEQ = 3;
+/** The first layout with TenantSpace and the Holds relationships. */
+const LAYOUT_HOLDS = 4;
+/** TenantSpace keys remembered as written before the set starts over. */
+const STORED_SPACES_MAX = 100_000;
+/** Rows read per page while a migration indexes them. */
+const MIGRATE_PAGE = 100_000;
+/** Ids per literal list in a query by id (a list's parse costs ~0.5 ms an item). */
+const ID_LIST = 500;
+/** Ids as Cypher list literals (their stored, JSON-encoded text), ID_LIST at a time. */
+function* idLists(ids: readonly string[]): Generator<string> {
+  for (let i = 0; i < ids.length; i += ID_LIST)
+    yield ids
+      .slice(i, i + ID_LIST)
+      .map((id) => cypherString(JSON.stringify(id)))
+      .join(', ');
+}
 const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
@@ -432,6 +523,7 @@ export const emptyGroup = (): CommitGroup => ({
   verdicts: [],
   invalidations: [],
   spaces: [],
+  invalidationSpaces: [],
 });
 
 /** The narrow port the ledger needs from a graph engine. */
@@ -439,12 +531,20 @@ export interface GraphStore {
   commit(group: CommitGroup): Promise<void>;
   loadAll(): Promise<LoadedLedger>;
   loadTenant(tenant: string): Promise<LoadedLedger>;
+  /** One space's node and edge rows and the invalidations of its nodes, from the space's Holds index. */
+  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  /** A tenant's batches, declarations and verdicts. */
+  loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>>;
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
   lastWritten(): Promise<{ instant: number; seq: number; tseq: number }>;
   /** One tenant's rows with `after` < tseq <= `upTo`, at most `limit` per table, each table in tseq order. */
   tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup>;
   tenantLastTseq(tenant: string): Promise<number>;
+  /** The tenant's stored invalidations of these ids. */
+  invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
+  /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
+  spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
   spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
   /** Deletes every row of the tenant (journal included); rows deleted per table. */
@@ -582,6 +682,8 @@ const DECODE = {
 
 /** Every table with its columns, in tablesOf's order: the journal and `counts` use the same list. */
 const TABLES: readonly Pick<TableRows, 'table' | 'columns'>[] = tablesOf(emptyGroup());
+/** The ledger's own tables, each row carrying a tseq: not the index of rows by space (TenantSpace, Holds). */
+const ROW_TABLES = TABLES.filter((t) => t.columns.some((c) => c.name === 'tseq'));
 const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
   const spec = TABLES.find((t) => t.table === table);
   if (!spec)
@@ -591,14 +693,23 @@ const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
   return spec;
 };
 const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
-  spec.table === BATCH.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+  spec.table === BATCH.table || spec.table === TENANT_SPACE.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+/** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
+const isRowTable = (table: string): boolean => table !== SPACE.table && table !== TENANT_SPACE.table && !isHolds(table);
+/** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
+const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
+  if (isHolds(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
+  const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
+  return (row) => row[key] ?? null;
+};
 
 /** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
 function journalParts(records: readonly JournalRecord[]): TableRows[] {
   // A record naming a table this release does not have (a newer release's journal) stops the open.
   for (const r of records) for (const t of r.tables) specOf(t.table);
   return TABLES.map((spec) => {
-    const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
+    const identity = rowIdentity(spec);
+    const tseqLast = spec.columns[spec.columns.length - 1]?.name === 'tseq';
     const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
     const seen = new Set<Cell>();
     const rows: Cell[][] = [];
@@ -606,11 +717,12 @@ function journalParts(records: readonly JournalRecord[]): TableRows[] {
       for (const t of r.tables)
         if (t.table === spec.table)
           for (let row of t.rows) {
-            if (seen.has(row[key] ?? null)) continue;
-            seen.add(row[key] ?? null);
+            const key = identity(row);
+            if (seen.has(key)) continue;
+            seen.add(key);
             // A record journaled by layout 2 lacks tseq (the last column): a row written here has tseq = seq;
             // a Space row's is filled by the layout's migration.
-            if (row.length === spec.columns.length - 1) row = [...row, seqAt >= 0 ? (row[seqAt] ?? null) : null];
+            if (tseqLast && row.length === spec.columns.length - 1) row = [...row, seqAt >= 0 ? (row[seqAt] ?? null) : null];
             rows.push(row);
           }
     return cellRows(spec, rows);
@@ -671,6 +783,8 @@ export class KuzuGraph implements GraphStore {
   /** A copy of the journal failed: the next one first skips rows the engine already holds. */
   #retrying = false;
   #renumberedAbove: number | null = null;
+  /** Spaces whose TenantSpace row this process wrote (see tablesOf), at most STORED_SPACES_MAX. */
+  readonly #storedSpaces = new Set<string>();
   #closed = false;
   #copyOuts = 0;
 
@@ -708,19 +822,87 @@ export class KuzuGraph implements GraphStore {
     const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
     if (fillTseq) await graph.#addTseqColumns();
     await graph.#drain({ recovering: true });
-    if (written === null || written < LAYOUT) {
-      // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
-      if (written === null && before.has(NODE.table)) await graph.#migrateSpaces();
-      if (fillTseq) await graph.#migrateTseq();
+    // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
+    const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
+    if (from < 2) await graph.#migrateSpaces();
+    if (fillTseq) await graph.#migrateTseq();
+    if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
+    if (written !== LAYOUT) {
       writeFileSync(layoutFile, String(LAYOUT), { flush: true });
       syncDir(dir);
     }
     return graph;
   }
 
+  /**
+   * Layouts before 4 to 4: every node and edge row held by its space, every invalidation by the spaces
+   * holding a version of its node, read page by page, once. The relationships are dropped first, so a
+   * migration a crash interrupted starts again clean (the layout file is written only after it ends).
+   */
+  async #migrateHolds(from: number): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      for (const h of HOLDS) {
+        await this.#run(this.#writer, `DROP TABLE IF EXISTS ${h.table}`);
+        await this.#run(this.#writer, SCHEMA.find((ddl) => ddl.includes(`TABLE IF NOT EXISTS ${h.table}(`)) ?? '');
+      }
+      // A row's number, tenant and space, and the node ids it names (a node's id, an edge's two ends, an
+      // invalidation's target): an invalidation is held by every space whose rows name its node.
+      interface Placed {
+        seq: number;
+        tenant: string;
+        space: string;
+        ids: string[];
+      }
+      const column = (name: string): Column<Placed> => text(name, () => null);
+      const base = [int<Placed>('seq', (r) => r.seq), column('tenant'), column('space')];
+      const decodeWith =
+        (names: string[]) =>
+        (r: Record<string, unknown>): Placed => ({
+          seq: i64(r, 'seq'),
+          tenant: str(r, 'tenant'),
+          space: str(r, 'space'),
+          ids: names.map((n) => str(r, n)),
+        });
+      const invalidations = await this.#select(
+        { table: INVALIDATION.table, columns: [...base, column('target_id')] },
+        '',
+        decodeWith(['target_id']),
+      );
+      const spacesOf = new Map<string, Set<string>>(invalidations.map((i) => [identKey(i.tenant, i.ids[0]!), new Set([i.space])]));
+      let rows = 0;
+      for (const [spec, rel, names] of [
+        [NODE, HOLDS_BLOCK, ['id']],
+        [EDGE, HOLDS_EDGE, ['source_id', 'target_id']],
+      ] as const) {
+        const columns = [...base, ...names.map(column)];
+        for (let after = 0; ;) {
+          const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodeWith([...names]), MIGRATE_PAGE);
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.seq;
+          for (const r of page) for (const id of r.ids) spacesOf.get(identKey(r.tenant, id))?.add(r.space);
+          const pairs = new Map(page.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
+          await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(rel, page)]);
+          rows += page.length;
+        }
+      }
+      const held: HoldsRow[] = invalidations.flatMap((i) =>
+        [...(spacesOf.get(identKey(i.tenant, i.ids[0]!)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
+      );
+      const pairs = new Map(held.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
+      await this.#commitCopy(
+        [tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(HOLDS_INVALIDATION, held)].filter((p) => p.count > 0),
+      );
+      console.error(
+        `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
+          `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
   /** Layout 2 to 3, first part: the tseq column on every table, empty. */
   async #addTseqColumns(): Promise<void> {
-    for (const { table } of TABLES) await this.#run(this.#writer, `ALTER TABLE ${table} ADD IF NOT EXISTS tseq INT64`);
+    for (const { table } of ROW_TABLES) await this.#run(this.#writer, `ALTER TABLE ${table} ADD IF NOT EXISTS tseq INT64`);
   }
 
   /**
@@ -730,7 +912,7 @@ export class KuzuGraph implements GraphStore {
   async #migrateTseq(): Promise<void> {
     const t0 = performance.now();
     await this.#exclusive(async () => {
-      for (const { table } of TABLES)
+      for (const { table } of ROW_TABLES)
         if (keyColumn({ table }) === 'seq') await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tseq IS NULL SET x.tseq = x.seq`);
       const firstOf = async (tables: string[], column: string): Promise<Map<string, number>> => {
         const first = new Map<string, number>();
@@ -845,11 +1027,18 @@ export class KuzuGraph implements GraphStore {
     if (this.#closed) throw new Error('graph store is closed');
     const failure = this.#journal.failure;
     if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
-    const parts = tablesOf(group);
-    const rows = parts.reduce((n, p) => n + p.count, 0);
+    const parts = tablesOf(group, this.#storedSpaces);
+    // The rows the group carries and the Space row it may open; the Holds index rows are not counted.
+    const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     if (rows === 0) return;
     // A group's Space rows (at most one per space it writes) do not move it off the journal.
-    const journaledRows = rows - group.spaces.length;
+    const journaledRows =
+      group.batches.length +
+      group.nodes.length +
+      group.edges.length +
+      group.declarations.length +
+      group.verdicts.length +
+      group.invalidations.length;
     const t0 = performance.now();
     // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
     // #renumbered): a group that opens a batch is copied at once.
@@ -857,6 +1046,7 @@ export class KuzuGraph implements GraphStore {
     const bytes = record ? encodeRecord(record) : null;
     if (record && bytes && bytes.length <= JOURNAL_MAX_RECORD_BYTES) {
       await this.#journal.append(record, bytes);
+      this.#noteSpaces(group);
       this.#stats.journalGroups++;
       this.#stats.journalRows += rows;
       this.#stats.journalMs += performance.now() - t0;
@@ -876,10 +1066,20 @@ export class KuzuGraph implements GraphStore {
     await this.#exclusive(async () => {
       const t1 = performance.now();
       await this.#copyJournal(parts);
+      this.#noteSpaces(group);
       this.#stats.copyGroups++;
       this.#stats.copyRows += rows;
       this.#stats.copyMs += performance.now() - t1;
     });
+  }
+
+  /**
+   * The group's spaces have their TenantSpace rows stored, or journaled ahead of every later record (a
+   * journal is copied oldest first, and a copy's transaction writes TenantSpace before Holds).
+   */
+  #noteSpaces(group: CommitGroup): void {
+    if (this.#storedSpaces.size > STORED_SPACES_MAX) this.#storedSpaces.clear();
+    for (const r of holdsOf(group).spaces) this.#storedSpaces.add(identKey(r.tenant, r.space));
   }
 
   #scheduleFlush(): void {
@@ -920,7 +1120,7 @@ export class KuzuGraph implements GraphStore {
     // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
     const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
     let journal = journalParts(pending);
-    const journalRows = journal.reduce((n, p) => n + p.count, 0);
+    const journalRows = journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
     const parts = merged(journal, group).filter((p) => p.count > 0);
     try {
@@ -937,7 +1137,7 @@ export class KuzuGraph implements GraphStore {
     if (segments > 0) this.#journal.release(segments);
     if (journalRows > 0) {
       this.#stats.flushes++;
-      this.#stats.flushedRows += journal.reduce((n, p) => n + p.count, 0);
+      this.#stats.flushedRows += journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
     }
   }
   /**
@@ -972,13 +1172,25 @@ export class KuzuGraph implements GraphStore {
     const base = top + RENUMBER_GAP * (count + 1);
     numbered.sort((a, b) => a.old - b.old);
     const rows: Cell[][][] = parts.map(() => []);
-    numbered.forEach(({ part, row, at }, i) => {
+    const renumber = new Map<number, number>();
+    numbered.forEach(({ part, row, at, old }, i) => {
       const copy = [...row];
       copy[at] = base + i + 1;
+      renumber.set(old, base + i + 1);
       rows[part]!.push(copy);
     });
     if (numbered.length > 0) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
-    return parts.map((part, i) => ((seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!)));
+    return parts.map((part, i) => {
+      // A Holds row points at its row's number, which moved with it (numbers are unique across tables).
+      if (isHolds(part.table)) {
+        const to = part.columns.findIndex((c) => c.name === 'row_seq');
+        return cellRows(
+          part,
+          [...part.cells()].map((row) => row.map((v, c) => (c === to ? (renumber.get(Number(v)) ?? v) : v))),
+        );
+      }
+      return (seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!);
+    });
   }
 
   /**
@@ -995,7 +1207,7 @@ export class KuzuGraph implements GraphStore {
    * and sequence numbers are never reused, so one row's primary key answers for all.
    */
   async #landed(parts: readonly TableRows[]): Promise<boolean> {
-    const part = parts.find((p) => p.count > 0);
+    const part = parts.find((p) => p.count > 0 && isRowTable(p.table));
     const [row] = part ? part.cells() : [];
     if (!part || !row) return false;
     try {
@@ -1016,7 +1228,7 @@ export class KuzuGraph implements GraphStore {
   /** How many of `records`, from the first, are stored (a binary search on one key of each record). */
   async #storedPrefix(records: readonly JournalRecord[]): Promise<number> {
     const probe = async (r: JournalRecord): Promise<boolean> => {
-      const t = r.tables.find((x) => x.rows.length > 0);
+      const t = r.tables.find((x) => x.rows.length > 0 && isRowTable(x.table));
       const row = t?.rows[0];
       if (!t || !row) return true;
       const spec = specOf(t.table);
@@ -1052,7 +1264,7 @@ export class KuzuGraph implements GraphStore {
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
       // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
-      const skip = part.table === SPACE.table ? ', ignore_errors=true' : '';
+      const skip = part.table === SPACE.table || part.table === TENANT_SPACE.table ? ', ignore_errors=true' : '';
       copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
     }
     this.#stats.stageMs += performance.now() - t0;
@@ -1100,6 +1312,7 @@ export class KuzuGraph implements GraphStore {
     decode: (row: Record<string, unknown>) => R,
     limit?: number,
     orderBy: string = spec === BATCH ? 'captured_at' : 'seq',
+    path = '',
   ): Promise<R[]> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
@@ -1107,7 +1320,7 @@ export class KuzuGraph implements GraphStore {
     try {
       await this.#run(
         this.#reader,
-        `COPY (MATCH (x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
+        `COPY (MATCH ${path}(x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
       );
       return parseCsvRows(readFileSync(file, 'utf8'), spec.columns, decode);
     } finally {
@@ -1126,6 +1339,7 @@ export class KuzuGraph implements GraphStore {
       verdicts: await this.#select(VERDICT, where, d.verdict),
       invalidations: await this.#select(INVALIDATION, where, d.invalidation),
       spaces: [],
+      invalidationSpaces: [],
     }));
   }
 
@@ -1139,6 +1353,34 @@ export class KuzuGraph implements GraphStore {
     // A literal, not a parameter: the prepared form took 2.5-4x as long here (530-900 ms against 210 ms
     // for a 3,000-row tenant among 30,000 rows), and the tenant comes from the key map, escaped below.
     return this.#load(`WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`);
+  }
+
+  /**
+   * The rows one space of a tenant holds: its node and edge rows, and the invalidations of its nodes
+   * (whatever space they were written in), each table read through the space's Holds relationship (a
+   * primary-key lookup of the TenantSpace row, then its adjacency list), never by a scan.
+   */
+  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>> {
+    const key = cypherString(JSON.stringify(identKey(tenant, space)));
+    const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
+    const where = `WHERE s.key = ${key}`;
+    const d = DECODE;
+    return this.#read(async () => ({
+      nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
+      edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
+    }));
+  }
+
+  /** A tenant's rows that are not any one space's: batches, declarations and verdicts (a scan of small tables). */
+  loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>> {
+    const where = `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`;
+    const d = DECODE;
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch),
+      declarations: await this.#select(DECLARATION, where, d.declaration),
+      verdicts: await this.#select(VERDICT, where, d.verdict),
+    }));
   }
 
   /**
@@ -1159,14 +1401,63 @@ export class KuzuGraph implements GraphStore {
       verdicts: await this.#select(VERDICT, where, d.verdict, n, 'tseq'),
       invalidations: await this.#select(INVALIDATION, where, d.invalidation, n, 'tseq'),
       spaces: await this.#select(SPACE, where, d.space, n, 'tseq'),
+      invalidationSpaces: [],
     }));
+  }
+
+  /**
+   * The tenant's stored invalidations of these ids. With spacesOfIds, what a tenant copy needs to place
+   * imported invalidations in the index by space (see Ledger.importRows): scans of the Invalidation and
+   * Block tables (the only index is the primary key's), in lists of ID_LIST ids.
+   */
+  invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: Invalidation[] = [];
+      for (const list of idLists(ids))
+        for (const r of await this.#select(INVALIDATION, `WHERE x.tenant = ${lit} AND x.target_id IN [${list}]`, DECODE.invalidation))
+          out.push(r);
+      return out;
+    });
+  }
+
+  /** The spaces holding the invalidations of each of these ids of the tenant: a stored version of it, or an edge touching it. */
+  spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const lit = cypherString(JSON.stringify(tenant));
+    const wanted = new Set(ids);
+    return this.#read(async () => {
+      const out = new Map<string, Set<string>>();
+      const add = (id: string, space: string): void => {
+        if (!wanted.has(id)) return;
+        let set = out.get(id);
+        if (!set) out.set(id, (set = new Set()));
+        set.add(space);
+      };
+      for (const list of idLists(ids)) {
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (x:${NODE.table}) WHERE x.tenant = ${lit} AND x.id IN [${list}] RETURN DISTINCT x.id AS id, x.space AS space`,
+        ))
+          add(decodeText(r.id) ?? '', decodeText(r.space) ?? '');
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (x:${EDGE.table}) WHERE x.tenant = ${lit} AND (x.source_id IN [${list}] OR x.target_id IN [${list}]) ` +
+            `RETURN DISTINCT x.source_id AS s, x.target_id AS t, x.space AS space`,
+        )) {
+          const space = decodeText(r.space) ?? '';
+          add(decodeText(r.s) ?? '', space);
+          add(decodeText(r.t) ?? '', space);
+        }
+      }
+      return out;
+    });
   }
 
   /** The tenant's highest tseq (0 when it has no row). */
   tenantLastTseq(tenant: string): Promise<number> {
     return this.#read(async () => {
       let top = 0;
-      for (const { table } of TABLES) {
+      for (const { table } of ROW_TABLES) {
         const [row] = await this.#run(
           this.#reader,
           `MATCH (x:${table}) WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} RETURN max(x.tseq) AS ts`,
@@ -1188,19 +1479,25 @@ export class KuzuGraph implements GraphStore {
 
   /**
    * Deletes every row of `tenant`, in one transaction, after the journal is copied in (so no journaled
-   * row of the tenant is copied in later). Returns the rows deleted per table.
+   * row of the tenant is copied in later), its index by space first. Returns the rows deleted per table
+   * of the ledger (the index's rows are not counted).
    */
   deleteTenant(tenant: string): Promise<Record<string, number>> {
     const lit = cypherString(JSON.stringify(tenant));
     return this.#read(async () => {
       const out: Record<string, number> = {};
       await this.#inTransaction(async () => {
-        for (const { table } of TABLES) {
+        // The Holds relationships go with their TenantSpace rows (a row with relationships cannot be deleted alone).
+        await this.#run(this.#writer, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} DETACH DELETE x`);
+        for (const { table } of ROW_TABLES) {
           const [row] = await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
           out[table] = decodeInt(row?.n ?? 0);
           if (out[table] > 0) await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} DELETE x`);
         }
       });
+      // Its TenantSpace rows are gone: a later write of the tenant (a copy back) writes them again.
+      const prefix = identKey(tenant, '');
+      for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
       return out;
     });
   }
@@ -1283,7 +1580,8 @@ export class KuzuGraph implements GraphStore {
     return this.#read(async () => {
       const out: Record<string, number> = {};
       for (const { table } of TABLES) {
-        const [row] = await this.#run(this.#reader, `MATCH (x:${table}) RETURN count(*) AS n`);
+        const pattern = isHolds(table) ? `()-[x:${table}]->()` : `(x:${table})`;
+        const [row] = await this.#run(this.#reader, `MATCH ${pattern} RETURN count(*) AS n`);
         out[table] = decodeInt(row?.n);
       }
       return out;

@@ -31,6 +31,7 @@ export interface Stage {
   addDeclaration(row: Declaration): void;
   addVerdict(row: Verdict): void;
   addInvalidation(row: Invalidation): void;
+  addInvalidationSpaces(links: CommitGroup['invalidationSpaces']): void;
   /**
    * Rows copied verbatim from another server (a tenant copy): they keep their tseq and instants, take
    * this server's seq numbers in the order given, and move the sequence and the clock past them.
@@ -128,6 +129,9 @@ export class Ledger {
       (tenant) => graph.loadTenant(tenant),
       budgetMb * 1024 * 1024,
       (fn) => this.#exclusive(fn),
+      undefined,
+      undefined,
+      { space: (tenant, space) => graph.loadSpace(tenant, space), tenantWide: (tenant) => graph.loadTenantWide(tenant) },
     );
   }
 
@@ -204,6 +208,30 @@ export class Ledger {
     return this.#residents.pin(tenant);
   }
 
+  /**
+   * The read model a read of `space` (or, without one, of the whole tenant) answers from: one space's rows
+   * plus the tenant's batches, declarations, verdicts and the invalidations of its nodes, or the tenant's
+   * every row. Loaded on first use.
+   */
+  viewOf(tenant: string, space?: string): Promise<TenantView> {
+    return space === undefined ? this.load(tenant) : this.#residents.ensureSpace(tenant, space);
+  }
+
+  /** Runs `fn` with the view of `space` (or of the tenant) resident and pinned, so every commit reaches it. */
+  async withView<T>(tenant: string, space: string | undefined, fn: (view: TenantView) => Promise<T>): Promise<T> {
+    const release = space === undefined ? this.pin(tenant) : this.#residents.pinSpace(tenant, space);
+    try {
+      return await fn(await this.viewOf(tenant, space));
+    } finally {
+      release();
+    }
+  }
+
+  /** Spaces whose own read model is in memory now, as [tenant, space]. */
+  residentSpaces(): [string, string][] {
+    return this.#residents.spaces();
+  }
+
   /** Tenants whose read models are in memory now. */
   tenants(): string[] {
     return this.#residents.tenants();
@@ -249,7 +277,8 @@ export class Ledger {
    * in flight that could change the answer has landed.
    */
   async at(tenant: string, lens: LensInput): Promise<Snapshot> {
-    const view = await this.load(tenant);
+    // A read confined to a space loads that space, never the tenant.
+    const view = await this.viewOf(tenant, lens.space);
     const resolved = resolveLens(lens, this.now());
     await this.settled(resolved.asOf);
     return new Snapshot(view, resolved, this.now());
@@ -302,9 +331,54 @@ export class Ledger {
    * Stores rows copied from another server through the commit path (journal or copy, durable when it
    * resolves, commit listeners told). The caller checked them against what the tenant holds.
    */
-  importRows(rows: CommitGroup): Promise<void> {
+  async importRows(rows: CommitGroup): Promise<void> {
     const size = tablesSize(rows);
+    for (const link of await this.#importedHolds(rows)) rows.invalidationSpaces.push(link);
     return this.enqueue((stage) => stage.addImported(rows), size);
+  }
+
+  /**
+   * The spaces imported invalidations are held by besides their own, as a write here places them (see
+   * Overlay.spacesHolding): an invalidation by every space whose rows name its node (a version, an edge
+   * touching it; stored or imported with it), and a stored one by a space an imported row brings its node
+   * into. Read from the store before the commit: a tenant being copied here is not written here meanwhile
+   * (its placement is elsewhere until the move ends).
+   */
+  async #importedHolds(rows: CommitGroup): Promise<CommitGroup['invalidationSpaces']> {
+    const links: CommitGroup['invalidationSpaces'] = [];
+    const tenants = new Set([
+      ...rows.nodes.map((n) => n.tenant),
+      ...rows.edges.map((e) => e.tenant),
+      ...rows.invalidations.map((i) => i.tenant),
+    ]);
+    for (const tenant of tenants) {
+      // Each id the page's rows name, with the spaces naming it.
+      const named = new Map<string, Set<string>>();
+      const name = (id: string, space: string): void => {
+        let set = named.get(id);
+        if (!set) named.set(id, (set = new Set()));
+        set.add(space);
+      };
+      for (const n of rows.nodes) if (n.tenant === tenant) name(n.id, n.space);
+      for (const e of rows.edges)
+        if (e.tenant === tenant) {
+          name(e.source_id, e.space);
+          name(e.target_id, e.space);
+        }
+      const invalidations = rows.invalidations.filter((i) => i.tenant === tenant);
+      const stored = await this.#graph.invalidationsOfIds(tenant, [...named.keys()]);
+      const ids = [...new Set([...invalidations.map((i) => i.target_id), ...stored.map((i) => i.target_id)])];
+      if (ids.length === 0) continue;
+      const storedSpaces = await this.#graph.spacesOfIds(tenant, ids);
+      for (const row of invalidations)
+        for (const space of new Set([...(storedSpaces.get(row.target_id) ?? []), ...(named.get(row.target_id) ?? [])]))
+          if (space !== row.space) links.push({ space, row });
+      // A space whose stored rows name the id holds its stored invalidations already.
+      for (const row of stored)
+        for (const space of named.get(row.target_id) ?? [])
+          if (space !== row.space && !storedSpaces.get(row.target_id)?.has(space)) links.push({ space, row });
+    }
+    return links;
   }
 
   /**
@@ -354,6 +428,7 @@ export class Ledger {
       if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
       stage.addNodes(planned.nodes);
       stage.addEdges(planned.edges);
+      stage.addInvalidationSpaces(planned.invalidationSpaces);
       return planned.outcome;
     }, input.nodes.length + input.edges.length);
   }
@@ -362,10 +437,17 @@ export class Ledger {
   invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
     return this.#withTenant(tenant, () =>
       this.enqueue((stage) => {
-        const planned = planInvalidation(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+        const overlay = stage.overlay(tenant);
+        const planned = planInvalidation(tenant, input, overlay, stage.capturedAt, stage);
         if (planned.kind === 'written') {
           if (planned.batch) stage.addBatch(planned.batch);
           stage.addInvalidation(planned.invalidation);
+          // It retracts the node's versions in every space: each space holding one, or an edge touching
+          // the node, holds it too.
+          const row = planned.invalidation;
+          const spaces = overlay.spacesHolding(row.target_id);
+          spaces.delete(row.space);
+          stage.addInvalidationSpaces([...spaces].map((space) => ({ space, row })));
         }
         return planned;
       }),
@@ -461,6 +543,9 @@ export class Ledger {
           group.invalidations.push(row);
           minKnownAt = Math.min(minKnownAt, row.known_at);
         },
+        addInvalidationSpaces: (links) => {
+          for (const l of links) group.invalidationSpaces.push(l);
+        },
         addImported: (rows) => {
           // Local numbers in tseq order (the order given), so seq and tseq order the tenant's rows alike.
           const numbered = [...rows.nodes, ...rows.edges, ...rows.declarations, ...rows.verdicts, ...rows.invalidations];
@@ -475,6 +560,7 @@ export class Ledger {
           for (const r of rows.verdicts) group.verdicts.push(r);
           for (const r of rows.invalidations) group.invalidations.push(r);
           for (const r of rows.spaces) group.spaces.push(r);
+          for (const l of rows.invalidationSpaces) group.invalidationSpaces.push(l);
           minKnownAt = Math.min(minKnownAt, earliestKnown(rows));
           // Later rows of the tenant written here get tseq (= seq) and captured_at above every imported one.
           this.#seq = Math.max(this.#seq, maxTseq(rows));

@@ -31,6 +31,7 @@ export class TenantView {
   readonly #verdictHashes = new Set<string>();
   readonly #invalidations: Invalidation[] = [];
   readonly #invalidationsOf = new Map<string, Invalidation[]>();
+  readonly #invalidationsBySpace = new Map<string, Invalidation[]>();
 
   // Running maxima of known_at. Backfill makes known_at non-monotonic in commit order, so they are kept
   // as rows arrive; a read as of one of them or later hides nothing and can skip its masked counts.
@@ -38,7 +39,11 @@ export class TenantView {
   #latestVerdictKnownAt = Number.NEGATIVE_INFINITY;
   #latestInvalidationKnownAt = Number.NEGATIVE_INFINITY;
 
-  constructor(readonly tenant: string) {}
+  /** `space`: the view holds one space's rows (and the tenant-wide rows a read of it needs), not the tenant's. */
+  constructor(
+    readonly tenant: string,
+    readonly space?: string,
+  ) {}
 
   /** The latest knowledge instant of any node or edge. */
   latestBlockKnownAt(): Micros {
@@ -95,6 +100,7 @@ export class TenantView {
     this.#invalidations.push(row);
     if (row.known_at > this.#latestInvalidationKnownAt) this.#latestInvalidationKnownAt = row.known_at;
     push(this.#invalidationsOf, row.target_id, row);
+    push(this.#invalidationsBySpace, row.space, row);
   }
 
   /** Node rows of one space, or of the whole tenant when `space` is undefined, in commit order. */
@@ -166,6 +172,23 @@ export class TenantView {
   /** Invalidations of node `id`, whenever learned, in commit order. */
   invalidationsOf(id: string): readonly Invalidation[] {
     return this.#invalidationsOf.get(id) ?? NONE;
+  }
+
+  /**
+   * What the view of one space holds of this tenant's rows, cut from them without reading the store: the
+   * space's nodes and edges, and the invalidations it holds, which are those recorded in it and those of
+   * every id its rows name (the rule `Overlay.spacesHolding` applies when they are written), in commit
+   * order.
+   */
+  rowsOfSpace(space: string): { nodes: NodeVersion[]; edges: EdgeRecord[]; invalidations: Invalidation[] } {
+    const nodes = [...this.nodesIn(space)];
+    const edges = [...this.edgesOfSpace(space)];
+    const held = new Set<Invalidation>(this.#invalidationsBySpace.get(space) ?? NONE);
+    const named = new Set<string>();
+    for (const n of nodes) named.add(n.id);
+    for (const e of edges) named.add(e.source_id).add(e.target_id);
+    for (const id of named) for (const i of this.invalidationsOf(id)) held.add(i);
+    return { nodes, edges, invalidations: [...held].sort((a, b) => a.seq - b.seq) };
   }
 
   /** Spaces holding any node or edge row. */

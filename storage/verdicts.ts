@@ -80,23 +80,24 @@ function verdictHash(ruleset: string, candidates: readonly string[], outcome: st
   return h.digest('hex');
 }
 
-// Verdicts staged in a commit group that has not landed yet: two equal answers in one group must not
-// both be written, and the view only learns of the first after the commit.
-const pending = new WeakMap<TenantView, Set<string>>();
+// Verdicts staged in a commit group that has not landed yet, per tenant (every view of a tenant holds its
+// verdicts): two equal answers in one group must not both be written, and a view only learns of the
+// first after the commit.
+const pending = new Map<string, Set<string>>();
 
 /**
  * Records the verdict unless an equal one exists. Resolves once it is durable (or known to exist):
- * true when this call wrote it.
+ * true when this call wrote it. Decided on the view of the verdict's space (or of the tenant), held
+ * resident until then so every verdict committed meanwhile reaches it.
  */
-export async function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promise<boolean> {
-  const view = ledger.view(draft.tenant);
+export function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promise<boolean> {
+  return ledger.withView(draft.tenant, draft.space ?? undefined, (view) => record(ledger, view, draft));
+}
+
+async function record(ledger: Ledger, view: TenantView, draft: VerdictDraft): Promise<boolean> {
   if (view.hasVerdictHash(draft.hash)) return false;
-  let staged = pending.get(view);
-  if (!staged) {
-    staged = new Set();
-    pending.set(view, staged);
-  }
-  const set = staged;
+  let set = pending.get(draft.tenant);
+  if (!set) pending.set(draft.tenant, (set = new Set()));
   try {
     return await ledger.enqueue((stage) => {
       if (view.hasVerdictHash(draft.hash) || set.has(draft.hash)) return false;

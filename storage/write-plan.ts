@@ -74,8 +74,30 @@ export class Overlay {
   readonly edgesByIdentity = new Map<string, EdgeRecord>();
   readonly edgeHashes = new Set<string>();
   readonly invalidations = new Map<string, Invalidation[]>();
+  /** Staged edges by each of their endpoints. */
+  readonly edgesAt = new Map<string, EdgeRecord[]>();
 
   constructor(readonly view: TenantView) {}
+
+  /**
+   * The spaces holding the invalidations of `id` (storage layout 4): those holding a version of it or an
+   * edge touching it. A read of one space sees its edges' ends as the tenant does: a SUPERSEDES edge
+   * whose source is invalidated supersedes nothing, whether or not the source has a version there.
+   */
+  spacesHolding(id: string): Set<string> {
+    const spaces = new Set(this.versionsOf(id).map((v) => v.space));
+    for (const e of this.view.edgesFrom(id)) spaces.add(e.space);
+    for (const e of this.view.edgesTo(id)) spaces.add(e.space);
+    for (const e of this.edgesAt.get(id) ?? []) spaces.add(e.space);
+    return spaces;
+  }
+
+  /** The invalidations of `id` that `space` is to hold once a row there names the id, unless it holds them already. */
+  invalidationLinks(space: string, id: string): { space: string; row: Invalidation }[] {
+    const invalidations = this.invalidationsOf(id).filter((row) => row.space !== space);
+    if (invalidations.length === 0 || this.spacesHolding(id).has(space)) return [];
+    return invalidations.map((row) => ({ space, row }));
+  }
 
   invalidationsOf(id: string): Invalidation[] {
     return [...this.view.invalidationsOf(id), ...(this.invalidations.get(id) ?? [])];
@@ -98,6 +120,8 @@ export class Overlay {
   }
 
   stageEdge(row: EdgeRecord): void {
+    push(this.edgesAt, row.source_id, row);
+    if (row.target_id !== row.source_id) push(this.edgesAt, row.target_id, row);
     this.edgesByIdentity.set(edgeIdentity(row), row);
     this.edgeHashes.add(row.hash);
   }
@@ -168,6 +192,8 @@ export interface PlannedWrite {
   nodes: NodeVersion[];
   edges: EdgeRecord[];
   newIdents: string[];
+  /** Invalidations of written ids newly held by the write's space (their node had no version there yet). */
+  invalidationSpaces: { space: string; row: Invalidation }[];
 }
 
 export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, capturedAt: Micros, seqs: Sequencer): PlannedWrite {
@@ -177,6 +203,7 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
   const nodes: NodeVersion[] = [];
   const edges: EdgeRecord[] = [];
   const newIdents: string[] = [];
+  const invalidationSpaces: PlannedWrite['invalidationSpaces'] = [];
 
   for (const n of input.nodes) {
     const hash = nodeContentHash(input.space, n);
@@ -219,6 +246,8 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       hash,
     };
     if (existing.length === 0) newIdents.push(id);
+    // An invalidation retracts every version of its id: a space the id enters holds its invalidations too.
+    for (const link of overlay.invalidationLinks(input.space, id)) invalidationSpaces.push(link);
     overlay.stageNode(row);
     nodes.push(row);
     outcome.ids.push(row.id);
@@ -291,6 +320,9 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       outcome.refused.push({ id: label, kind: 'edge', reason: 'id_conflict' });
       continue;
     }
+    // So does a space an edge brings the id into (see Overlay.spacesHolding).
+    for (const end of new Set([row.source_id, row.target_id]))
+      for (const link of overlay.invalidationLinks(input.space, end)) invalidationSpaces.push(link);
     overlay.stageEdge(row);
     edges.push(row);
   }
@@ -307,5 +339,5 @@ export function planWrite(tenant: string, input: WriteInput, overlay: Overlay, c
       tseq: Math.min(...nodes.map((r) => r.tseq), ...edges.map((r) => r.tseq)),
     };
   }
-  return { outcome, nodes, edges, newIdents };
+  return { outcome, nodes, edges, newIdents, invalidationSpaces };
 }

@@ -36,11 +36,13 @@ describe('a data folder of the previous release', () => {
     expect(w.accepted).toBe(3);
     await server.stop();
 
-    // As the previous release left it: no Invalidation table.
+    // As the previous release left it: no Invalidation table (nor the later index of its rows by space).
     const db = new kuzu.Database(join(dataDir, 'graph', 'graph.kuzu'));
     const conn = new kuzu.Connection(db);
-    const dropped = await conn.query('DROP TABLE Invalidation');
-    (Array.isArray(dropped) ? dropped : [dropped]).forEach((r) => r.close());
+    for (const table of ['HoldsInvalidation', 'Invalidation']) {
+      const dropped = await conn.query(`DROP TABLE ${table}`);
+      (Array.isArray(dropped) ? dropped : [dropped]).forEach((r) => r.close());
+    }
     await conn.close();
     await db.close();
 

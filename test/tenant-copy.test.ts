@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const OP = 'operator-key-0123456789';
-const env = { SVC_API_KEYS: 'ka=acme,kb=beta', SVC_OPERATOR_KEY: OP };
+const env = { SVC_API_KEYS: 'ka=acme,kb=beta,kc=gamma', SVC_OPERATOR_KEY: OP };
 const HOUR = 3_600_000_000;
 
 let a: TestApp;
@@ -155,12 +155,88 @@ describe('a tenant copied from A to B', () => {
     expect(part.json.digest).toBe((await a.call('GET', '/admin/tenants/acme/digest', { key: OP, query: { up_to: mid } })).json.digest);
   });
 
+  it('serves a read confined to one space from the index by space imported with the rows', async () => {
+    // Another tenant, copied on its own (its rows would change acme's search scores, compared below). Ids
+    // living in two spaces, invalidated: 'moved' before its version in s2 is written (s2 then holds the
+    // older invalidation), 'twin' after both (held by both at once). Imported 2 rows a call, so an
+    // invalidation and a version it retracts come in different calls.
+    const until = (statement: string): object => ({
+      kind: 'claim',
+      statement,
+      asserted_at: '2024-01-01T00:00:00Z',
+      valid_to: '2024-02-01T00:00:00Z',
+    });
+    const since = (statement: string): object => ({ kind: 'claim', statement, asserted_at: '2024-02-01T00:00:00Z' });
+    const invalidate = async (id: string): Promise<void> => {
+      expect((await a.call('POST', `/v1/memories/${id}/invalidate`, { key: 'kc', body: { reason: 'wrong' } })).status).toBe(200);
+    };
+    await write(
+      a,
+      {
+        space: 's1',
+        nodes: [
+          { id: 'moved', ...until('moved in January') },
+          { id: 'twin', ...until('twin in January') },
+          { id: 'stays', kind: 'claim', statement: 'stays', asserted_at: '2023-06-01T00:00:00Z' },
+        ],
+      },
+      'kc',
+    );
+    await invalidate('moved');
+    await write(
+      a,
+      {
+        space: 's2',
+        nodes: [
+          { id: 'moved', ...since('moved in February') },
+          { id: 'twin', ...since('twin in February') },
+          { id: 'other', kind: 'claim', statement: 'other', asserted_at: '2023-06-01T00:00:00Z' },
+        ],
+      },
+      'kc',
+    );
+    await invalidate('twin');
+    const at = await serverNow(a);
+    const { rows } = await exportAll(a, 'gamma', 2);
+    expect(await importAll(b, 'gamma', rows, 2)).toEqual({ stored: rows.length, skipped: 0 });
+    const ids = async (t: TestApp, space: string, validAt: string): Promise<string[]> => {
+      const r = await t.call('GET', '/v1/memories', { key: 'kc', query: { as_of: at, space, valid_at: validAt, limit: 50 } });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      return r.json.items.map((n: { id: string }) => n.id).sort();
+    };
+    // Each invalidation retracts its id in both spaces, at a valid time where each version holds.
+    expect(await ids(b, 's1', '2024-01-15T00:00:00Z')).toEqual(['stays']);
+    expect(await ids(b, 's2', '2024-03-01T00:00:00Z')).toEqual(['other']);
+    for (const [space, validAt] of [
+      ['s1', '2024-01-15T00:00:00Z'],
+      ['s2', '2024-03-01T00:00:00Z'],
+    ] as const) {
+      expect(await ids(b, space, validAt)).toEqual(await ids(a, space, validAt));
+      const got = await b.call('GET', '/v1/memories/twin', { key: 'kc', query: { as_of: at, space, valid_at: validAt } });
+      expect(got.json.reason).toBe('invalidated');
+    }
+    // Answered from the spaces' own read models, loaded through the index imported with the rows.
+    expect(b.ledger.residentSpaces()).toEqual(
+      expect.arrayContaining([
+        ['gamma', 's1'],
+        ['gamma', 's2'],
+      ]),
+    );
+    // acme's spaces too.
+    expect(
+      (await b.call('GET', '/v1/memories', { key: 'ka', query: { as_of: now, space: 'user:2' } })).json.items.map(
+        (n: { id: string }) => n.id,
+      ),
+    ).toEqual(['old-note']);
+  });
+
   it('answers list, get, why, search and resolve as A does (but for tx_as_of)', async () => {
     // Full-text scores count the index's segments: both indexes settled, as after a quiet moment.
     for (const t of [a, b]) await t.started.services.search?.optimize(['acme']);
     const asks: [string, string, { query?: Record<string, string | number>; body?: unknown }][] = [
       ['GET', '/v1/memories', { query: { as_of: now, limit: 50 } }],
       ['GET', '/v1/memories', { query: { as_of: now, space: 'user:1', valid_at: '2024-01-15T00:00:00Z' } }],
+      ['GET', '/v1/memories', { query: { as_of: now, space: 'user:2' } }],
       ['GET', '/v1/memories/v', { query: { as_of: now, valid_at: '2024-01-15T00:00:00Z' } }],
       ['GET', '/v1/memories/rate-new', { query: { as_of: now } }],
       ['GET', '/v1/memories/rain/why', { query: { as_of: now } }],

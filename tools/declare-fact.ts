@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { latestDeclaration, sameRules } from '../storage/facts.ts';
+import type { TenantView } from '../storage/tenant-view.ts';
 import { formatInstant } from '../storage/time.ts';
 import { POLICIES, type Declaration, type Policy } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
@@ -60,24 +61,29 @@ export const declareFact = defineOperation({
   effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
-    const view = ctx.ledger.view(ctx.tenant);
-    const current = latestDeclaration(view, input.fact_key);
-    if (current && sameRules(current, content)) return { declared: shown(current) };
-    const declared = await ctx.ledger.enqueue((stage): Declaration => {
+    const declared = await ctx.ledger.withView(ctx.tenant, undefined, async (view) => {
       const current = latestDeclaration(view, input.fact_key);
       if (current && sameRules(current, content)) return current;
-      const seq = stage.nextSeq();
-      const row: Declaration = {
-        seq,
-        tseq: seq,
-        tenant: ctx.tenant,
-        fact_key: input.fact_key,
-        ...content,
-        declared_at: stage.capturedAt,
-      };
-      stage.addDeclaration(row);
-      return row;
+      return declare(view);
     });
     return { declared: shown(declared) };
+
+    function declare(view: TenantView): Promise<Declaration> {
+      return ctx.ledger.enqueue((stage): Declaration => {
+        const current = latestDeclaration(view, input.fact_key);
+        if (current && sameRules(current, content)) return current;
+        const seq = stage.nextSeq();
+        const row: Declaration = {
+          seq,
+          tseq: seq,
+          tenant: ctx.tenant,
+          fact_key: input.fact_key,
+          ...content,
+          declared_at: stage.capturedAt,
+        };
+        stage.addDeclaration(row);
+        return row;
+      });
+    }
   },
 });

@@ -45,12 +45,16 @@ export const exportLedger = defineOperation({
       await rm(root, { recursive: true, force: true });
     };
     try {
-      const staged = await stageBundle(
-        ctx.ledger.view(ctx.tenant),
-        { asOf, space: input.space, category: input.category },
-        `svc/${ctx.services.version}`,
-        BUNDLE_FORMAT_VERSION,
-        root,
+      // The tenant's view even for one space: the bundle of a space keeps an edge of another space
+      // joining two of its nodes, which a space's view does not hold.
+      const staged = await ctx.ledger.withView(ctx.tenant, undefined, (view) =>
+        stageBundle(
+          view,
+          { asOf, space: input.space, category: input.category },
+          `svc/${ctx.services.version}`,
+          BUNDLE_FORMAT_VERSION,
+          root,
+        ),
       );
       return {
         kind: 'archive',

@@ -214,18 +214,14 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
 }
 
 async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx: Context): Promise<unknown> {
-  // The caller's tenant stays resident while the operation runs: its snapshot and its writes' plans read
-  // that read model, which must not be evicted under them.
-  const release = ctx.ledger.pin(ctx.tenant);
+  // Each operation loads the read model it answers from (a space's, or the tenant's for a read without
+  // a space, a write or an export) and holds it while it uses it: nothing is loaded here.
   try {
-    await ctx.ledger.load(ctx.tenant);
     return await op.handler(input, ctx);
   } catch (error) {
     // A handler that stopped at its deadline (throwIfAborted) answers as a deadline, never as a failure of ours.
     if (ctx.signal?.aborted && !(error instanceof SvcError)) throw deadlineExceeded('while it ran');
     throw error;
-  } finally {
-    release();
   }
 }
 

@@ -107,31 +107,40 @@ export async function rememberMessages(
   const ordered = [...messages].sort((a, b) => a.observedAt - b.observedAt || a.index - b.index);
   const latest = ordered[ordered.length - 1]?.observedAt ?? now;
   await ctx.ledger.settled(latest);
-  const index = new SpaceIndex(ctx.ledger.view(ctx.tenant), input.space);
-  const extractor = ctx.services.extractor ?? fallbackExtractor;
-  const concurrency = extractor.id === 'local' ? 1 : MODEL_CONCURRENCY;
-  const extracted = await mapBounded(ordered, concurrency, (m) => extractOne(extractor, m, index));
+  // The tenant's view, held until the write is planned: the write that follows is planned against it.
+  const release = ctx.ledger.pin(ctx.tenant);
+  try {
+    return await extractAndWrite(new SpaceIndex(await ctx.ledger.load(ctx.tenant), input.space));
+  } finally {
+    release();
+  }
 
-  const refusedMessages: MessageRefusal[] = [];
-  const items: { message: MessageToWrite; extraction: Extraction }[] = [];
-  ordered.forEach((m, i) => {
-    const x = extracted[i];
-    if (typeof x === 'string' || x === undefined)
-      refusedMessages.push({ id: `messages[${m.index}]`, kind: 'message', reason: x ?? 'extraction_failed' });
-    else items.push({ message: m, extraction: x });
-  });
-  const plan = planMessages(input.space, index, items);
-  const outcome = await ctx.ledger.write(ctx.tenant, {
-    space: input.space,
-    backfill: input.backfill,
-    nodes: plan.nodes,
-    edges: plan.edges,
-    endpointSpace: ctx.confinedSpace,
-  });
-  return {
-    outcome,
-    refusedMessages,
-    episodes: plan.episodes.sort((a, b) => a.message - b.message),
-    resolvedWarnings: [...new Set(plan.resolved)].map((id) => ({ id, kind: 'node', warning: 'already_remembered' })),
-  };
+  async function extractAndWrite(index: SpaceIndex): Promise<MessagesOutcome> {
+    const extractor = ctx.services.extractor ?? fallbackExtractor;
+    const concurrency = extractor.id === 'local' ? 1 : MODEL_CONCURRENCY;
+    const extracted = await mapBounded(ordered, concurrency, (m) => extractOne(extractor, m, index));
+
+    const refusedMessages: MessageRefusal[] = [];
+    const items: { message: MessageToWrite; extraction: Extraction }[] = [];
+    ordered.forEach((m, i) => {
+      const x = extracted[i];
+      if (typeof x === 'string' || x === undefined)
+        refusedMessages.push({ id: `messages[${m.index}]`, kind: 'message', reason: x ?? 'extraction_failed' });
+      else items.push({ message: m, extraction: x });
+    });
+    const plan = planMessages(input.space, index, items);
+    const outcome = await ctx.ledger.write(ctx.tenant, {
+      space: input.space,
+      backfill: input.backfill,
+      nodes: plan.nodes,
+      edges: plan.edges,
+      endpointSpace: ctx.confinedSpace,
+    });
+    return {
+      outcome,
+      refusedMessages,
+      episodes: plan.episodes.sort((a, b) => a.message - b.message),
+      resolvedWarnings: [...new Set(plan.resolved)].map((id) => ({ id, kind: 'node', warning: 'already_remembered' })),
+    };
+  }
 }
