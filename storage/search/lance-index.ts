@@ -4,7 +4,7 @@
 // until a table is large enough for an HNSW index to pay off.
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
-import type { Schema } from 'apache-arrow';
+import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { envMegabytes } from '../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
@@ -464,9 +464,11 @@ export class LanceIndex {
     const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
     return this.#spaces.get(tenant, space, {
       rows: async (limit) => {
-        const data = await state.table.query().where(where).select(columns).limit(limit).toArrow();
+        const data = await spaceRowsOf(state.table, space, where, columns, limit);
         const text = data.getChild('text');
-        return mirrorRows(data, this.dimension).map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }));
+        return mirrorRows(data, this.dimension)
+          .map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }))
+          .sort((a, b) => a.seq - b.seq);
       },
       tokenize: this.#tokenize(state.table),
     });
@@ -546,4 +548,39 @@ export class LanceIndex {
     this.#spaces.dropTenant();
     this.#db.close();
   }
+}
+
+/**
+ * One space's rows with their vectors, in two steps: the row ids through the `space` prefilter, then those
+ * rows by id. A filtered query selecting the vector columns read them for every row it scanned: measured
+ * on a 240,000-row table (300k-row application, fragments partly unindexed, load average ~16), one space's
+ * 120 rows took 4.1–4.8 s in one query and 25–120 ms in two. A compaction between the steps moves rows to
+ * other ids: then the take does not return exactly the space's rows, and the one query is run instead.
+ */
+export async function spaceRowsOf(
+  table: lancedb.Table,
+  space: string,
+  where: string,
+  columns: string[],
+  limit: number,
+): Promise<ArrowTable> {
+  const ids = await table.query().where(where).withRowId().select(['seq']).limit(limit).toArrow();
+  const idColumn = ids.getChild('_rowid');
+  const rowIds: bigint[] = [];
+  for (let i = 0; i < ids.numRows; i++) rowIds.push(BigInt(idColumn?.get(i) as bigint | number));
+  if (rowIds.length === 0) return ids;
+  const oneQuery = (): Promise<ArrowTable> => table.query().where(where).select(columns).limit(limit).toArrow();
+  let taken: ArrowTable;
+  try {
+    taken = await table
+      .takeRowIds(rowIds)
+      .select([...new Set([...columns, 'space'])])
+      .toArrow();
+  } catch {
+    return oneQuery();
+  }
+  const spaces = taken.getChild('space');
+  let exact = taken.numRows === rowIds.length;
+  for (let i = 0; exact && i < taken.numRows; i++) exact = spaces?.get(i) === space;
+  return exact ? taken : oneQuery();
 }
