@@ -96,7 +96,18 @@ async function measure(size: string): Promise<SizeFigures> {
     );
     const fillRate = (users * ROWS_PER_USER) / ((performance.now() - t0) / 1000);
     // Let the search index catch up before the restart, so the restart measures the ledger alone.
-    await call(writer.base, '/v1/search', { query: 'note', as_of: 'now', space: 'user:0' });
+    // A search waits for the index's queue; on a loaded machine it may outrun its deadline: asked again.
+    for (let tries = 0; ; tries++) {
+      const r = await fetch(`${writer.base}/v1/search`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: 'note', as_of: 'now', space: 'user:0' }),
+      });
+      await r.arrayBuffer();
+      if (r.status === 200) break;
+      if (![503, 504].includes(r.status) || tries >= 120) throw new Error(`search after the fill: ${r.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
     await writer.stop();
 
     const r0 = performance.now();
