@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TenantView } from '../storage/tenant-view.ts';
+import { TenantView } from '../storage/read/tenant-view.ts';
 import { OPEN_END } from '../storage/time.ts';
 import type { NodeVersion } from '../storage/types.ts';
 import { normaliseStatement, planMessages, SpaceIndex } from './to-blocks.ts';

@@ -4,9 +4,9 @@
 // block. Resolution looks only at rows known at the message's observed_at (no look-ahead), plus what
 // earlier messages of the same request produced.
 import { contentHash } from '../storage/hash.ts';
-import type { TenantView } from '../storage/tenant-view.ts';
+import type { TenantView } from '../storage/read/tenant-view.ts';
 import { formatInstant, type Micros } from '../storage/time.ts';
-import { nodeContentHash, type EdgeInput, type NodeInput } from '../storage/write-plan.ts';
+import { nodeContentHash, type EdgeInput, type NodeInput } from '../storage/log/write-plan.ts';
 import { normaliseName } from './local-entities.ts';
 import { trimEndOf } from './trim.ts';
 import type { Extraction } from './types.ts';

@@ -3,7 +3,7 @@
 // (server/cluster/operator-client.ts), and the OpenAPI document describes the routes from them.
 import { z } from 'zod';
 import { ErrorDetailSchema } from '../tools/error-body.ts';
-import { TenantRowSchema } from '../storage/tenant-copy.ts';
+import { TenantRowSchema } from '../storage/log/tenant-copy.ts';
 import { PlacementRecordSchema } from './cluster/placement.ts';
 
 /** Rows a page holds when `limit` is not given, and at most. */

@@ -5,8 +5,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { RestEnv } from '../bridge/rest.ts';
-import type { Ledger } from '../storage/ledger.ts';
-import { exportPage, ImportConflict, importTenantRows, rowName, tenantDigest } from '../storage/tenant-copy.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
+import { exportPage, ImportConflict, importTenantRows, rowName, tenantDigest } from '../storage/log/tenant-copy.ts';
 import {
   DEFAULT_LIMIT,
   type DeleteResultSchema,

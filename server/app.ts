@@ -1,7 +1,7 @@
 // The HTTP application: authentication, the open version route, the REST door, and (mounted by the MCP
 // wiring) the agent door. Built in-process so tests call `app.request()` without a port.
 import { Hono, type MiddlewareHandler } from 'hono';
-import type { Ledger } from '../storage/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import type { Context, Services } from '../tools/context.ts';
 import { mountDocs } from '../bridge/docs.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';

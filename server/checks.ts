@@ -1,6 +1,6 @@
 // GET /v1/check_install: each part of the installation says whether it works, and why not.
 import { accessSync, constants } from 'node:fs';
-import type { Ledger } from '../storage/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import type { Config } from './config.ts';
 
 export interface Check {

@@ -2,9 +2,9 @@
 // names the variable.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { kuzuBufferMb } from '../storage/kuzu-graph.ts';
-import { memoryBudgetMb } from '../storage/resident-views.ts';
-import { indexNice } from '../storage/search/index-priority.ts';
+import { kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
+import { memoryBudgetMb } from '../storage/read/resident-views.ts';
+import { indexNice } from '../storage/search/lance/index-priority.ts';
 import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
 
 export interface Config {

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
-import type { Ledger } from '../storage/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import { createApp } from './app.ts';
 import { addressLines } from './discovery.ts';
 import { readConfig } from './config.ts';

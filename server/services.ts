@@ -2,13 +2,13 @@
 // the checks they add to check_install. One place wires them for `serve`, `stdio` and the tests.
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
-import type { Ledger } from '../storage/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import type { Services } from '../tools/context.ts';
 import type { AppDeps } from './app.ts';
 import type { CheckProvider } from './checks.ts';
 import type { Config } from './config.ts';
 import { mountMcp } from './mcp/http.ts';
-import { keepIndexThreadsLow } from '../storage/search/index-priority.ts';
+import { keepIndexThreadsLow } from '../storage/search/lance/index-priority.ts';
 import { startSearch } from '../storage/search/start.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { createExtractor } from '../extract/create.ts';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, contentHash, recordHasher } from './hash.ts';
-import { nodeContentHash } from './write-plan.ts';
+import { nodeContentHash } from './log/write-plan.ts';
 
 /** The original definition, kept as the reference. */
 function canonicalJsonReference(value: unknown): string {

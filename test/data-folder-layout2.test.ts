@@ -8,10 +8,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { emptyGroup, journalRecordOf } from '../storage/kuzu-graph.ts';
-import { Ledger } from '../storage/ledger.ts';
-import { exportPage } from '../storage/tenant-copy.ts';
-import { encodeRecord } from '../storage/write-journal.ts';
+import { journalRecordOf } from '../storage/log/kuzu/kuzu-graph.ts';
+import { emptyGroup } from '../storage/commit-group.ts';
+import { Ledger } from '../storage/log/ledger.ts';
+import { exportPage } from '../storage/log/tenant-copy.ts';
+import { encodeRecord } from '../storage/log/kuzu/write-journal.ts';
 import { nodeVersion } from './helpers/rows.ts';
 
 const SCHEMA_LAYOUT_2 = [

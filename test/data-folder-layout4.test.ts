@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Ledger } from '../storage/ledger.ts';
+import { Ledger } from '../storage/log/ledger.ts';
 
 const SCHEMA_2 = [
   'CREATE NODE TABLE Batch(key STRING, tenant STRING, id STRING, declared_captured_at INT64, reason STRING, captured_at INT64, PRIMARY KEY(key))',

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../evals/lib/spawn-server.ts';
 import { EDGE_TYPES } from '../storage/types.ts';
-import { LAG_FORMS } from '../storage/write-plan.ts';
+import { LAG_FORMS } from '../storage/log/write-plan.ts';
 
 const KEY_A = 'key-alpha-0123456789';
 const KEY_B = 'key-beta-9876543210';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '../storage/ledger.ts';
+import { Ledger } from '../storage/log/ledger.ts';
 import type { Context } from '../tools/context.ts';
 import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';
 import { runOperation } from '../tools/operation.ts';

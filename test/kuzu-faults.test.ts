@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { FaultPoint } from '../storage/kuzu-graph.ts';
-import { Ledger } from '../storage/ledger.ts';
+import type { FaultPoint } from '../storage/log/kuzu/kuzu-graph.ts';
+import { Ledger } from '../storage/log/ledger.ts';
 import type { NodeVersion } from '../storage/types.ts';
-import type { WriteInput } from '../storage/write-plan.ts';
+import type { WriteInput } from '../storage/log/write-plan.ts';
 
 const TENANT = 't';
 

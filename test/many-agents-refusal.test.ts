@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lockName } from '../server/local/lock.ts';
 import { SERVICE_VERSION } from '../server/version.ts';
-import { Ledger } from '../storage/ledger.ts';
+import { Ledger } from '../storage/log/ledger.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'memory-ledger.mjs');

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger } from '../storage/ledger.ts';
-import type { TenantView } from '../storage/tenant-view.ts';
+import { Ledger } from '../storage/log/ledger.ts';
+import type { TenantView } from '../storage/read/tenant-view.ts';
 
 let dir = '';
 let ledger: Ledger | null = null;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger } from '../storage/ledger.ts';
+import { Ledger } from '../storage/log/ledger.ts';
 import { formatInstant } from '../storage/time.ts';
 import type { Context } from '../tools/context.ts';
 import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';

@@ -2,7 +2,7 @@
 // input; `space`, when set, confines every read and write to that space (the app-scoped MCP address).
 import type { Extractor } from '../extract/types.ts';
 import type { Admission } from './admission.ts';
-import type { Ledger } from '../storage/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import type { SearchIndex } from '../storage/search/search-index.ts';
 
 /** Optional engines the ledger works with; each door passes the ones the server runs. */

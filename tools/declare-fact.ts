@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { latestDeclaration, sameRules } from '../storage/facts.ts';
-import type { TenantView } from '../storage/tenant-view.ts';
+import { latestDeclaration, sameRules } from '../storage/read/facts.ts';
+import type { TenantView } from '../storage/read/tenant-view.ts';
 import { formatInstant } from '../storage/time.ts';
 import { POLICIES, type Declaration, type Policy } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';

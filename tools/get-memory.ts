@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Certificate } from '../storage/certificate.ts';
-import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodeRow } from '../storage/rows-out.ts';
+import type { Certificate } from '../storage/read/certificate.ts';
+import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodeRow } from '../storage/read/rows-out.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';

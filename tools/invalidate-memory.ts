@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatInstant } from '../storage/time.ts';
-import { invalidationRow, type InvalidationRow } from '../storage/rows-out.ts';
+import { invalidationRow, type InvalidationRow } from '../storage/read/rows-out.ts';
 import { invalidInput, SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { BackfillSchema } from './remember.ts';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { nonZeroMasked } from '../storage/certificate.ts';
-import type { NodePage } from '../storage/rows-out.ts';
+import { nonZeroMasked } from '../storage/read/certificate.ts';
+import type { NodePage } from '../storage/read/rows-out.ts';
 import { invalidInput } from './errors.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
-import { decodeCursor, encodeCursor } from '../storage/cursor.ts';
+import { decodeCursor, encodeCursor } from '../storage/read/cursor.ts';
 import { ListMemoriesOutputSchema } from './output-schemas.ts';
 
 export const ListMemoriesInput = z.strictObject({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Certificate } from '../storage/certificate.ts';
-import type { SpaceSummary } from '../storage/snapshot.ts';
+import type { Certificate } from '../storage/read/certificate.ts';
+import type { SpaceSummary } from '../storage/read/snapshot.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, SpaceName } from './schemas.ts';

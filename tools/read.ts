@@ -1,7 +1,7 @@
 // The one way an operation opens a read: the lens fields of its input (already parsed by the schema)
 // become a snapshot of the caller's tenant, with `now` resolved and commits in flight settled.
-import type { LensInstant } from '../storage/lens.ts';
-import type { Snapshot } from '../storage/snapshot.ts';
+import type { LensInstant } from '../storage/read/lens.ts';
+import type { Snapshot } from '../storage/read/snapshot.ts';
 import type { Context } from './context.ts';
 
 export interface LensFields {

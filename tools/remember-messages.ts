@@ -6,7 +6,7 @@ import { createLocalExtractor } from '../extract/local.ts';
 import { planMessages, SpaceIndex, type EpisodeSummary, type MessageToWrite } from '../extract/to-blocks.ts';
 import { extractionProblem, ExtractionSchema, type Extraction, type Extractor } from '../extract/types.ts';
 import type { Micros } from '../storage/time.ts';
-import type { WriteOutcome } from '../storage/write-plan.ts';
+import type { WriteOutcome } from '../storage/log/write-plan.ts';
 import type { Context } from './context.ts';
 import { invalidInput } from './errors.ts';
 import { Instant, instant } from './schemas.ts';

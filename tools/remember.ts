@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatInstant, type Micros } from '../storage/time.ts';
-import type { EdgeInput, NodeInput, WriteOutcome } from '../storage/write-plan.ts';
+import type { EdgeInput, NodeInput, WriteOutcome } from '../storage/log/write-plan.ts';
 import { EDGE_TYPES } from '../storage/types.ts';
 import { invalidInput } from './errors.ts';
 import { MAX_MESSAGES, MessageSchema, rememberMessages, type MessageRefusal } from './remember-messages.ts';

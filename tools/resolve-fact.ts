@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Certificate } from '../storage/certificate.ts';
-import { declarationInForce } from '../storage/facts.ts';
-import { decide, sourceOf, type Reason } from '../storage/resolve.ts';
+import type { Certificate } from '../storage/read/certificate.ts';
+import { declarationInForce } from '../storage/read/facts.ts';
+import { decide, sourceOf, type Reason } from '../storage/read/resolve.ts';
 import { formatInstant, formatNullableEnd } from '../storage/time.ts';
 import type { NodeVersion, Policy } from '../storage/types.ts';
-import { draftVerdict, recordVerdict } from '../storage/verdicts.ts';
+import { draftVerdict, recordVerdict } from '../storage/log/verdicts.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';
 import { AsOf, SpaceName, ValidAt, atInstant } from './schemas.ts';

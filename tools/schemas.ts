@@ -1,7 +1,7 @@
 // Input pieces shared by the operations. Write timestamps stay strings in the schemas and are parsed by
 // the write handlers; read instants (as_of, valid_at) are parsed here, once, to microseconds or 'now'.
 import { z } from 'zod';
-import type { LensInstant } from '../storage/lens.ts';
+import type { LensInstant } from '../storage/read/lens.ts';
 import { instantProblemText } from './instant-text.ts';
 import {
   instantProblem,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Certificate } from '../storage/certificate.ts';
-import type { NodeRow } from '../storage/rows-out.ts';
+import type { Certificate } from '../storage/read/certificate.ts';
+import type { NodeRow } from '../storage/read/rows-out.ts';
 import type { EdgeFamily } from '../storage/types.ts';
 import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Certificate } from '../storage/certificate.ts';
-import type { NodeRow } from '../storage/rows-out.ts';
-import type { Role } from '../storage/why.ts';
+import type { Certificate } from '../storage/read/certificate.ts';
+import type { NodeRow } from '../storage/read/rows-out.ts';
+import type { Role } from '../storage/read/why.ts';
 import type { EdgeType } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
 import { openRead } from './read.ts';

@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger } from '../../storage/ledger.ts';
-import { nodeRow } from '../../storage/rows-out.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
+import { nodeRow } from '../../storage/read/rows-out.ts';
 import type { Context } from '../../tools/context.ts';
 import { getMemory } from '../../tools/get-memory.ts';
 import { invalidateMemory } from '../../tools/invalidate-memory.ts';

@@ -10,7 +10,7 @@ import type { BenchRow } from './section.ts';
 const TENANTS = Array.from({ length: 30 }, (_, i) => `m${String(i).padStart(2, '0')}`);
 const keyOf = (t: string): string => `memory-key-${t}-0123456789abcdef`;
 const REGIONS = ['Assam', 'Darjeeling', 'Uji', 'Yunnan', 'Kenya', 'Ceylon', 'Fujian'];
-/** The read model's own estimate per row (storage/resident-views.ts), to size a budget of ~10 tenants. */
+/** The read model's own estimate per row (storage/read/resident-views.ts), to size a budget of ~10 tenants. */
 const BYTES_PER_ROW = 750;
 const SEED_BATCH = 1_000;
 const CLIENTS = 3;

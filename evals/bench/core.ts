@@ -5,7 +5,7 @@
 // CREATEs in autocommit and in a transaction), so each ratio is measured in one run on one load.
 //
 // This bench imports `kuzu` directly for the baseline: product code reaches the engine only through
-// storage/kuzu-graph.ts, but the baseline must measure the engine without the ledger around it.
+// storage/log/kuzu/kuzu-graph.ts, but the baseline must measure the engine without the ledger around it.
 import kuzu, { type KuzuValue, type PreparedStatement } from 'kuzu';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extractLocal } from '../../extract/local.ts';
-import { Ledger } from '../../storage/ledger.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
 import { formatInstant } from '../../storage/time.ts';
 import type { Context } from '../../tools/context.ts';
 import { runOperation } from '../../tools/operation.ts';

@@ -7,10 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger } from '../../storage/ledger.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
 import { formatInstant } from '../../storage/time.ts';
 import { EDGE_FAMILIES, type EdgeType } from '../../storage/types.ts';
-import type { EdgeInput, NodeInput } from '../../storage/write-plan.ts';
+import type { EdgeInput, NodeInput } from '../../storage/log/write-plan.ts';
 import type { Context } from '../../tools/context.ts';
 import { runOperation } from '../../tools/operation.ts';
 import { declareFact } from '../../tools/declare-fact.ts';

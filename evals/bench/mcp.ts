@@ -9,7 +9,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createApp } from '../../server/app.ts';
 import { readConfig } from '../../server/config.ts';
 import { startServices } from '../../server/services.ts';
-import { Ledger } from '../../storage/ledger.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
 import { operations } from '../../tools/index.ts';
 import { spawnServer } from '../lib/spawn-server.ts';
 import { fmt, percentile, progress } from '../lib/stats.ts';

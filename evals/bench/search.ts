@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger } from '../../storage/ledger.ts';
-import { LocalEmbedder } from '../../storage/search/local-embedder.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
+import { LocalEmbedder } from '../../storage/search/embed/local-embedder.ts';
 import { search } from '../../storage/search/search.ts';
 import { SearchIndex } from '../../storage/search/search-index.ts';
 import { rssMb, untilQuiet } from '../lib/proc.ts';

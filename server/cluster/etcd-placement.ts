@@ -6,7 +6,7 @@
 // keyless app-scoped request by its space.
 import { noop } from 'cockatiel';
 import { Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
-import type { CommitGroup } from '../../storage/kuzu-graph.ts';
+import type { CommitGroup } from '../../storage/commit-group.ts';
 import { PLACEMENT_PREFIX, PlacementTable, SERVER_LEASE_S, SERVERS_PREFIX, SPACES_PREFIX } from './placement.ts';
 
 const PROBE_MS = 2_000;

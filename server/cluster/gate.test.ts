@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
-import { Ledger } from '../../storage/ledger.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
 import { createApp } from '../app.ts';
 import { readConfig } from '../config.ts';
 import { startServices, type StartedServices } from '../services.ts';

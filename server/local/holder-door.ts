@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
-import type { Ledger } from '../../storage/ledger.ts';
+import type { Ledger } from '../../storage/log/ledger.ts';
 import type { Context } from '../../tools/context.ts';
 import { createApp } from '../app.ts';
 import type { Config } from '../config.ts';

@@ -3,7 +3,7 @@
 // When the holder goes (killed, or stopping), a forwarder's next request fails to connect; the forwarder
 // then takes the lock (one process wins; the rest find the winner's record) and the request is sent
 // again: writes are idempotent by content, so resending one that was never acknowledged is safe.
-import { Ledger } from '../../storage/ledger.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
 import type { Config } from '../config.ts';
 import { startServices } from '../services.ts';
 import { SERVICE_VERSION } from '../version.ts';

@@ -1,14 +1,14 @@
 // list / get / why over a loaded bundle, answered by the server's own Snapshot on the bundle's
 // TenantView and shaped as the server's JSON responses. The certificate's tx_as_of is the bundle's exported_as_of: the instant the answer's knowledge was cut.
-import { nonZeroMasked, type Certificate } from '../certificate.ts';
-import { resolveLens, type ReadLens } from '../lens.ts';
-import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodePage, type NodeRow } from '../rows-out.ts';
-import { Snapshot } from '../snapshot.ts';
+import { nonZeroMasked, type Certificate } from '../read/certificate.ts';
+import { resolveLens, type ReadLens } from '../read/lens.ts';
+import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodePage, type NodeRow } from '../read/rows-out.ts';
+import { Snapshot } from '../read/snapshot.ts';
 import type { Micros } from '../time.ts';
 import type { EdgeType } from '../types.ts';
-import type { Role } from '../why.ts';
+import type { Role } from '../read/why.ts';
 import type { LoadedBundle } from './reader.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, encodeCursor } from '../read/cursor.ts';
 
 export interface BundleReadQuery {
   /** Defaults to the bundle's exported_as_of; a later instant is refused (the bundle cannot know it). */

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { TenantView } from '../tenant-view.ts';
+import { TenantView } from '../read/tenant-view.ts';
 import { parseInstant, type Micros } from '../time.ts';
 import { bundleFolder, unpackFile } from './archive-files.ts';
 import {

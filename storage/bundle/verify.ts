@@ -10,7 +10,7 @@
 // clocks and attestation checked like any row's.
 import { join } from 'node:path';
 import { parseLag } from '../duration.ts';
-import { edgeIdentity } from '../tenant-view.ts';
+import { edgeIdentity } from '../read/tenant-view.ts';
 import { OPEN_END, parseInstant, type Micros } from '../time.ts';
 import { isEdgeType } from '../types.ts';
 import { overlaps } from '../visibility.ts';

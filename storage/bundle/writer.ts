@@ -6,7 +6,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import type { TenantView } from '../tenant-view.ts';
+import type { TenantView } from '../read/tenant-view.ts';
 import { compactInstant, formatInstant, type Micros } from '../time.ts';
 import type { Declaration, NodeVersion, Verdict } from '../types.ts';
 import {

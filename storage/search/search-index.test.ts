@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockEmbeddingModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '../ledger.ts';
-import { LocalEmbedder } from './local-embedder.ts';
-import { OpenAIEmbedder } from './openai-embedder.ts';
+import { Ledger } from '../log/ledger.ts';
+import { LocalEmbedder } from './embed/local-embedder.ts';
+import { OpenAIEmbedder } from './embed/openai-embedder.ts';
 import { SearchIndex } from './search-index.ts';
-import { WordVectors } from './word-vectors.ts';
+import { WordVectors } from './embed/word-vectors.ts';
 
 let dir: string;
 let ledger: Ledger;

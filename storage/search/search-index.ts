@@ -7,21 +7,21 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { CommitGroup } from '../kuzu-graph.ts';
-import type { TenantView } from '../tenant-view.ts';
+import type { CommitGroup } from '../commit-group.ts';
+import type { TenantView } from '../read/tenant-view.ts';
 import type { NodeVersion } from '../types.ts';
-import { contextText, messageText } from './context.ts';
-import type { Embedder } from './embedder.ts';
-import { EmbedThread } from './embed-thread.ts';
-import { embedBatch, rowViews } from './embed-batch.ts';
-import { LOCAL_DIMENSION, LocalEmbedder } from './local-embedder.ts';
-import { enabled } from './mechanisms.ts';
-import { LanceIndex } from './lance-index.ts';
-import type { SpaceCopy } from './space-copies.ts';
+import { contextText, messageText } from './rank/context.ts';
+import type { Embedder } from './embed/embedder.ts';
+import { EmbedThread } from './embed/embed-thread.ts';
+import { embedBatch, rowViews } from './embed/embed-batch.ts';
+import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
+import { enabled } from './rank/mechanisms.ts';
+import { LanceIndex } from './lance/lance-index.ts';
+import type { SpaceCopy } from './copies/space-copies.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
-import { timeWindow } from './time-query.ts';
+import { timeWindow } from './rank/time-query.ts';
 import { noteWait, SearchTiming } from './timing.ts';
-import { WordVectors } from './word-vectors.ts';
+import { WordVectors } from './embed/word-vectors.ts';
 
 /**
  * What the index needs from the ledger it is derived from: the rows committed beyond a sequence number,

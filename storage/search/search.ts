@@ -1,19 +1,19 @@
 // One search: candidates from the index (filters applied inside LanceDB, before ranking), fused into
 // node ids, lifted by matching neighbours over the followed edges, each shown as the version the read can
 // see; then expansion over the edges known at as_of.
-import type { TenantView } from '../tenant-view.ts';
+import type { TenantView } from '../read/tenant-view.ts';
 import type { Micros } from '../time.ts';
-import { edgeVisible, walk, type Reached } from '../traverse.ts';
+import { edgeVisible, walk, type Reached } from '../read/traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import type { RowFilter } from './index-row.ts';
-import { withAskingLowered } from './asking.ts';
-import { exchangeOf } from './context.ts';
-import { withCoverage } from './coverage.ts';
-import { entityList } from './entity-reach.ts';
-import { DATED_WEIGHT, ENTITY_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank.ts';
+import { withAskingLowered } from './rank/asking.ts';
+import { exchangeOf } from './rank/context.ts';
+import { withCoverage } from './rank/coverage.ts';
+import { entityList } from './rank/entity-reach.ts';
+import { DATED_WEIGHT, ENTITY_WEIGHT, expansionScore, fuse, VECTOR_WEIGHT, withNeighbours, WORD_VECTOR_WEIGHT } from './rank/rank.ts';
 import type { SearchIndex } from './search-index.ts';
-import { contentWords } from './text-features.ts';
+import { contentWords } from './embed/text-features.ts';
 import { SearchTiming, takeWait } from './timing.ts';
 
 export interface SearchParams {

@@ -1,12 +1,12 @@
 // Starts the search index for a server: picks the embedder from the setting, opens the index under the
 // data folder (catching up with the ledger in the background) and offers its install checks.
 import { join } from 'node:path';
-import type { Ledger } from '../ledger.ts';
-import type { Embedder } from './embedder.ts';
-import { LocalEmbedder } from './local-embedder.ts';
-import { OpenAIEmbedder } from './openai-embedder.ts';
+import type { Ledger } from '../log/ledger.ts';
+import type { Embedder } from './embed/embedder.ts';
+import { LocalEmbedder } from './embed/local-embedder.ts';
+import { OpenAIEmbedder } from './embed/openai-embedder.ts';
 import { SearchIndex } from './search-index.ts';
-import { DEFAULT_WORD_VECTORS_PATH } from './word-vectors.ts';
+import { DEFAULT_WORD_VECTORS_PATH } from './embed/word-vectors.ts';
 
 export interface SearchSettings {
   dataDir: string;

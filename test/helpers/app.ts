@@ -8,7 +8,7 @@ import type { RestEnv } from '../../bridge/rest.ts';
 import { createApp } from '../../server/app.ts';
 import { readConfig, type Config } from '../../server/config.ts';
 import { startServices, type StartedServices } from '../../server/services.ts';
-import { Ledger } from '../../storage/ledger.ts';
+import { Ledger } from '../../storage/log/ledger.ts';
 
 export interface TestApp {
   app: Hono<RestEnv>;

@@ -1,6 +1,6 @@
 // Random prefilter columns for index rows, drawn as both in-memory copies' tests draw them (the vector
 // and the full-text mirror against LanceDB), so their corpora cover the same filters.
-import type { FilterCells } from '../../storage/search/vector-mirror.ts';
+import type { FilterCells } from '../../storage/search/copies/vector-mirror.ts';
 
 /** Instants 1000-1100; `valid_to` either inside that range or open. */
 export function randomCells(rand: () => number, id: string, seq: number): FilterCells {

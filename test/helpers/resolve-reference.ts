@@ -1,7 +1,7 @@
 // An independent reference for fact resolution, used by the unit and end-to-end property tests: it
-// sorts by the policy's key and refuses when the top two keys are equal, where storage/resolve.ts scans
+// sorts by the policy's key and refuses when the top two keys are equal, where storage/read/resolve.ts scans
 // with a pairwise comparison.
-import type { Reason } from '../../storage/resolve.ts';
+import type { Reason } from '../../storage/read/resolve.ts';
 import type { Declaration, NodeVersion } from '../../storage/types.ts';
 
 export type Row = Pick<NodeVersion, 'id' | 'fact_value' | 'known_at' | 'asserted_at' | 'valid_from' | 'valid_to' | 'payload' | 'space'>;

@@ -1,0 +1,1566 @@
+// The graph store on Kuzu: the ledger's source of truth. Every import of the engine is in this file, so a
+// switch to a fork is one line once it passes the crash test.
+//
+// Writes: rows reach the engine only through `COPY ... FROM '<csv>'`, one transaction at a time (or one
+// statement), so an error rolls the whole transaction back. Measured here (1,000-row batches):
+// parameter-bound `UNWIND ... CREATE` spends ~80 ms marshalling the rows into the engine, `UNWIND ...
+// MATCH ... CREATE` for relationships runs at under 600 rows/s, while COPY from a CSV file stages the
+// same rows in ~20 ms; but COPY has a fixed price per statement (~50 ms) that a one-row write would pay in
+// full, and a bulk import's request paid it for each of its tables. So commit groups (but a backfill's)
+// are made durable in the write journal (write-journal.ts) and acknowledged from there; the journal is
+// copied in later, many groups per COPY, and always before the engine is read.
+//
+// Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
+// (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
+import kuzu, { type Connection, type Database, type QueryResult } from 'kuzu';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { envMegabytes } from '../../env-megabytes.ts';
+import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
+import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../../types.ts';
+import { emptyGroup, IDENT_SEP, identKey, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
+
+interface Column<Row> {
+  name: string;
+  type: Scalar;
+  get: (row: Row) => Cell;
+}
+
+interface TableSpec<Row> {
+  table: string;
+  columns: Column<Row>[];
+}
+
+const text = <R>(name: string, get: (r: R) => string | null): Column<R> => ({ name, type: 'text', get });
+const int = <R>(name: string, get: (r: R) => number | null): Column<R> => ({ name, type: 'int', get });
+const float = <R>(name: string, get: (r: R) => number | null): Column<R> => ({ name, type: 'float', get });
+
+const BATCH: TableSpec<BatchRow> = {
+  table: 'Batch',
+  columns: [
+    text('key', (r) => identKey(r.tenant, r.id)),
+    text('tenant', (r) => r.tenant),
+    text('id', (r) => r.id),
+    int('declared_captured_at', (r) => r.declared_captured_at),
+    text('reason', (r) => r.reason),
+    int('captured_at', (r) => r.captured_at),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+const NODE: TableSpec<NodeVersion> = {
+  table: 'Block',
+  columns: [
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('id', (r) => r.id),
+    text('space', (r) => r.space),
+    text('kind', (r) => r.kind),
+    text('statement', (r) => r.statement),
+    text('category', (r) => r.category),
+    text('payload', (r) => r.payload),
+    int('asserted_at', (r) => r.asserted_at),
+    int('valid_from', (r) => r.valid_from),
+    int('valid_to', (r) => r.valid_to),
+    int('captured_at', (r) => r.captured_at),
+    int('known_at', (r) => r.known_at),
+    text('batch_id', (r) => r.batch_id),
+    text('fact_key', (r) => r.fact_key),
+    text('fact_value', (r) => r.fact_value),
+    text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+// Edges are rows of their own node table, not a Kuzu relationship: every read and walk is answered from
+// the in-memory views, and COPY into a relationship table slows with its size (measured here: 300 ms per
+// 1,000 rows at 0, 650 ms at 60k, several seconds at 100k, with the file growing to ~800 MB), while a
+// node table stays flat.
+const EDGE: TableSpec<EdgeRecord> = {
+  table: 'Edge',
+  columns: [
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('source_id', (r) => r.source_id),
+    text('target_id', (r) => r.target_id),
+    text('edge_type', (r) => r.edge_type),
+    float('confidence', (r) => r.confidence),
+    text('lag', (r) => r.lag),
+    text('mechanism', (r) => r.mechanism),
+    text('space', (r) => r.space),
+    int('asserted_at', (r) => r.asserted_at),
+    int('valid_from', (r) => r.valid_from),
+    int('valid_to', (r) => r.valid_to),
+    int('captured_at', (r) => r.captured_at),
+    int('known_at', (r) => r.known_at),
+    text('batch_id', (r) => r.batch_id),
+    text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+const DECLARATION: TableSpec<Declaration> = {
+  table: 'Declaration',
+  columns: [
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('fact_key', (r) => r.fact_key),
+    text('key_fields', (r) => JSON.stringify(r.key_fields)),
+    text('policy', (r) => r.policy),
+    text('source_order', (r) => (r.source_order ? JSON.stringify(r.source_order) : null)),
+    int('declared_at', (r) => r.declared_at),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+const VERDICT: TableSpec<Verdict> = {
+  table: 'Verdict',
+  columns: [
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('fact_key', (r) => r.fact_key),
+    text('target_id', (r) => r.target_id),
+    text('value', (r) => r.value),
+    text('outcome', (r) => r.outcome),
+    text('method', (r) => r.method),
+    text('ruleset', (r) => r.ruleset),
+    text('resolver', (r) => r.resolver),
+    int('decided_at', (r) => r.decided_at),
+    int('known_at', (r) => r.known_at),
+    text('space', (r) => r.space),
+    text('hash', (r) => r.hash),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+const INVALIDATION: TableSpec<Invalidation> = {
+  table: 'Invalidation',
+  columns: [
+    int('seq', (r) => r.seq),
+    text('tenant', (r) => r.tenant),
+    text('target_id', (r) => r.target_id),
+    text('space', (r) => r.space),
+    text('reason', (r) => r.reason),
+    text('by', (r) => r.by),
+    int('invalidated_at', (r) => r.invalidated_at),
+    int('known_at', (r) => r.known_at),
+    text('batch_id', (r) => r.batch_id),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+// A space's first writer, keyed by the space's name: the MCP door's `svc:` spaces are opened by it, and a
+// write to a space learns whether it is the first from one lookup in this key's index, so nothing about
+// spaces is read at start-up. Written with the space's first rows, in the same transaction.
+const SPACE: TableSpec<SpaceRow> = {
+  table: 'Space',
+  columns: [
+    text('name', (r) => r.space),
+    text('tenant', (r) => r.tenant),
+    int('first_captured_at', (r) => r.first_captured_at),
+    int('tseq', (r) => r.tseq),
+  ],
+};
+
+// A space of one tenant (key: tenant + space), the source of the relationships below: the rows a space
+// holds are found from it through a CSR adjacency list, not by scanning a table for the space's name
+// (Kuzu 0.11.3 has no index but the primary key's). Written with the rows, in the same transaction, and
+// loaded with `ignore_errors=true`, as the Space table: a row for a pair the store holds is skipped.
+export interface SpaceKeyRow {
+  tenant: string;
+  space: string;
+}
+const TENANT_SPACE: TableSpec<SpaceKeyRow> = {
+  table: 'TenantSpace',
+  columns: [text('key', (r) => identKey(r.tenant, r.space)), text('tenant', (r) => r.tenant), text('space', (r) => r.space)],
+};
+
+/** One row a space holds: a relationship from the space's TenantSpace row to the row's primary key. */
+export interface HoldsRow {
+  tenant: string;
+  space: string;
+  seq: number;
+}
+const holds = (table: string, to: string): TableSpec<HoldsRow> & { to: string } => ({
+  table,
+  to,
+  columns: [text('space_key', (r) => identKey(r.tenant, r.space)), int('row_seq', (r) => r.seq)],
+});
+// Both directions (Kuzu's default), though a read walks only from a space to its rows: Kuzu 0.11.3 cannot
+// delete a node that a forward-only relationship table may point at ("Failed to get bwd data ... set the
+// storage direction to BOTH"), even when none does, and a tenant's deletion (tenant-copy.ts) deletes its
+// rows. The backward lists cost the copy ~20% more (docs/storage.md).
+const HOLDS_BLOCK = holds('HoldsBlock', 'Block');
+const HOLDS_EDGE = holds('HoldsEdge', 'Edge');
+/** An invalidation is held by every space holding a version of its node: it retracts the id's every version. */
+const HOLDS_INVALIDATION = holds('HoldsInvalidation', 'Invalidation');
+const HOLDS = [HOLDS_BLOCK, HOLDS_EDGE, HOLDS_INVALIDATION];
+const isHolds = (table: string): boolean => HOLDS.some((h) => h.table === table);
+
+const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
+
+function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
+  const cols = spec.columns.map((c) => `${c.name} ${KUZU_TYPE[c.type]}`).join(', ');
+  return `CREATE NODE TABLE IF NOT EXISTS ${spec.table}(${cols}, PRIMARY KEY(${pk}))`;
+}
+
+const SCHEMA = [
+  nodeTableDdl(BATCH, 'key'),
+  nodeTableDdl(NODE, 'seq'),
+  nodeTableDdl(EDGE, 'seq'),
+  nodeTableDdl(DECLARATION, 'seq'),
+  nodeTableDdl(VERDICT, 'seq'),
+  nodeTableDdl(INVALIDATION, 'seq'),
+  nodeTableDdl(SPACE, 'name'),
+  nodeTableDdl(TENANT_SPACE, 'key'),
+  ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY)`),
+];
+
+function csvCell(value: Cell, type: Scalar): string {
+  checkCell(value, type);
+  if (value === null) return '';
+  if (type !== 'text' && type !== 'json') return String(value);
+  // Text with no quote, backslash, control character or surrogate JSON-encodes to itself between quotes:
+  // skip the encoder and the quote doubling (a large share of a 1,000-row import's CSV staging).
+  if (typeof value === 'string' && !NEEDS_JSON_ESCAPE.test(value)) return `"""${value}"""`;
+  return `"${JSON.stringify(value).replace(/"/g, '""')}"`;
+}
+
+const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function toCsv(part: TableRows): string {
+  let out = '';
+  for (const cells of part.cells()) out += cells.map((v, i) => csvCell(v, part.columns[i]?.type ?? 'text')).join(',') + '\n';
+  return out;
+}
+
+/** A Cypher string literal holding `text` exactly: backslashes and single quotes escaped. */
+export function cypherString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * Records of a CSV that Kuzu's COPY TO wrote: one per line; a cell is empty (null), a number, or quoted
+ * with doubled quotes inside (a text cell, whose content is the JSON encoding of the text).
+ */
+export function parseCsvRows<R, T = Record<string, unknown>>(
+  text: string,
+  columns: readonly Column<R>[],
+  decode?: (row: Readonly<Record<string, unknown>>) => T,
+): T[] {
+  // With `decode`, each record is decoded as soon as it is read, from one object refilled for every
+  // record (decode keeps none of it): a fresh object per record, its dozen or more properties set by
+  // computed names, took ~2 KB a record (allocation sampling of a catch-up read), and a page of them held
+  // to the end of the file survived the young-generation collections made meanwhile.
+  const rows: T[] = [];
+  const shared: Record<string, unknown> | null = decode ? {} : null;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const row: Record<string, unknown> = shared ?? {};
+    for (let c = 0; c < columns.length; c++) {
+      const col = columns[c];
+      let value: string | number | null;
+      const q = tripleQuotedEnd(text, i);
+      if (q >= 0) {
+        // A text cell holding no quote: the JSON string is one slice, not three joined (the common cell).
+        value = text.slice(i + 2, q + 1);
+        i = q + 3;
+      } else if (text.charCodeAt(i) === 34) {
+        let out = '';
+        let from = ++i;
+        for (;;) {
+          const q = text.indexOf('"', i);
+          if (q < 0) throw new Error('unterminated quoted cell in a graph store read');
+          if (text.charCodeAt(q + 1) === 34) {
+            out += text.slice(from, q + 1);
+            i = from = q + 2;
+            continue;
+          }
+          out += text.slice(from, q);
+          i = q + 1;
+          break;
+        }
+        value = out;
+      } else {
+        // An integer cell of up to 16 digits is read from its digits (exact up to 2^53): no string is made
+        // for it, as for every sequence number and timestamp of a catch-up page.
+        let end = i;
+        let digits = 0;
+        let whole = 0;
+        const negative = text.charCodeAt(i) === 45;
+        if (negative) end++;
+        for (let d = text.charCodeAt(end) - 48; d >= 0 && d <= 9 && digits < 16; d = text.charCodeAt(++end) - 48, digits++)
+          whole = whole * 10 + d;
+        const delimited = end >= n || text.charCodeAt(end) === 44 || text.charCodeAt(end) === 10 || text.charCodeAt(end) === 13;
+        if (col?.type === 'int' && digits > 0 && delimited && whole <= Number.MAX_SAFE_INTEGER) {
+          value = negative ? -whole : whole;
+          i = end;
+        } else {
+          end = i;
+          while (end < n && text.charCodeAt(end) !== 44 && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end++;
+          const raw = text.slice(i, end);
+          i = end;
+          value = raw === '' ? null : col && col.type !== 'text' && col.type !== 'json' ? Number(raw) : raw;
+        }
+      }
+      if (col) row[col.name] = value;
+      if (c < columns.length - 1) {
+        if (text.charCodeAt(i) !== 44) throw new Error('malformed record in a graph store read');
+        i++;
+      }
+    }
+    if (text.charCodeAt(i) === 13) i++;
+    if (i < n && text.charCodeAt(i) !== 10) throw new Error('malformed record end in a graph store read');
+    i++;
+    rows.push(decode ? decode(row) : (row as T));
+  }
+  return rows;
+}
+
+/**
+ * For a cell at `start` opening with three quotes whose first quote after them is followed by two more
+ * and the cell's end, that first quote's place; else -1. The quotes at the end are the JSON string's
+ * closing quote doubled, then the cell's own, so the cell's value is the slice from the third opening
+ * quote to the first closing one.
+ */
+function tripleQuotedEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) !== 34 || text.charCodeAt(start + 1) !== 34 || text.charCodeAt(start + 2) !== 34) return -1;
+  const q = text.indexOf('"', start + 3);
+  if (q < 0 || text.charCodeAt(q + 1) !== 34 || text.charCodeAt(q + 2) !== 34) return -1;
+  const after = text.charCodeAt(q + 3);
+  return q + 3 >= text.length || after === 44 || after === 10 || after === 13 ? q : -1;
+}
+
+function decodeText(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  // Without a backslash the encoded text holds no quote, control character or escape, so the string is
+  // what lies between the quotes; start-up decodes every text cell, and JSON.parse is the slow path.
+  if (value.length >= 2 && value.charCodeAt(0) === 34 && value.charCodeAt(value.length - 1) === 34 && !value.includes('\\')) {
+    return value.slice(1, -1);
+  }
+  return JSON.parse(value) as string;
+}
+
+function decodeInt(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  throw new TypeError(`expected an integer column, got ${typeof value}`);
+}
+
+/** The (tenant, space) pairs and Holds rows a group writes, derived from its rows. */
+function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]; edge: HoldsRow[]; invalidation: HoldsRow[] } {
+  const spaces = new Map<string, SpaceKeyRow>();
+  const hold = (tenant: string, space: string, seq: number): HoldsRow => {
+    const key = identKey(tenant, space);
+    if (!spaces.has(key)) spaces.set(key, { tenant, space });
+    return { tenant, space, seq };
+  };
+  const invalidation = new Map<string, HoldsRow>();
+  const holdInvalidation = (i: Invalidation, space: string): void => {
+    const key = `${identKey(i.tenant, space)}${IDENT_SEP}${i.seq}`;
+    if (!invalidation.has(key)) invalidation.set(key, hold(i.tenant, space, i.seq));
+  };
+  for (const i of group.invalidations) holdInvalidation(i, i.space);
+  for (const l of group.invalidationSpaces) holdInvalidation(l.row, l.space);
+  return {
+    block: group.nodes.map((n) => hold(n.tenant, n.space, n.seq)),
+    edge: group.edges.map((e) => hold(e.tenant, e.space, e.seq)),
+    invalidation: [...invalidation.values()],
+    spaces: [...spaces.values()],
+  };
+}
+
+/**
+ * Every table a commit group fills, in the order they are written. A new table adds its line here and
+ * gets both write paths.
+ */
+function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): TableRows[] {
+  const h = holdsOf(group);
+  // A TenantSpace row this process has committed or journaled already is not written again: one COPY
+  // statement fewer in most copies (each costs a fixed ~10-50 ms).
+  if (storedSpaces) h.spaces = h.spaces.filter((r) => !storedSpaces.has(identKey(r.tenant, r.space)));
+  return [
+    tableRows(BATCH, group.batches),
+    tableRows(NODE, group.nodes),
+    tableRows(EDGE, group.edges),
+    tableRows(DECLARATION, group.declarations),
+    tableRows(VERDICT, group.verdicts),
+    tableRows(INVALIDATION, group.invalidations),
+    tableRows(SPACE, group.spaces),
+    // After the rows they join, in the same transaction: a relationship's ends must exist when it is copied.
+    tableRows(TENANT_SPACE, h.spaces),
+    tableRows(HOLDS_BLOCK, h.block),
+    tableRows(HOLDS_EDGE, h.edge),
+    tableRows(HOLDS_INVALIDATION, h.invalidation),
+  ];
+}
+
+/**
+ * Groups of up to this many rows are journaled and acknowledged from the journal; larger ones are copied
+ * into the engine at once (with whatever the journal holds, in one transaction). A journal append with its
+ * fdatasync costs ~0.5 ms plus ~3-5 µs a row, a COPY a fixed ~50-150 ms a statement (~0.3-1 s for a group's
+ * three tables and its commit on a loaded 2-core machine) plus ~0.05-0.1 ms a row. Bulk imports are
+ * journaled too (issue 21): a 1,000-row request copied at once waited ~1 s for its own COPY, and a copy of
+ * the journal carries many requests' rows for the same fixed price. So every group is journaled but a
+ * backfill (see commit) and one whose record is larger than JOURNAL_MAX_RECORD_BYTES.
+ */
+export const JOURNAL_MAX_ROWS = 1_000_000;
+/** A group whose journal record is larger is copied at once (a huge record would be held twice in memory). */
+export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
+/** The journal is copied into the engine once it holds this many rows, or FLUSH_AFTER_MS after its first. */
+export const FLUSH_ROWS = 2_000;
+export const FLUSH_AFTER_MS = 1_000;
+/**
+ * A write waits for the copy in progress when the journal holds this many rows or bytes: writers cannot
+ * outrun the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how
+ * long a read of the engine (a cold tenant's load) waits for the copy before it. A copy takes every row
+ * appended while the one before it ran, so under a steady import copies grow toward this size and their
+ * fixed price is shared by more rows.
+ */
+export const JOURNAL_ROWS_CAP = 32_000;
+export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
+/**
+ * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
+ * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
+ */
+const LAYOUT = 4;
+/** The first layout whose tables carry tseq. */
+const LAYOUT_TSEQ = 3;
+/** The first layout with TenantSpace and the Holds relationships. */
+const LAYOUT_HOLDS = 4;
+/** TenantSpace keys remembered as written before the set starts over. */
+const STORED_SPACES_MAX = 100_000;
+/** Rows read per page while a migration indexes them. */
+const MIGRATE_PAGE = 100_000;
+/** Ids per literal list in a query by id (a list's parse costs ~0.5 ms an item). */
+const ID_LIST = 500;
+/** Ids as Cypher list literals (their stored, JSON-encoded text), ID_LIST at a time. */
+function* idLists(ids: readonly string[]): Generator<string> {
+  for (let i = 0; i < ids.length; i += ID_LIST)
+    yield ids
+      .slice(i, i + ID_LIST)
+      .map((id) => cypherString(JSON.stringify(id)))
+      .join(', ');
+}
+const LAYOUT_FILE = 'layout';
+/** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
+const RENUMBER_GAP = 1_000_000;
+
+/** SVC_JOURNAL_MAX_ROWS: the largest group journaled; 0 writes every group by COPY at once. */
+export function journalMaxRows(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SVC_JOURNAL_MAX_ROWS;
+  if (raw === undefined || raw === '') return JOURNAL_MAX_ROWS;
+  const rows = Number(raw);
+  if (!Number.isInteger(rows) || rows < 0) throw new Error(`SVC_JOURNAL_MAX_ROWS: expected a whole number of rows, got "${raw}"`);
+  return rows;
+}
+
+export interface WriteStats {
+  journalGroups: number;
+  journalRows: number;
+  /** Time spent appending to the journal, fdatasync included. */
+  journalMs: number;
+  /** Copies of the journal into the engine, and the rows they carried (replays on open included). */
+  flushes: number;
+  flushedRows: number;
+  /** Groups copied at once, their rows (journal rows copied with them excluded) and the time taken. */
+  copyGroups: number;
+  copyRows: number;
+  copyMs: number;
+  /** The part of the copy time spent encoding and writing the CSV files. */
+  stageMs: number;
+}
+
+/** Where a fault can be injected around a copy's transaction (tests only). */
+export type FaultPoint = 'before-commit' | 'after-commit';
+
+export interface KuzuGraphOptions {
+  /** The largest group journaled; journalMaxRows() unless set (tests). */
+  journalMaxRows?: number;
+  /**
+   * How long the journal's first row waits before a background copy; FLUSH_AFTER_MS unless set. Tests that
+   * count the journal's rows across several calls set it long, so a slow machine's timer cannot copy
+   * between two of their steps.
+   */
+  flushAfterMs?: number;
+  /**
+   * A seam for fault-injection tests: called before a copy's transaction runs and after it committed,
+   * with the tables it writes; a throw there fails the copy as the engine would. Thrown 'after-commit', it
+   * stands for a COMMIT whose forced checkpoint failed after the transaction reached the WAL.
+   */
+  fault?: (point: FaultPoint, tables: readonly string[]) => void;
+}
+
+/** The narrow port the ledger needs from a graph engine. */
+export interface GraphStore {
+  commit(group: CommitGroup): Promise<void>;
+  loadAll(): Promise<LoadedLedger>;
+  loadTenant(tenant: string): Promise<LoadedLedger>;
+  /** One space's node and edge rows and the invalidations of its nodes, from the space's Holds index. */
+  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  /** A tenant's batches, declarations and verdicts. */
+  loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>>;
+  /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
+  nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
+  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }>;
+  /** One tenant's rows with `after` < tseq <= `upTo`, at most `limit` per table, each table in tseq order. */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup>;
+  tenantLastTseq(tenant: string): Promise<number>;
+  /** The tenant's stored invalidations of these ids. */
+  invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
+  /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
+  spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
+  spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
+  /** Deletes every row of the tenant (journal included); rows deleted per table. */
+  deleteTenant(tenant: string): Promise<Record<string, number>>;
+  /** The first tenant to write `space`, or null; from the Space table's key index. */
+  spaceWriter(space: string): Promise<string | null>;
+  counts(): Promise<Record<string, number>>;
+  /** Rows above this sequence number were renumbered when the store opened; null when none were. */
+  renumberedAbove(): number | null;
+  close(): Promise<void>;
+}
+
+/** Kuzu's buffer pool when SVC_KUZU_BUFFER_MB is unset. Kuzu's own default is 80% of RAM. */
+export const KUZU_BUFFER_MB_DEFAULT = 256;
+
+/**
+ * The buffer pool size in MB from SVC_KUZU_BUFFER_MB. Reads are answered from the in-memory read model
+ * and Kuzu is only written to (and read once at start), so it needs little; its default (80% of RAM)
+ * let the pool's pages pile up in the server's RSS.
+ */
+export function kuzuBufferMb(env: NodeJS.ProcessEnv = process.env): number {
+  return envMegabytes(env, 'SVC_KUZU_BUFFER_MB', KUZU_BUFFER_MB_DEFAULT, 16);
+}
+
+/**
+ * Closes an execution's results now: a result left for the garbage collector after the database is
+ * closed crashes the process at exit (seen after a transaction: SIGSEGV on exit).
+ */
+function closeResults(result: unknown): void {
+  for (const r of (Array.isArray(result) ? result : [result]) as QueryResult[]) r.close();
+}
+
+const t = (r: Record<string, unknown>, k: string): string | null => decodeText(r[k]);
+const str = (r: Record<string, unknown>, k: string): string => {
+  const v = decodeText(r[k]);
+  if (v === null) throw new TypeError(`column ${k} is null`);
+  return v;
+};
+const i64 = (r: Record<string, unknown>, k: string): number => decodeInt(r[k]);
+
+/** Rows of each table back from Kuzu's answer. */
+const DECODE = {
+  batch: (r: Record<string, unknown>): BatchRow => ({
+    tenant: str(r, 'tenant'),
+    id: str(r, 'id'),
+    declared_captured_at: i64(r, 'declared_captured_at'),
+    reason: str(r, 'reason'),
+    captured_at: i64(r, 'captured_at'),
+    tseq: i64(r, 'tseq'),
+  }),
+  node: (r: Record<string, unknown>): NodeVersion => ({
+    seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
+    tenant: str(r, 'tenant'),
+    id: str(r, 'id'),
+    space: str(r, 'space'),
+    kind: str(r, 'kind'),
+    statement: t(r, 'statement'),
+    category: t(r, 'category'),
+    payload: str(r, 'payload'),
+    asserted_at: i64(r, 'asserted_at'),
+    valid_from: i64(r, 'valid_from'),
+    valid_to: i64(r, 'valid_to'),
+    captured_at: i64(r, 'captured_at'),
+    known_at: i64(r, 'known_at'),
+    batch_id: t(r, 'batch_id'),
+    fact_key: t(r, 'fact_key'),
+    fact_value: t(r, 'fact_value'),
+    hash: str(r, 'hash'),
+  }),
+  edge: (r: Record<string, unknown>): EdgeRecord => ({
+    seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
+    tenant: str(r, 'tenant'),
+    source_id: str(r, 'source_id'),
+    target_id: str(r, 'target_id'),
+    edge_type: str(r, 'edge_type') as EdgeRecord['edge_type'],
+    confidence: typeof r.confidence === 'number' ? r.confidence : null,
+    lag: t(r, 'lag'),
+    mechanism: t(r, 'mechanism'),
+    space: str(r, 'space'),
+    asserted_at: i64(r, 'asserted_at'),
+    valid_from: i64(r, 'valid_from'),
+    valid_to: i64(r, 'valid_to'),
+    captured_at: i64(r, 'captured_at'),
+    known_at: i64(r, 'known_at'),
+    batch_id: t(r, 'batch_id'),
+    hash: str(r, 'hash'),
+  }),
+  declaration: (r: Record<string, unknown>): Declaration => ({
+    seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
+    tenant: str(r, 'tenant'),
+    fact_key: str(r, 'fact_key'),
+    key_fields: JSON.parse(str(r, 'key_fields')) as string[],
+    policy: str(r, 'policy') as Declaration['policy'],
+    source_order: r.source_order === null ? null : (JSON.parse(str(r, 'source_order')) as string[]),
+    declared_at: i64(r, 'declared_at'),
+  }),
+  verdict: (r: Record<string, unknown>): Verdict => ({
+    seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
+    tenant: str(r, 'tenant'),
+    fact_key: str(r, 'fact_key'),
+    target_id: t(r, 'target_id'),
+    value: t(r, 'value'),
+    outcome: str(r, 'outcome'),
+    method: str(r, 'method'),
+    ruleset: str(r, 'ruleset'),
+    resolver: str(r, 'resolver'),
+    decided_at: i64(r, 'decided_at'),
+    known_at: i64(r, 'known_at'),
+    space: t(r, 'space'),
+    hash: str(r, 'hash'),
+  }),
+  space: (r: Record<string, unknown>): SpaceRow => ({
+    space: str(r, 'name'),
+    tenant: str(r, 'tenant'),
+    first_captured_at: i64(r, 'first_captured_at'),
+    tseq: i64(r, 'tseq'),
+  }),
+  invalidation: (r: Record<string, unknown>): Invalidation => ({
+    seq: i64(r, 'seq'),
+    tseq: i64(r, 'tseq'),
+    tenant: str(r, 'tenant'),
+    target_id: str(r, 'target_id'),
+    space: str(r, 'space'),
+    reason: str(r, 'reason'),
+    by: t(r, 'by'),
+    invalidated_at: i64(r, 'invalidated_at'),
+    known_at: i64(r, 'known_at'),
+    batch_id: t(r, 'batch_id'),
+  }),
+};
+
+/** Every table with its columns, in tablesOf's order: the journal and `counts` use the same list. */
+const TABLES: readonly Pick<TableRows, 'table' | 'columns'>[] = tablesOf(emptyGroup());
+/** The ledger's own tables, each row carrying a tseq: not the index of rows by space (TenantSpace, Holds). */
+const ROW_TABLES = TABLES.filter((t) => t.columns.some((c) => c.name === 'tseq'));
+const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
+  const spec = TABLES.find((t) => t.table === table);
+  if (!spec)
+    throw new Error(
+      `write journal names a table this release does not have (${table}): open the data folder with the release that wrote it`,
+    );
+  return spec;
+};
+const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
+  spec.table === BATCH.table || spec.table === TENANT_SPACE.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+/** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
+const isRowTable = (table: string): boolean => table !== SPACE.table && table !== TENANT_SPACE.table && !isHolds(table);
+/** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
+const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
+  if (isHolds(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
+  const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
+  return (row) => row[key] ?? null;
+};
+
+/** The journal's records as one TableRows per table, in table order; repeated primary keys kept once. */
+function journalParts(records: readonly JournalRecord[]): TableRows[] {
+  // A record naming a table this release does not have (a newer release's journal) stops the open.
+  for (const r of records) for (const t of r.tables) specOf(t.table);
+  return TABLES.map((spec) => {
+    const identity = rowIdentity(spec);
+    const tseqLast = spec.columns[spec.columns.length - 1]?.name === 'tseq';
+    const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
+    const seen = new Set<Cell>();
+    const rows: Cell[][] = [];
+    for (const r of records)
+      for (const t of r.tables)
+        if (t.table === spec.table)
+          for (let row of t.rows) {
+            const key = identity(row);
+            if (seen.has(key)) continue;
+            seen.add(key);
+            // A record journaled by layout 2 lacks tseq (the last column): a row written here has tseq = seq;
+            // a Space row's is filled by the layout's migration.
+            if (tseqLast && row.length === spec.columns.length - 1) row = [...row, seqAt >= 0 ? (row[seqAt] ?? null) : null];
+            rows.push(row);
+          }
+    return cellRows(spec, rows);
+  });
+}
+
+/** A commit group as the journal records it; throws on a cell the engine would not store as given. */
+export function journalRecord(parts: readonly TableRows[]): JournalRecord {
+  const tables: JournalRecord['tables'] = [];
+  for (const part of parts) {
+    if (part.count === 0) continue;
+    const cells = [...part.cells()];
+    for (const row of cells) row.forEach((v, i) => checkCell(v, part.columns[i]?.type ?? 'text'));
+    tables.push({ table: part.table, rows: cells });
+  }
+  return { tables };
+}
+
+/** The journal record of a whole commit group (tests build crashed journals with it). */
+export const journalRecordOf = (group: CommitGroup): JournalRecord => journalRecord(tablesOf(group));
+
+/** Per table, the journal's rows followed by the group's (both in tablesOf's order). */
+function merged(journal: readonly TableRows[], group: readonly TableRows[]): TableRows[] {
+  return journal.map((j, i) => {
+    const g = group[i];
+    if (!g || g.count === 0) return j;
+    if (j.count === 0) return g;
+    return cellRows(j, [...j.cells(), ...g.cells()]);
+  });
+}
+
+export class KuzuGraph implements GraphStore {
+  readonly #db: Database;
+  readonly #writer: Connection;
+  readonly #reader: Connection;
+  readonly #dir: string;
+  readonly #stage: string;
+  readonly #journal: WriteJournal;
+  readonly #journalMaxRows: number;
+  readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
+  readonly #flushAfterMs: number;
+  readonly #stats: WriteStats = {
+    journalGroups: 0,
+    journalRows: 0,
+    journalMs: 0,
+    flushes: 0,
+    flushedRows: 0,
+    copyGroups: 0,
+    copyRows: 0,
+    copyMs: 0,
+    stageMs: 0,
+  };
+  /** Every use of the writer connection runs through this chain: Kuzu allows one write transaction. */
+  #writing: Promise<unknown> = Promise.resolve();
+  #flushTimer: NodeJS.Timeout | null = null;
+  /** The background copy queued or running, settled (never rejected) when it is done. */
+  #flush: Promise<void> | null = null;
+  /** A copy of the journal failed: the next one first skips rows the engine already holds. */
+  #retrying = false;
+  #renumberedAbove: number | null = null;
+  /** Spaces whose TenantSpace row this process wrote (see tablesOf), at most STORED_SPACES_MAX. */
+  readonly #storedSpaces = new Set<string>();
+  #closed = false;
+  #copyOuts = 0;
+
+  private constructor(dir: string, options: KuzuGraphOptions) {
+    mkdirSync(dir, { recursive: true });
+    this.#db = new kuzu.Database(join(dir, 'graph.kuzu'), kuzuBufferMb() * 1024 * 1024);
+    this.#writer = new kuzu.Connection(this.#db);
+    this.#reader = new kuzu.Connection(this.#db);
+    this.#dir = dir;
+    this.#stage = join(dir, 'staging');
+    rmSync(this.#stage, { recursive: true, force: true });
+    mkdirSync(this.#stage, { recursive: true });
+    this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
+    this.#fault = options.fault ?? (() => undefined);
+    this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
+    this.#journal = WriteJournal.open(dir);
+  }
+
+  /** Opens the store; rows a crash left in the journal are copied into the engine before it returns. */
+  static async open(dir: string, options: KuzuGraphOptions = {}): Promise<KuzuGraph> {
+    const graph = new KuzuGraph(dir, options);
+    const layoutFile = join(dir, LAYOUT_FILE);
+    const written = existsSync(layoutFile) ? Number(readFileSync(layoutFile, 'utf8').trim()) : null;
+    if (written !== null && !(written <= LAYOUT)) {
+      await graph.#closeEngine();
+      throw new Error(
+        `the data folder ${dir} has storage layout ${String(written)}, written by a newer release than this one ` +
+          `(layout ${LAYOUT}): run that release on it, or restore a copy made before the upgrade`,
+      );
+    }
+    const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
+    for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
+    // Existing rows of layout 1 or 2: tseq is added (empty) before the journal is copied in, since the
+    // journal's rows are copied with this release's columns (journalParts fills tseq for older records).
+    const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
+    if (fillTseq) await graph.#addTseqColumns();
+    await graph.#drain({ recovering: true });
+    // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
+    const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
+    if (from < 2) await graph.#migrateSpaces();
+    if (fillTseq) await graph.#migrateTseq();
+    if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
+    if (written !== LAYOUT) {
+      writeFileSync(layoutFile, String(LAYOUT), { flush: true });
+      syncDir(dir);
+    }
+    return graph;
+  }
+
+  /**
+   * Layouts before 4 to 4: every node and edge row held by its space, every invalidation by the spaces
+   * holding a version of its node, read page by page, once. The relationships are dropped first, so a
+   * migration a crash interrupted starts again clean (the layout file is written only after it ends).
+   */
+  async #migrateHolds(from: number): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      for (const h of HOLDS) {
+        await this.#run(this.#writer, `DROP TABLE IF EXISTS ${h.table}`);
+        await this.#run(this.#writer, SCHEMA.find((ddl) => ddl.includes(`TABLE IF NOT EXISTS ${h.table}(`)) ?? '');
+      }
+      // A row's number, tenant and space, and the node ids it names (a node's id, an edge's two ends, an
+      // invalidation's target): an invalidation is held by every space whose rows name its node.
+      interface Placed {
+        seq: number;
+        tenant: string;
+        space: string;
+        ids: string[];
+      }
+      const column = (name: string): Column<Placed> => text(name, () => null);
+      const base = [int<Placed>('seq', (r) => r.seq), column('tenant'), column('space')];
+      const decodeWith =
+        (names: string[]) =>
+        (r: Record<string, unknown>): Placed => ({
+          seq: i64(r, 'seq'),
+          tenant: str(r, 'tenant'),
+          space: str(r, 'space'),
+          ids: names.map((n) => str(r, n)),
+        });
+      const invalidations = await this.#select(
+        { table: INVALIDATION.table, columns: [...base, column('target_id')] },
+        '',
+        decodeWith(['target_id']),
+      );
+      const spacesOf = new Map<string, Set<string>>(invalidations.map((i) => [identKey(i.tenant, i.ids[0]!), new Set([i.space])]));
+      let rows = 0;
+      for (const [spec, rel, names] of [
+        [NODE, HOLDS_BLOCK, ['id']],
+        [EDGE, HOLDS_EDGE, ['source_id', 'target_id']],
+      ] as const) {
+        const columns = [...base, ...names.map(column)];
+        for (let after = 0; ;) {
+          const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodeWith([...names]), MIGRATE_PAGE);
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.seq;
+          for (const r of page) for (const id of r.ids) spacesOf.get(identKey(r.tenant, id))?.add(r.space);
+          const pairs = new Map(page.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
+          await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(rel, page)]);
+          rows += page.length;
+        }
+      }
+      const held: HoldsRow[] = invalidations.flatMap((i) =>
+        [...(spacesOf.get(identKey(i.tenant, i.ids[0]!)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
+      );
+      const pairs = new Map(held.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
+      await this.#commitCopy(
+        [tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(HOLDS_INVALIDATION, held)].filter((p) => p.count > 0),
+      );
+      console.error(
+        `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
+          `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  /** Layout 2 to 3, first part: the tseq column on every table, empty. */
+  async #addTseqColumns(): Promise<void> {
+    for (const { table } of ROW_TABLES) await this.#run(this.#writer, `ALTER TABLE ${table} ADD IF NOT EXISTS tseq INT64`);
+  }
+
+  /**
+   * Layout 2 to 3: every row's tseq, from one pass per table, once. A row's is its seq (it was written
+   * here); a batch's and a space's is that of the first row naming it, so an export places it just before.
+   */
+  async #migrateTseq(): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      for (const { table } of ROW_TABLES)
+        if (keyColumn({ table }) === 'seq') await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tseq IS NULL SET x.tseq = x.seq`);
+      const firstOf = async (tables: string[], column: string): Promise<Map<string, number>> => {
+        const first = new Map<string, number>();
+        for (const table of tables)
+          for (const r of await this.#run(
+            this.#reader,
+            `MATCH (x:${table}) WHERE x.${column} IS NOT NULL RETURN x.tenant AS t, x.${column} AS c, min(x.tseq) AS s`,
+          )) {
+            const k = identKey(decodeText(r.t) ?? '', decodeText(r.c) ?? '');
+            first.set(k, Math.min(first.get(k) ?? Number.POSITIVE_INFINITY, decodeInt(r.s)));
+          }
+        return first;
+      };
+      const byBatch = await firstOf([NODE.table, EDGE.table, INVALIDATION.table], 'batch_id');
+      const bySpace = await firstOf([NODE.table, EDGE.table], 'space');
+      const batches = await this.#run(this.#reader, `MATCH (x:${BATCH.table}) WHERE x.tseq IS NULL RETURN x.key AS k`);
+      const spaces = await this.#run(this.#reader, `MATCH (x:${SPACE.table}) WHERE x.tseq IS NULL RETURN x.name AS k, x.tenant AS t`);
+      // Keys as stored (JSON-encoded text), so the SET matches them without decoding.
+      const set = async (table: string, key: string, rows: { k: string; t: number }[]): Promise<void> => {
+        for (let i = 0; i < rows.length; i += 500) {
+          const list = rows
+            .slice(i, i + 500)
+            .map((r) => `{k: ${cypherString(r.k)}, t: ${Math.trunc(r.t)}}`)
+            .join(', ');
+          await this.#run(this.#writer, `UNWIND [${list}] AS r MATCH (x:${table}) WHERE x.${key} = r.k SET x.tseq = r.t`);
+        }
+      };
+      // None names it (not written by this release's planners): first in the tenant's export order.
+      const orFirst = (n: number | undefined): number => (n === undefined || !Number.isFinite(n) ? 1 : n);
+      await set(
+        BATCH.table,
+        'key',
+        batches.map((r) => {
+          const key = decodeText(r.k) ?? '';
+          return { k: String(r.k), t: orFirst(byBatch.get(key)) };
+        }),
+      );
+      await set(
+        SPACE.table,
+        'name',
+        spaces.map((r) => ({ k: String(r.k), t: orFirst(bySpace.get(identKey(decodeText(r.t) ?? '', decodeText(r.k) ?? ''))) })),
+      );
+      console.error(
+        `data folder: migrated once to layout ${LAYOUT_TSEQ}: per-tenant sequence numbers (tseq) given to every row ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  /** Layout 1 (0.4.0) to 2: a Space row for every space written, from one scan, once. */
+  async #migrateSpaces(): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      const have = new Set((await this.#run(this.#reader, 'MATCH (x:Space) RETURN x.name AS name')).map((r) => decodeText(r.name)));
+      const rows = (await this.#scanSpaceWriters()).filter((r) => !have.has(r.space));
+      await this.#commitCopy([tableRows(SPACE, rows)].filter((p) => p.count > 0));
+      console.error(
+        `data folder: migrated once from the 0.4.0 layout: the first writers of ${rows.length} spaces indexed ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  async #closeEngine(): Promise<void> {
+    await this.#journal.close();
+    await this.#writer.close();
+    await this.#reader.close();
+    await this.#db.close();
+  }
+
+  async #run(conn: Connection, statement: string): Promise<Record<string, unknown>[]> {
+    const result = await conn.query(statement);
+    const results = Array.isArray(result) ? result : [result];
+    const last = results[results.length - 1];
+    try {
+      return last ? ((await last.getAll()) as Record<string, unknown>[]) : [];
+    } finally {
+      closeResults(results);
+    }
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#writing.then(fn);
+    this.#writing = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * A read of the engine, after the journal's rows are copied in, never beside a copy. Kuzu 0.11.3
+   * checkpoints after every COPY FROM, and its commit holds the lock a read transaction needs to end
+   * while it waits for every transaction to end: a read running when a copy commits stalls both for the
+   * checkpoint's 5 s timeout, and the copy fails (measured: 33 of 40 copies overlapped by reads failed).
+   */
+  #read<T>(fn: () => Promise<T>, opts: { recovering?: boolean } = {}): Promise<T> {
+    if (this.#flushTimer) {
+      clearTimeout(this.#flushTimer);
+      this.#flushTimer = null;
+    }
+    // Each call queues its own copy: one already running took the journal before this caller's rows may
+    // have been appended. A copy that finds the journal empty costs nothing.
+    return this.#exclusive(async () => {
+      await this.#copyJournal([], opts);
+      return fn();
+    });
+  }
+
+  /**
+   * Durable when it resolves: a small group in the journal (copied into the engine later, always before
+   * the engine is read), a larger one committed in the engine with the journal's rows.
+   */
+  async commit(group: CommitGroup): Promise<void> {
+    if (this.#closed) throw new Error('graph store is closed');
+    const failure = this.#journal.failure;
+    if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
+    const parts = tablesOf(group, this.#storedSpaces);
+    // The rows the group carries and the Space row it may open; the Holds index rows are not counted.
+    const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    if (rows === 0) return;
+    // A group's Space rows (at most one per space it writes) do not move it off the journal.
+    const journaledRows =
+      group.batches.length +
+      group.nodes.length +
+      group.edges.length +
+      group.declarations.length +
+      group.verdicts.length +
+      group.invalidations.length;
+    const t0 = performance.now();
+    // A backfill batch's key is the client's batch id, so it could not be renumbered on recovery (see
+    // #renumbered): a group that opens a batch is copied at once.
+    const record = journaledRows <= this.#journalMaxRows && group.batches.length === 0 ? journalRecord(parts) : null;
+    const bytes = record ? encodeRecord(record) : null;
+    if (record && bytes && bytes.length <= JOURNAL_MAX_RECORD_BYTES) {
+      await this.#journal.append(record, bytes);
+      this.#noteSpaces(group);
+      this.#stats.journalGroups++;
+      this.#stats.journalRows += rows;
+      this.#stats.journalMs += performance.now() - t0;
+      this.#scheduleFlush();
+      // The group is durable and acknowledged from here on: a failed copy while waiting for the journal
+      // to shrink must not fail it (the ledger would refuse a write the next copy stores).
+      // Past the cap it waits for the copy in progress, which takes the rows appended before it started,
+      // and only then (still past it) for a copy of the rest: not for both at once.
+      const full = (): boolean => this.#journal.pendingRows >= JOURNAL_ROWS_CAP || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
+      if (full() && this.#flush) await this.#flush;
+      if (full())
+        await this.#drain().catch((error: unknown) =>
+          console.error('write journal: copy into the graph store failed, kept for a retry:', error),
+        );
+      return;
+    }
+    await this.#exclusive(async () => {
+      const t1 = performance.now();
+      await this.#copyJournal(parts);
+      this.#noteSpaces(group);
+      this.#stats.copyGroups++;
+      this.#stats.copyRows += rows;
+      this.#stats.copyMs += performance.now() - t1;
+    });
+  }
+
+  /**
+   * The group's spaces have their TenantSpace rows stored, or journaled ahead of every later record (a
+   * journal is copied oldest first, and a copy's transaction writes TenantSpace before Holds).
+   */
+  #noteSpaces(group: CommitGroup): void {
+    if (this.#storedSpaces.size > STORED_SPACES_MAX) this.#storedSpaces.clear();
+    for (const r of holdsOf(group).spaces) this.#storedSpaces.add(identKey(r.tenant, r.space));
+  }
+
+  #scheduleFlush(): void {
+    if (this.#journal.pendingRows >= FLUSH_ROWS) return this.#flushInBackground();
+    if (this.#flushTimer) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = null;
+      this.#flushInBackground();
+    }, this.#flushAfterMs);
+    this.#flushTimer.unref();
+  }
+
+  #flushInBackground(): void {
+    // One background copy queued at a time: while copies fail, every write past FLUSH_ROWS would queue
+    // another, and a write waiting at the journal's cap would wait behind all of them.
+    if (this.#flush) return;
+    this.#flush = this.#drain()
+      .catch((error: unknown) => console.error('write journal: copy into the graph store failed, kept for a retry:', error))
+      .finally(() => {
+        this.#flush = null;
+      });
+  }
+
+  /** Copies whatever the journal holds into the engine; a read of the engine awaits this first. */
+  #drain(opts: { recovering?: boolean } = {}): Promise<void> {
+    return this.#read(() => Promise.resolve(), opts);
+  }
+
+  /**
+   * One transaction: the journal's sealed rows plus `group`'s. On recovery, and after a failed attempt,
+   * rows whose primary key the engine holds are skipped first: a crash between a commit and the journal's
+   * release replays rows already in.
+   */
+  async #copyJournal(group: readonly TableRows[], opts: { recovering?: boolean } = {}): Promise<void> {
+    const { records, segments } = await this.#journal.take();
+    // On recovery, and after a failed copy, rows the engine already holds are skipped: they are a prefix
+    // of these records (a copy takes every sealed record, oldest first, in one transaction), found by a
+    // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
+    const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
+    let journal = journalParts(pending);
+    const journalRows = journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
+    const parts = merged(journal, group).filter((p) => p.count > 0);
+    try {
+      await this.#commitCopy(parts);
+      this.#retrying = false;
+    } catch (error) {
+      // The transaction may be in the engine although the commit failed (a forced checkpoint failing
+      // after the WAL record is written): then it counts as committed, and the group is acknowledged.
+      this.#retrying = true;
+      if (!(await this.#landed(parts))) throw error;
+      console.error('graph store: a copy reported a failure but its rows are stored; counted as committed:', error);
+      this.#retrying = false;
+    }
+    if (segments > 0) this.#journal.release(segments);
+    if (journalRows > 0) {
+      this.#stats.flushes++;
+      this.#stats.flushedRows += journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    }
+  }
+  /**
+   * The journal's rows under new sequence numbers, in the same order, above every number used before.
+   * Kuzu 0.11.3 keeps the primary-key index entries of a transaction a SIGKILL interrupted: measured
+   * here, after a kill during a copy of the journal, the rows were not there but inserting their keys
+   * failed with "Found duplicated primary key value" at every later open. A key an interrupted copy may
+   * have used is therefore never inserted again: the rows take numbers past a gap that grows with every
+   * recovery (counted in `recoveries`, durably, before the copy), so a recovery killed in turn does not
+   * reuse its own numbers either. Rows refer to each other by id, never by sequence number.
+   */
+  async #renumbered(parts: readonly TableRows[]): Promise<TableRows[]> {
+    const file = join(this.#dir, 'recoveries');
+    const existed = existsSync(file);
+    const count = existed ? Number(readFileSync(file, 'utf8')) || 0 : 0;
+    writeFileSync(file, String(count + 1), { flush: true });
+    if (!existed) syncDir(this.#dir);
+    let top = (await this.#lastWritten()).seq;
+    let lowest = Number.POSITIVE_INFINITY;
+    const seqAt = parts.map((part) => part.columns.findIndex((c) => c.name === 'seq'));
+    const numbered: { part: number; row: Cell[]; at: number; old: number }[] = [];
+    parts.forEach((part, i) => {
+      const at = seqAt[i] ?? -1;
+      if (at < 0) return;
+      for (const row of part.cells()) {
+        const old = Number(row[at]);
+        numbered.push({ part: i, row, at, old });
+        top = Math.max(top, old);
+        lowest = Math.min(lowest, old);
+      }
+    });
+    const base = top + RENUMBER_GAP * (count + 1);
+    numbered.sort((a, b) => a.old - b.old);
+    const rows: Cell[][][] = parts.map(() => []);
+    const renumber = new Map<number, number>();
+    numbered.forEach(({ part, row, at, old }, i) => {
+      const copy = [...row];
+      copy[at] = base + i + 1;
+      renumber.set(old, base + i + 1);
+      rows[part]!.push(copy);
+    });
+    if (numbered.length > 0) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
+    return parts.map((part, i) => {
+      // A Holds row points at its row's number, which moved with it (numbers are unique across tables).
+      if (isHolds(part.table)) {
+        const to = part.columns.findIndex((c) => c.name === 'row_seq');
+        return cellRows(
+          part,
+          [...part.cells()].map((row) => row.map((v, c) => (c === to ? (renumber.get(Number(v)) ?? v) : v))),
+        );
+      }
+      return (seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!);
+    });
+  }
+
+  /**
+   * The highest sequence number a derived index may have seen under its old value: rows above it were
+   * renumbered on open (see #renumbered), so an index that recorded them must forget and re-read them.
+   * Null when this open renumbered nothing.
+   */
+  renumberedAbove(): number | null {
+    return this.#renumberedAbove;
+  }
+
+  /**
+   * Whether the transaction that wrote `parts` is stored (false when the engine cannot say). It is atomic,
+   * and sequence numbers are never reused, so one row's primary key answers for all.
+   */
+  async #landed(parts: readonly TableRows[]): Promise<boolean> {
+    const part = parts.find((p) => p.count > 0 && isRowTable(p.table));
+    const [row] = part ? part.cells() : [];
+    if (!part || !row) return false;
+    try {
+      return await this.#stored(part.table, row[part.columns.findIndex((c) => c.name === keyColumn(part))] ?? null);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Whether the row of `table` whose primary key is `key` is stored: one lookup in the key's index. */
+  async #stored(table: string, key: Cell): Promise<boolean> {
+    const name = keyColumn({ table });
+    // Text cells are stored JSON-encoded (see csvCell), so a text key is compared encoded.
+    const literal = name === 'seq' ? String(Math.trunc(Number(key))) : cypherString(JSON.stringify(String(key)));
+    return (await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.${name} = ${literal} RETURN x.${name} AS k`)).length > 0;
+  }
+
+  /** How many of `records`, from the first, are stored (a binary search on one key of each record). */
+  async #storedPrefix(records: readonly JournalRecord[]): Promise<number> {
+    const probe = async (r: JournalRecord): Promise<boolean> => {
+      const t = r.tables.find((x) => x.rows.length > 0 && isRowTable(x.table));
+      const row = t?.rows[0];
+      if (!t || !row) return true;
+      const spec = specOf(t.table);
+      return this.#stored(t.table, row[spec.columns.findIndex((c) => c.name === keyColumn(spec))] ?? null);
+    };
+    let lo = 0,
+      hi = records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (await probe(records[mid]!)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** What the commits so far cost, by write path: for benchmarks and tests, not for the ledger. */
+  writeStats(): Readonly<WriteStats> {
+    return { ...this.#stats };
+  }
+
+  /** Rows in the journal not yet copied into the engine. */
+  journalRows(): number {
+    return this.#journal.pendingRows;
+  }
+
+  async #commitCopy(parts: TableRows[]): Promise<void> {
+    if (parts.length === 0) return;
+    const t0 = performance.now();
+    const copies: string[] = [];
+    for (const part of parts) {
+      const file = join(this.#stage, `${part.table}.csv`);
+      // Written off the event loop: the copy runs after the write is acknowledged, and a synchronous
+      // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
+      await writeFile(file, toCsv(part));
+      // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
+      const skip = part.table === SPACE.table || part.table === TENANT_SPACE.table ? ', ignore_errors=true' : '';
+      copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
+    }
+    this.#stats.stageMs += performance.now() - t0;
+    const tables = parts.map((p) => p.table);
+    this.#fault('before-commit', tables);
+    const [only] = copies;
+    if (copies.length === 1 && only !== undefined) {
+      // One statement is its own transaction: atomic and durable on return, without the two extra round
+      // trips of BEGIN and COMMIT (BEGIN alone took 4-36 ms on a loaded machine).
+      await this.#run(this.#writer, only);
+    } else {
+      await this.#inTransaction(async () => {
+        for (const copy of copies) await this.#run(this.#writer, copy);
+      });
+    }
+    this.#fault('after-commit', tables);
+  }
+
+  async #inTransaction(body: () => Promise<void>): Promise<void> {
+    await this.#run(this.#writer, 'BEGIN TRANSACTION');
+    try {
+      await body();
+      await this.#run(this.#writer, 'COMMIT');
+    } catch (error) {
+      // Kuzu has already rolled back a transaction whose statement failed; a ROLLBACK then reports
+      // "no active transaction", which is the state we want.
+      try {
+        await this.#run(this.#writer, 'ROLLBACK');
+      } catch {
+        /* already rolled back */
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Rows of one table that `where` admits, in commit order. Read back through `COPY (…) TO` a CSV file
+   * that is parsed here: the Node binding's result objects cost ~0.2 ms a row (a 30,000-row tenant took
+   * 5.4-8.5 s), the engine's own CSV writer 0.3 s for the same rows. The file holds exactly the encoding
+   * COPY FROM reads (text cells JSON-encoded, so one record per line).
+   */
+  async #select<R>(
+    spec: TableSpec<R>,
+    where: string,
+    decode: (row: Record<string, unknown>) => R,
+    limit?: number,
+    orderBy: string = spec === BATCH ? 'captured_at' : 'seq',
+    path = '',
+  ): Promise<R[]> {
+    const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
+    const names = spec.columns.map((c) => `x.${c.name}`);
+    const order = `ORDER BY x.${orderBy}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
+    try {
+      await this.#run(
+        this.#reader,
+        `COPY (MATCH ${path}(x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
+      );
+      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns, decode);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  /** Every row whose filter `where` (on `x`) admits, table by table, in commit order. */
+  #load(where: string): Promise<LoadedLedger> {
+    const d = DECODE;
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch),
+      nodes: await this.#select(NODE, where, d.node),
+      edges: await this.#select(EDGE, where, d.edge),
+      declarations: await this.#select(DECLARATION, where, d.declaration),
+      verdicts: await this.#select(VERDICT, where, d.verdict),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation),
+      spaces: [],
+      invalidationSpaces: [],
+    }));
+  }
+
+  async loadAll(): Promise<LoadedLedger> {
+    return this.#load('');
+  }
+
+  /** One tenant's rows: what a tenant's read model is built from when it is first used. */
+  async loadTenant(tenant: string): Promise<LoadedLedger> {
+    // Text columns hold JSON-encoded strings (see the top of this file), so the tenant is compared encoded.
+    // A literal, not a parameter: the prepared form took 2.5-4x as long here (530-900 ms against 210 ms
+    // for a 3,000-row tenant among 30,000 rows), and the tenant comes from the key map, escaped below.
+    return this.#load(`WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`);
+  }
+
+  /**
+   * The rows one space of a tenant holds: its node and edge rows, and the invalidations of its nodes
+   * (whatever space they were written in), each table read through the space's Holds relationship (a
+   * primary-key lookup of the TenantSpace row, then its adjacency list), never by a scan.
+   */
+  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>> {
+    const key = cypherString(JSON.stringify(identKey(tenant, space)));
+    const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
+    const where = `WHERE s.key = ${key}`;
+    const d = DECODE;
+    return this.#read(async () => ({
+      nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
+      edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
+    }));
+  }
+
+  /** A tenant's rows that are not any one space's: batches, declarations and verdicts (a scan of small tables). */
+  loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>> {
+    const where = `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`;
+    const d = DECODE;
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch),
+      declarations: await this.#select(DECLARATION, where, d.declaration),
+      verdicts: await this.#select(VERDICT, where, d.verdict),
+    }));
+  }
+
+  /**
+   * One tenant's rows with `after` < tseq <= `upTo`, at most `limit` of each table, each in tseq order: a
+   * page of a tenant copy, read from the engine (the tenant's read model is not loaded for it).
+   */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup> {
+    const where =
+      `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} AND x.tseq > ${Math.trunc(after)}` +
+      (Number.isFinite(upTo) ? ` AND x.tseq <= ${Math.trunc(upTo)}` : '');
+    const d = DECODE;
+    const n = Math.max(1, Math.trunc(limit));
+    return this.#read(async () => ({
+      batches: await this.#select(BATCH, where, d.batch, n, 'tseq'),
+      nodes: await this.#select(NODE, where, d.node, n, 'tseq'),
+      edges: await this.#select(EDGE, where, d.edge, n, 'tseq'),
+      declarations: await this.#select(DECLARATION, where, d.declaration, n, 'tseq'),
+      verdicts: await this.#select(VERDICT, where, d.verdict, n, 'tseq'),
+      invalidations: await this.#select(INVALIDATION, where, d.invalidation, n, 'tseq'),
+      spaces: await this.#select(SPACE, where, d.space, n, 'tseq'),
+      invalidationSpaces: [],
+    }));
+  }
+
+  /**
+   * The tenant's stored invalidations of these ids. With spacesOfIds, what a tenant copy needs to place
+   * imported invalidations in the index by space (see Ledger.importRows): scans of the Invalidation and
+   * Block tables (the only index is the primary key's), in lists of ID_LIST ids.
+   */
+  invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: Invalidation[] = [];
+      for (const list of idLists(ids))
+        for (const r of await this.#select(INVALIDATION, `WHERE x.tenant = ${lit} AND x.target_id IN [${list}]`, DECODE.invalidation))
+          out.push(r);
+      return out;
+    });
+  }
+
+  /** The spaces holding the invalidations of each of these ids of the tenant: a stored version of it, or an edge touching it. */
+  spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const lit = cypherString(JSON.stringify(tenant));
+    const wanted = new Set(ids);
+    return this.#read(async () => {
+      const out = new Map<string, Set<string>>();
+      const add = (id: string, space: string): void => {
+        if (!wanted.has(id)) return;
+        let set = out.get(id);
+        if (!set) out.set(id, (set = new Set()));
+        set.add(space);
+      };
+      for (const list of idLists(ids)) {
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (x:${NODE.table}) WHERE x.tenant = ${lit} AND x.id IN [${list}] RETURN DISTINCT x.id AS id, x.space AS space`,
+        ))
+          add(decodeText(r.id) ?? '', decodeText(r.space) ?? '');
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (x:${EDGE.table}) WHERE x.tenant = ${lit} AND (x.source_id IN [${list}] OR x.target_id IN [${list}]) ` +
+            `RETURN DISTINCT x.source_id AS s, x.target_id AS t, x.space AS space`,
+        )) {
+          const space = decodeText(r.space) ?? '';
+          add(decodeText(r.s) ?? '', space);
+          add(decodeText(r.t) ?? '', space);
+        }
+      }
+      return out;
+    });
+  }
+
+  /** The tenant's highest tseq (0 when it has no row). */
+  tenantLastTseq(tenant: string): Promise<number> {
+    return this.#read(async () => {
+      let top = 0;
+      for (const { table } of ROW_TABLES) {
+        const [row] = await this.#run(
+          this.#reader,
+          `MATCH (x:${table}) WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} RETURN max(x.tseq) AS ts`,
+        );
+        if (row?.ts !== null && row?.ts !== undefined) top = Math.max(top, decodeInt(row.ts));
+      }
+      return top;
+    });
+  }
+
+  /** The stored Space rows of these spaces, whoever wrote them first. */
+  spaceRows(names: readonly string[], engineOnly = false): Promise<SpaceRow[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    const list = names.map((n) => cypherString(JSON.stringify(n))).join(', ');
+    const select = () => this.#select(SPACE, `WHERE x.name IN [${list}]`, DECODE.space, undefined, 'name');
+    // Apart from copies, as spaceWriter reads: a read beside a copy's commit stalls both (see #read).
+    return engineOnly ? this.#exclusive(select) : this.#read(select);
+  }
+
+  /**
+   * Deletes every row of `tenant`, in one transaction, after the journal is copied in (so no journaled
+   * row of the tenant is copied in later), its index by space first. Returns the rows deleted per table
+   * of the ledger (the index's rows are not counted).
+   */
+  deleteTenant(tenant: string): Promise<Record<string, number>> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: Record<string, number> = {};
+      await this.#inTransaction(async () => {
+        // The Holds relationships go with their TenantSpace rows (a row with relationships cannot be deleted alone).
+        await this.#run(this.#writer, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} DETACH DELETE x`);
+        for (const { table } of ROW_TABLES) {
+          const [row] = await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+          out[table] = decodeInt(row?.n ?? 0);
+          if (out[table] > 0) await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} DELETE x`);
+        }
+      });
+      // Its TenantSpace rows are gone: a later write of the tenant (a copy back) writes them again.
+      const prefix = identKey(tenant, '');
+      for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
+      return out;
+    });
+  }
+
+  /** Node rows above `seq`, every tenant: what a search index that stopped there still has to index. */
+  nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]> {
+    const where = `WHERE x.seq > ${Math.trunc(after)} AND x.seq <= ${Math.trunc(upTo)}`;
+    return this.#read(() => this.#select(NODE, where, DECODE.node, Math.max(1, Math.trunc(limit))));
+  }
+
+  /**
+   * The latest capture instant, sequence number and per-tenant sequence number written (the last two
+   * differ once rows were imported from another server), for the clock and the sequence on open.
+   */
+  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
+    return this.#read(() => this.#lastWritten());
+  }
+
+  async #lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
+    let instant = 0,
+      seq = 0,
+      tseq = 0;
+    const tables: [string, string][] = [
+      [BATCH.table, 'captured_at'],
+      [NODE.table, 'captured_at'],
+      [EDGE.table, 'captured_at'],
+      [DECLARATION.table, 'declared_at'],
+      [VERDICT.table, 'decided_at'],
+      [INVALIDATION.table, 'invalidated_at'],
+    ];
+    for (const [table, clock] of tables) {
+      const [row] = await this.#run(
+        this.#reader,
+        `MATCH (x:${table}) RETURN max(x.${clock}) AS i, max(x.tseq) AS ts${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
+      );
+      if (row?.i !== null && row?.i !== undefined) instant = Math.max(instant, decodeInt(row.i));
+      if (row?.s !== null && row?.s !== undefined) seq = Math.max(seq, decodeInt(row.s));
+      if (row?.ts !== null && row?.ts !== undefined) tseq = Math.max(tseq, decodeInt(row.ts));
+    }
+    return { instant, seq, tseq };
+  }
+
+  /**
+   * The first tenant to write `space`, or null. Read without copying the journal in: the ledger knows the
+   * spaces it staged Space rows for since the store opened (they may be in the journal), and the journal
+   * left by an earlier process was copied in on open.
+   */
+  spaceWriter(space: string): Promise<string | null> {
+    return this.#exclusive(async () => {
+      const [row] = await this.#run(
+        this.#reader,
+        `MATCH (x:Space) WHERE x.name = ${cypherString(JSON.stringify(space))} RETURN x.tenant AS tenant`,
+      );
+      return row ? decodeText(row.tenant) : null;
+    });
+  }
+
+  /** Each space with the first tenant that wrote a node or edge to it, scanned: only a migration does this. */
+  async #scanSpaceWriters(): Promise<SpaceRow[]> {
+    const first = new Map<string, SpaceRow>();
+    for (const table of [NODE.table, EDGE.table]) {
+      for (const r of await this.#run(
+        this.#reader,
+        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first, min(x.seq) AS s`,
+      )) {
+        const row = {
+          space: decodeText(r.space) ?? '',
+          tenant: decodeText(r.tenant) ?? '',
+          first_captured_at: decodeInt(r.first),
+          tseq: decodeInt(r.s),
+        };
+        const seen = first.get(row.space);
+        if (!seen || row.first_captured_at < seen.first_captured_at) first.set(row.space, row);
+      }
+    }
+    return [...first.values()];
+  }
+
+  counts(): Promise<Record<string, number>> {
+    return this.#read(async () => {
+      const out: Record<string, number> = {};
+      for (const { table } of TABLES) {
+        const pattern = isHolds(table) ? `()-[x:${table}]->()` : `(x:${table})`;
+        const [row] = await this.#run(this.#reader, `MATCH ${pattern} RETURN count(*) AS n`);
+        out[table] = decodeInt(row?.n);
+      }
+      return out;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    // A failed copy leaves the rows in the journal, where the next open finds them.
+    await this.#drain().catch((error: unknown) => console.error('write journal: copy on close failed, kept for the next open:', error));
+    await this.#closeEngine();
+  }
+}

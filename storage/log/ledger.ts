@@ -1,0 +1,633 @@
+// The ledger: the graph store (source of truth), the in-memory views derived from it for the tenants in
+// use (loaded on first use, evicted under SVC_MEMORY_MB: resident-views.ts), one capture clock, and one
+// writer queue; `at(tenant, lens)` opens every read as a Snapshot. Writers are grouped: every request
+// waiting when the store becomes free is planned in order and committed in one transaction, and each is acknowledged only after that commit. Kuzu's
+// commit costs a fixed ~20-80 ms however many rows it carries, so grouping is what lets concurrent
+// writers share it.
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { CaptureClock } from './clock.ts';
+import { KuzuGraph, type GraphStore, type KuzuGraphOptions } from './kuzu/kuzu-graph.ts';
+import { emptyGroup, type CommitGroup } from '../commit-group.ts';
+import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
+import { resolveLens, type LensInput } from '../read/lens.ts';
+import { Snapshot } from '../read/snapshot.ts';
+import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
+import type { TenantView } from '../read/tenant-view.ts';
+import type { Micros } from '../time.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../types.ts';
+
+const tablesSize = (g: CommitGroup): number =>
+  g.batches.length + g.nodes.length + g.edges.length + g.declarations.length + g.verdicts.length + g.invalidations.length + g.spaces.length;
+import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
+
+/** What one queued job stages into its commit group. */
+export interface Stage {
+  readonly capturedAt: Micros;
+  overlay(tenant: string): Overlay;
+  nextSeq(): number;
+  addBatch(row: BatchRow): void;
+  addNodes(rows: NodeVersion[]): void;
+  addEdges(rows: EdgeRecord[]): void;
+  addDeclaration(row: Declaration): void;
+  addVerdict(row: Verdict): void;
+  addInvalidation(row: Invalidation): void;
+  addInvalidationSpaces(links: CommitGroup['invalidationSpaces']): void;
+  /**
+   * Rows copied verbatim from another server (a tenant copy): they keep their tseq and instants, take
+   * this server's seq numbers in the order given, and move the sequence and the clock past them.
+   */
+  addImported(rows: CommitGroup): void;
+}
+
+interface Job<T> {
+  run: (stage: Stage) => T;
+  size: number;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+export type CommitListener = (group: Readonly<CommitGroup>) => void | Promise<void>;
+export type DropListener = (tenant: string) => void | Promise<void>;
+
+/** The latest instant a row carries, as the clock is seeded on open (lastWritten). */
+function latestInstant(rows: CommitGroup): Micros {
+  let top = 0;
+  for (const b of rows.batches) top = Math.max(top, b.captured_at);
+  for (const r of rows.nodes) top = Math.max(top, r.captured_at);
+  for (const r of rows.edges) top = Math.max(top, r.captured_at);
+  for (const r of rows.declarations) top = Math.max(top, r.declared_at);
+  for (const r of rows.verdicts) top = Math.max(top, r.decided_at);
+  for (const r of rows.invalidations) top = Math.max(top, r.invalidated_at);
+  return top;
+}
+
+/** The earliest instant from which a read could see any of the rows. */
+function earliestKnown(rows: CommitGroup): Micros {
+  let low = Number.POSITIVE_INFINITY;
+  for (const b of rows.batches) low = Math.min(low, b.declared_captured_at);
+  for (const r of rows.nodes) low = Math.min(low, r.known_at);
+  for (const r of rows.edges) low = Math.min(low, r.known_at);
+  for (const r of rows.declarations) low = Math.min(low, r.declared_at);
+  for (const r of rows.verdicts) low = Math.min(low, r.known_at);
+  for (const r of rows.invalidations) low = Math.min(low, r.known_at);
+  return low;
+}
+
+/** The highest tseq of the rows (0: none). A loop, not a spread: an import page can hold ~130k rows, past V8's argument limit. */
+function maxTseq(rows: CommitGroup): number {
+  let top = 0;
+  for (const t of [rows.batches, rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations, rows.spaces])
+    for (const r of t) top = Math.max(top, r.tseq);
+  return top;
+}
+
+const MAX_GROUP_ROWS = 50_000;
+/** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
+const SPACE_LOOKUPS = 10_000;
+
+/**
+ * How far sequence numbers jump on every open. After a SIGKILL during a commit, Kuzu 0.11.3 can keep the
+ * primary keys of the lost transaction in its index (the crash test hit "duplicated primary key" on the
+ * first write after a restart), so numbers above the last committed row are never reused. Larger than
+ * any commit group; 2^53 leaves room for billions of restarts.
+ */
+const SEQ_GAP = 1_000_000;
+
+export class Ledger {
+  readonly #graph: GraphStore;
+  readonly #residents: ResidentViews;
+  /**
+   * Spaces this process wrote a Space row for, with the tenant it names: new spaces since the store
+   * opened (the row may still be in the write journal, which a lookup in the store does not see). A row
+   * for a space the store already held is skipped by the copy, and the older one stays its first writer.
+   */
+  readonly #spacesStaged = new Map<string, string>();
+  /** First writers looked up in the store (null: none yet), least recently used first, at most SPACE_LOOKUPS. */
+  readonly #spacesLooked = new Map<string, string | null>();
+  readonly #queue: Job<unknown>[] = [];
+  readonly #listeners: CommitListener[] = [];
+  readonly #dropListeners: DropListener[] = [];
+  /** Node and edge rows of imported groups: their spaces' first writers come with them, never staged here. */
+  readonly #imported = new WeakSet<object>();
+  /** Per tenant, a number that changes whenever rows other than an import's are staged, committed or dropped. */
+  readonly #marks = new Map<string, number>();
+  #draining = false;
+  #seq: number;
+  #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
+  /** Commits and tenant loads run one at a time through this gate (see ResidentViews). */
+  #gate: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  readonly clock: CaptureClock;
+  readonly dataDir: string;
+
+  private constructor(graph: GraphStore, dataDir: string, lastCaptured: Micros, lastSeq: number, budgetMb: number) {
+    this.#graph = graph;
+    this.dataDir = dataDir;
+    this.clock = new CaptureClock(lastCaptured);
+    this.#seq = lastSeq;
+    this.#residents = new ResidentViews(
+      (tenant) => graph.loadTenant(tenant),
+      budgetMb * 1024 * 1024,
+      (fn) => this.#exclusive(fn),
+      undefined,
+      undefined,
+      { space: (tenant, space) => graph.loadSpace(tenant, space), tenantWide: (tenant) => graph.loadTenantWide(tenant) },
+    );
+  }
+
+  /**
+   * Opens the ledger in `dataDir`. Nothing is loaded but the clock and the sequence: each tenant's rows
+   * are read when the tenant is first used, a space's first writer when it is asked for.
+   */
+  static async open(dataDir: string, opts: { memoryMb?: number; graph?: KuzuGraphOptions } = {}): Promise<Ledger> {
+    mkdirSync(dataDir, { recursive: true });
+    const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph);
+    const last = await graph.lastWritten();
+    // Above every tseq too: rows imported from another server may carry numbers above this server's seq.
+    return new Ledger(graph, dataDir, last.instant, Math.max(last.seq, last.tseq) + SEQ_GAP, opts.memoryMb ?? memoryBudgetMb());
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#gate.then(fn);
+    this.#gate = run.catch(() => undefined);
+    return run;
+  }
+
+  async #lookUpWriter(space: string): Promise<string | null> {
+    const looked = this.#spacesLooked.get(space);
+    if (looked !== undefined && (looked !== null || !this.#spacesStaged.has(space))) {
+      this.#spacesLooked.delete(space);
+      this.#spacesLooked.set(space, looked);
+      return looked;
+    }
+    const stored = await this.#graph.spaceWriter(space);
+    // None stored: the row this process staged, still in the journal, will be the first.
+    const tenant = stored ?? this.#spacesStaged.get(space) ?? null;
+    if (stored !== null || !this.#spacesStaged.has(space)) {
+      this.#spacesLooked.set(space, stored);
+      if (this.#spacesLooked.size > SPACE_LOOKUPS) this.#spacesLooked.delete(this.#spacesLooked.keys().next().value as string);
+    }
+    return tenant;
+  }
+
+  /**
+   * Space rows for the spaces `group` writes that this process has not seen written: without a lookup
+   * (it would wait for the copy in progress), as the copy skips a row whose space the store holds. The
+   * first tenant to write a space in commit order is its writer. Returns the spaces staged, to be
+   * forgotten if the group is refused.
+   */
+  #stageSpaces(group: CommitGroup): string[] {
+    const added: string[] = [];
+    for (const s of group.spaces) {
+      if (this.#spacesStaged.has(s.space)) continue;
+      this.#spacesStaged.set(s.space, s.tenant);
+      added.push(s.space);
+    }
+    for (const r of [...group.nodes, ...group.edges]) {
+      if (this.#imported.has(r)) continue;
+      if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.get(r.space) === 'string') continue;
+      group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at, tseq: r.tseq });
+      this.#spacesStaged.set(r.space, r.tenant);
+      added.push(r.space);
+    }
+    return added;
+  }
+
+  /** The tenant's committed rows; the tenant must be resident (`load`, or inside an operation). */
+  view(tenant: string): TenantView {
+    return this.#residents.get(tenant);
+  }
+
+  /** Makes the tenant's read model resident, loading it from the graph store on first use. */
+  load(tenant: string): Promise<TenantView> {
+    return this.#residents.ensure(tenant);
+  }
+
+  /** Keeps the tenant resident until the returned function is called (an operation holds it while it runs). */
+  pin(tenant: string): () => void {
+    return this.#residents.pin(tenant);
+  }
+
+  /**
+   * The read model a read of `space` (or, without one, of the whole tenant) answers from: one space's rows
+   * plus the tenant's batches, declarations, verdicts and the invalidations of its nodes, or the tenant's
+   * every row. Loaded on first use.
+   */
+  viewOf(tenant: string, space?: string): Promise<TenantView> {
+    return space === undefined ? this.load(tenant) : this.#residents.ensureSpace(tenant, space);
+  }
+
+  /** Runs `fn` with the view of `space` (or of the tenant) resident and pinned, so every commit reaches it. */
+  async withView<T>(tenant: string, space: string | undefined, fn: (view: TenantView) => Promise<T>): Promise<T> {
+    const release = space === undefined ? this.pin(tenant) : this.#residents.pinSpace(tenant, space);
+    try {
+      return await fn(await this.viewOf(tenant, space));
+    } finally {
+      release();
+    }
+  }
+
+  /** Spaces whose own read model is in memory now, as [tenant, space]. */
+  residentSpaces(): [string, string][] {
+    return this.#residents.spaces();
+  }
+
+  /** Tenants whose read models are in memory now. */
+  tenants(): string[] {
+    return this.#residents.tenants();
+  }
+
+  residentStats(): ReturnType<ResidentViews['stats']> {
+    return this.#residents.stats();
+  }
+
+  /** The tenant that first wrote to `space`, or null when none has: a lookup in the store's index once. */
+  firstWriterOf(space: string): Promise<string | null> {
+    return this.#lookUpWriter(space);
+  }
+
+  /**
+   * Rows above this sequence number were renumbered when the store recovered its write journal on open:
+   * a derived index that recorded them under their old numbers re-reads everything above it.
+   */
+  renumberedAbove(): number | null {
+    return this.#graph.renumberedAbove();
+  }
+
+  /**
+   * Node rows of every tenant with `after` < seq <= `upTo`, in seq order, at most `limit`, from the store
+   * (a search index catching up page by page).
+   */
+  nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]> {
+    return this.#graph.nodesBetween(after, upTo, limit);
+  }
+
+  /** The highest sequence number the store holds (every commit acknowledged so far is in it). */
+  async committedSeq(): Promise<number> {
+    return (await this.#graph.lastWritten()).seq;
+  }
+
+  /** The server's present instant (`tx_as_of`, and what `now` means in a read). */
+  now(): Micros {
+    return this.clock.peek();
+  }
+
+  /**
+   * Opens a read of `tenant` through `lens`: `now` resolved to the present instant, after every commit
+   * in flight that could change the answer has landed.
+   */
+  async at(tenant: string, lens: LensInput): Promise<Snapshot> {
+    // A read confined to a space loads that space, never the tenant.
+    const view = await this.viewOf(tenant, lens.space);
+    const resolved = resolveLens(lens, this.now());
+    await this.settled(resolved.asOf);
+    return new Snapshot(view, resolved, this.now());
+  }
+
+  onCommit(listener: CommitListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Called after a tenant's rows were deleted (a derived index forgets the tenant). */
+  onTenantDropped(listener: DropListener): void {
+    this.#dropListeners.push(listener);
+  }
+
+  /** One tenant's stored rows with `after` < tseq <= `upTo`, at most `limit` per table, each in tseq order. */
+  tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup> {
+    return this.#graph.tenantRows(tenant, after, upTo, limit);
+  }
+
+  /** The tenant's highest tseq stored (0: none). */
+  tenantLastTseq(tenant: string): Promise<number> {
+    return this.#graph.tenantLastTseq(tenant);
+  }
+
+  /**
+   * A number that changes when the tenant's rows change other than by importRows: on staging and again on
+   * committing (or failing) a write of the tenant, and on dropping it. Equal on two calls: everything
+   * stored for the tenant in between came through importRows, so an importer may trust what it stored.
+   */
+  tenantMark(tenant: string): number {
+    return this.#marks.get(tenant) ?? 0;
+  }
+
+  #touch(tenant: string): void {
+    this.#marks.set(tenant, (this.#marks.get(tenant) ?? 0) + 1);
+  }
+
+  /** The stored first-writer rows of these spaces. */
+  spaceRows(names: readonly string[]): Promise<SpaceRow[]> {
+    // A Space row in the write journal was staged by this process (the journal is copied in on open), so
+    // spaces none of which were staged are read from the engine without first copying the journal in:
+    // an import page naming a new space no longer waits for the copy of the pages before it.
+    return this.#graph.spaceRows(
+      names,
+      names.every((n) => !this.#spacesStaged.has(n)),
+    );
+  }
+
+  /**
+   * Stores rows copied from another server through the commit path (journal or copy, durable when it
+   * resolves, commit listeners told). The caller checked them against what the tenant holds.
+   */
+  async importRows(rows: CommitGroup): Promise<void> {
+    const size = tablesSize(rows);
+    for (const link of await this.#importedHolds(rows)) rows.invalidationSpaces.push(link);
+    return this.enqueue((stage) => stage.addImported(rows), size);
+  }
+
+  /**
+   * The spaces imported invalidations are held by besides their own, as a write here places them (see
+   * Overlay.spacesHolding): an invalidation by every space whose rows name its node (a version, an edge
+   * touching it; stored or imported with it), and a stored one by a space an imported row brings its node
+   * into. Read from the store before the commit: a tenant being copied here is not written here meanwhile
+   * (its placement is elsewhere until the move ends).
+   */
+  async #importedHolds(rows: CommitGroup): Promise<CommitGroup['invalidationSpaces']> {
+    const links: CommitGroup['invalidationSpaces'] = [];
+    const tenants = new Set([
+      ...rows.nodes.map((n) => n.tenant),
+      ...rows.edges.map((e) => e.tenant),
+      ...rows.invalidations.map((i) => i.tenant),
+    ]);
+    for (const tenant of tenants) {
+      // Each id the page's rows name, with the spaces naming it.
+      const named = new Map<string, Set<string>>();
+      const name = (id: string, space: string): void => {
+        let set = named.get(id);
+        if (!set) named.set(id, (set = new Set()));
+        set.add(space);
+      };
+      for (const n of rows.nodes) if (n.tenant === tenant) name(n.id, n.space);
+      for (const e of rows.edges)
+        if (e.tenant === tenant) {
+          name(e.source_id, e.space);
+          name(e.target_id, e.space);
+        }
+      const invalidations = rows.invalidations.filter((i) => i.tenant === tenant);
+      const stored = await this.#graph.invalidationsOfIds(tenant, [...named.keys()]);
+      const ids = [...new Set([...invalidations.map((i) => i.target_id), ...stored.map((i) => i.target_id)])];
+      if (ids.length === 0) continue;
+      const storedSpaces = await this.#graph.spacesOfIds(tenant, ids);
+      for (const row of invalidations)
+        for (const space of new Set([...(storedSpaces.get(row.target_id) ?? []), ...(named.get(row.target_id) ?? [])]))
+          if (space !== row.space) links.push({ space, row });
+      // A space whose stored rows name the id holds its stored invalidations already.
+      for (const row of stored)
+        for (const space of named.get(row.target_id) ?? [])
+          if (space !== row.space && !storedSpaces.get(row.target_id)?.has(space)) links.push({ space, row });
+    }
+    return links;
+  }
+
+  /**
+   * Deletes every row of `tenant` here (journal included), between commits, and forgets its read model
+   * and spaces; derived indexes are told. Rows deleted per table.
+   */
+  async dropTenant(tenant: string): Promise<Record<string, number>> {
+    this.#touch(tenant);
+    const counts = await this.#exclusive(async () => {
+      const deleted = await this.#graph.deleteTenant(tenant);
+      this.#residents.drop(tenant);
+      for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
+      for (const [space, t] of this.#spacesLooked) if (t === tenant) this.#spacesLooked.delete(space);
+      return deleted;
+    });
+    for (const listener of this.#dropListeners) await listener(tenant);
+    return counts;
+  }
+
+  /**
+   * Waits until no commit in flight could change an answer as of `asOf`: a read never sees a past
+   * instant change under it because a write was half-way through its commit.
+   */
+  async settled(asOf: Micros): Promise<void> {
+    while (this.#inflight && this.#inflight.minKnownAt <= asOf) await this.#inflight.done.catch(() => undefined);
+  }
+
+  /** Runs `job` with the tenant resident and pinned: a write is planned against its view. */
+  async #withTenant<T>(tenant: string, job: () => Promise<T>): Promise<T> {
+    const release = this.pin(tenant);
+    try {
+      await this.load(tenant);
+      return await job();
+    } finally {
+      release();
+    }
+  }
+
+  /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
+  write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+    return this.#withTenant(tenant, () => this.#write(tenant, input));
+  }
+
+  #write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+    return this.enqueue((stage) => {
+      const planned = planWrite(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+      if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
+      stage.addNodes(planned.nodes);
+      stage.addEdges(planned.edges);
+      stage.addInvalidationSpaces(planned.invalidationSpaces);
+      return planned.outcome;
+    }, input.nodes.length + input.edges.length);
+  }
+
+  /** Records the invalidation of a node (append-only), or answers the one already in force. */
+  invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
+    return this.#withTenant(tenant, () =>
+      this.enqueue((stage) => {
+        const overlay = stage.overlay(tenant);
+        const planned = planInvalidation(tenant, input, overlay, stage.capturedAt, stage);
+        if (planned.kind === 'written') {
+          if (planned.batch) stage.addBatch(planned.batch);
+          stage.addInvalidation(planned.invalidation);
+          // It retracts the node's versions in every space: each space holding one, or an edge touching
+          // the node, holds it too.
+          const row = planned.invalidation;
+          const spaces = overlay.spacesHolding(row.target_id);
+          spaces.delete(row.space);
+          stage.addInvalidationSpaces([...spaces].map((space) => ({ space, row })));
+        }
+        return planned;
+      }),
+    );
+  }
+
+  /**
+   * Runs `run` inside the writer queue with its own capture instant and commits what it stages. The
+   * function must be synchronous and decide from the committed views plus the stage's overlay; every
+   * tenant it stages for must be resident and pinned until it resolves.
+   */
+  enqueue<T>(run: (stage: Stage) => T, size = 1): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('ledger is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ run, size, resolve, reject } as Job<unknown>);
+      if (!this.#draining) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) {
+        const jobs: Job<unknown>[] = [];
+        let rows = 0;
+        while (this.#queue.length > 0 && rows < MAX_GROUP_ROWS) {
+          const job = this.#queue.shift();
+          if (!job) break;
+          jobs.push(job);
+          rows += job.size;
+        }
+        await this.#commitGroup(jobs);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
+    const group: CommitGroup = emptyGroup();
+    const overlays = new Map<string, Overlay>();
+    const results: { job: Job<unknown>; value: unknown }[] = [];
+    let minKnownAt = Number.POSITIVE_INFINITY;
+    // Tenants written here (not imported): their marks change now and again once the commit is decided.
+    const written = new Set<string>();
+    const touch = (tenant: string): void => {
+      if (written.has(tenant)) return;
+      written.add(tenant);
+      this.#touch(tenant);
+    };
+    for (const job of jobs) {
+      const capturedAt = this.clock.next();
+      minKnownAt = Math.min(minKnownAt, capturedAt);
+      const stage: Stage = {
+        capturedAt,
+        overlay: (tenant) => {
+          let o = overlays.get(tenant);
+          if (!o) {
+            o = new Overlay(this.view(tenant));
+            overlays.set(tenant, o);
+          }
+          return o;
+        },
+        nextSeq: () => ++this.#seq,
+        addBatch: (row) => {
+          touch(row.tenant);
+          group.batches.push(row);
+          minKnownAt = Math.min(minKnownAt, row.declared_captured_at);
+        },
+        addNodes: (rows) => {
+          for (const r of rows) {
+            touch(r.tenant);
+            group.nodes.push(r);
+          }
+        },
+        addEdges: (rows) => {
+          for (const r of rows) {
+            touch(r.tenant);
+            group.edges.push(r);
+          }
+        },
+        addDeclaration: (row) => {
+          touch(row.tenant);
+          group.declarations.push(row);
+        },
+        addVerdict: (row) => {
+          touch(row.tenant);
+          group.verdicts.push(row);
+          minKnownAt = Math.min(minKnownAt, row.known_at);
+        },
+        addInvalidation: (row) => {
+          touch(row.tenant);
+          group.invalidations.push(row);
+          minKnownAt = Math.min(minKnownAt, row.known_at);
+        },
+        addInvalidationSpaces: (links) => {
+          for (const l of links) group.invalidationSpaces.push(l);
+        },
+        addImported: (rows) => {
+          // Local numbers in tseq order (the order given), so seq and tseq order the tenant's rows alike.
+          const numbered = [...rows.nodes, ...rows.edges, ...rows.declarations, ...rows.verdicts, ...rows.invalidations];
+          numbered.sort((a, b) => a.tseq - b.tseq);
+          for (const r of numbered) r.seq = ++this.#seq;
+          for (const r of [...rows.nodes, ...rows.edges]) this.#imported.add(r);
+          // Row by row, not push(...rows): a page of ~130k rows passes V8's argument limit.
+          for (const r of rows.batches) group.batches.push(r);
+          for (const r of rows.nodes) group.nodes.push(r);
+          for (const r of rows.edges) group.edges.push(r);
+          for (const r of rows.declarations) group.declarations.push(r);
+          for (const r of rows.verdicts) group.verdicts.push(r);
+          for (const r of rows.invalidations) group.invalidations.push(r);
+          for (const r of rows.spaces) group.spaces.push(r);
+          for (const l of rows.invalidationSpaces) group.invalidationSpaces.push(l);
+          minKnownAt = Math.min(minKnownAt, earliestKnown(rows));
+          // Later rows of the tenant written here get tseq (= seq) and captured_at above every imported one.
+          this.#seq = Math.max(this.#seq, maxTseq(rows));
+          this.clock.advance(latestInstant(rows));
+        },
+      };
+      try {
+        results.push({ job, value: job.run(stage) });
+      } catch (error) {
+        job.reject(error);
+      }
+    }
+    let finish!: () => void;
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
+    this.#inflight = { minKnownAt, done };
+    let newSpaces: string[] = [];
+    let failure: { error: unknown } | null = null;
+    try {
+      newSpaces = this.#stageSpaces(group);
+      // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
+      await this.#exclusive(async () => {
+        await this.#graph.commit(group);
+        this.#apply(group);
+      });
+    } catch (error) {
+      // The numbers staged here are never given out again, even though the group was refused: a commit
+      // can fail after its transaction reached the engine's WAL (Kuzu 0.11.3 reports a failed forced
+      // checkpoint, such as "buffer pool is full", as a failed COMMIT), so those numbers may be stored,
+      // and a later journal copy retrying would skip rows reusing them as "already stored".
+      // The spaces it was first to write are asked of the store again next time.
+      for (const space of newSpaces) this.#spacesStaged.delete(space);
+      failure = { error };
+    }
+    for (const tenant of written) this.#touch(tenant);
+    this.#inflight = null;
+    finish();
+    if (failure) {
+      for (const { job } of results) job.reject(failure.error);
+      return;
+    }
+    for (const { job, value } of results) job.resolve(value);
+    for (const listener of this.#listeners) {
+      try {
+        await listener(group);
+      } catch (error) {
+        // A derived index failing must never undo an acknowledged write; it catches up on start-up.
+        console.error('commit listener failed:', error);
+      }
+    }
+  }
+
+  #apply(group: CommitGroup): void {
+    this.#residents.apply(group);
+  }
+
+  async storeCounts(): Promise<Record<string, number>> {
+    return this.#graph.counts();
+  }
+
+  /** Finishes queued writes, then closes the store. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    while (this.#draining || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.#graph.close();
+  }
+}

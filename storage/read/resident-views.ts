@@ -1,0 +1,301 @@
+// Which read models are in memory: whole tenants (for reads without a space, and for writes) and single
+// spaces of a tenant (for reads confined to one space). A view is built from the graph store the first
+// time it is used (not at start-up), kept while in use, and evicted least-recently-used when the views
+// held exceed the memory budget, so memory and start-up follow the working set instead of the whole
+// ledger. A space's view holds its own rows, the invalidations of the ids they name and the tenant's batches,
+// declarations and verdicts (kept once per tenant while any of its views is resident, and copied into
+// each). The graph store stays the source of truth: an evicted view is simply loaded again.
+import { envMegabytes } from '../env-megabytes.ts';
+import { identKey, type CommitGroup, type LoadedLedger } from '../commit-group.ts';
+import { TenantView } from './tenant-view.ts';
+
+/**
+ * Heap a row costs in a view, measured: 100k nodes and 100k edges of bench rows held ~150 MB (objects,
+ * their strings and the view's indexes), about 750 bytes a row.
+ */
+export const ROW_BYTES = 750;
+
+/** Read-model budget when SVC_MEMORY_MB is unset. */
+export const MEMORY_MB_DEFAULT = 256;
+
+export function memoryBudgetMb(env: NodeJS.ProcessEnv = process.env): number {
+  return envMegabytes(env, 'SVC_MEMORY_MB', MEMORY_MB_DEFAULT, 1);
+}
+
+export function fill(view: TenantView, rows: Omit<LoadedLedger, 'spaces' | 'invalidationSpaces'>): void {
+  for (const b of rows.batches) view.addBatch(b);
+  for (const n of rows.nodes) view.addNode(n);
+  for (const e of rows.edges) view.addEdge(e);
+  for (const d of rows.declarations) view.addDeclaration(d);
+  for (const v of rows.verdicts) view.addVerdict(v);
+  for (const i of rows.invalidations) view.addInvalidation(i);
+}
+
+const bytesOf = (v: TenantView): number => {
+  const s = v.size();
+  return (s.nodes + s.edges + s.verdicts + s.invalidations) * ROW_BYTES;
+};
+
+/**
+ * A tenant loaded again within this long of its eviction counts as a reload: the tenants in use do not
+ * fit the budget, and every write to one of them waits for a load. The log says so once per window.
+ */
+export const RELOAD_WINDOW_MS = 60_000;
+
+/** What loads the view of one space, and a tenant's rows every view of it carries. */
+export interface SpaceLoaders {
+  space(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  tenantWide(tenant: string): Promise<TenantWide>;
+}
+
+export type TenantWide = Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>;
+
+interface Entry {
+  tenant: string;
+  /** Undefined for the view of the whole tenant. */
+  space: string | undefined;
+  view: TenantView;
+}
+
+/** The resident key of a tenant's view (no space) or of one of its spaces. */
+const keyOf = (tenant: string, space?: string): string => (space === undefined ? tenant : `\u001e${identKey(tenant, space)}`);
+
+const describe = (e: Pick<Entry, 'tenant' | 'space'>): string =>
+  e.space === undefined ? `tenant ${JSON.stringify(e.tenant)}` : `space ${JSON.stringify(e.space)} of tenant ${JSON.stringify(e.tenant)}`;
+
+export class ResidentViews {
+  /** Resident views, least recently used first (a Map keeps insertion order; a use re-inserts). */
+  readonly #views = new Map<string, Entry>();
+  /** Keys of each tenant's resident views. */
+  readonly #byTenant = new Map<string, Set<string>>();
+  /** Each tenant's batches, declarations and verdicts, while any view of it is resident. */
+  readonly #wide = new Map<string, TenantWide>();
+  readonly #loading = new Map<string, Promise<TenantView>>();
+  readonly #pins = new Map<string, number>();
+  #evictions = 0;
+  /** When each view was last evicted, for as long as a load soon after would count as a reload. */
+  readonly #evictedAt = new Map<string, number>();
+  #reloads = 0;
+  #warnedAt = -Infinity;
+
+  /**
+   * `load` reads a tenant's rows, `loaders` one space's; `exclusive` runs a load apart from commits, so it
+   * sees each commit group wholly or not at all and every later group is applied to the view it made.
+   */
+  constructor(
+    private readonly load: (tenant: string) => Promise<LoadedLedger>,
+    private readonly budgetBytes: number,
+    private readonly exclusive: <T>(fn: () => Promise<T>) => Promise<T>,
+    private readonly warn: (message: string) => void = (m) => console.error(m),
+    private readonly clock: () => number = () => performance.now(),
+    private readonly loaders?: SpaceLoaders,
+  ) {}
+
+  /** The tenant's view; it must be resident (loaded by `ensure`, and pinned while it is used). */
+  get(tenant: string): TenantView {
+    const v = this.#views.get(keyOf(tenant));
+    if (!v) throw new Error(`the read model of tenant ${JSON.stringify(tenant)} is not loaded`);
+    return v.view;
+  }
+
+  /** Loads the tenant's view unless it is resident; marks it as just used. */
+  ensure(tenant: string): Promise<TenantView> {
+    return this.#ensure(tenant, undefined);
+  }
+
+  /**
+   * Loads the view of one space of the tenant unless it is resident; marks it as just used. Without space
+   * loaders (a test's) it is the tenant's view.
+   */
+  ensureSpace(tenant: string, space: string): Promise<TenantView> {
+    return this.#ensure(tenant, this.loaders ? space : undefined);
+  }
+
+  async #ensure(tenant: string, space: string | undefined): Promise<TenantView> {
+    const key = keyOf(tenant, space);
+    const resident = this.#views.get(key);
+    if (resident) {
+      this.#views.delete(key);
+      this.#views.set(key, resident);
+      this.#evict(key);
+      return resident.view;
+    }
+    let loading = this.#loading.get(key);
+    if (!loading) {
+      this.#noteReload(key, { tenant, space });
+      loading = this.exclusive(async () => {
+        const view = new TenantView(tenant, space);
+        if (space === undefined) {
+          const rows = await this.load(tenant);
+          fill(view, rows);
+          this.#wide.set(tenant, { batches: [...rows.batches], declarations: [...rows.declarations], verdicts: [...rows.verdicts] });
+        } else {
+          const loaders = this.loaders!;
+          let wide = this.#wide.get(tenant);
+          if (!wide) {
+            wide = await loaders.tenantWide(tenant);
+            wide = { batches: [...wide.batches], declarations: [...wide.declarations], verdicts: [...wide.verdicts] };
+          }
+          // Cut from the tenant's view when it is resident (a writer's tenant is): the same rows without a
+          // read of the store, which would first wait for the write journal's copy (seconds after a bulk fill).
+          const whole = this.#views.get(keyOf(tenant))?.view;
+          const own = whole ? whole.rowsOfSpace(space) : await loaders.space(tenant, space);
+          this.#wide.set(tenant, wide);
+          fill(view, { ...wide, ...own });
+        }
+        // Resident before the gate opens: every commit after this load is applied to it.
+        this.#views.set(key, { tenant, space, view });
+        let keys = this.#byTenant.get(tenant);
+        if (!keys) this.#byTenant.set(tenant, (keys = new Set()));
+        keys.add(key);
+        return view;
+      }).finally(() => this.#loading.delete(key));
+      this.#loading.set(key, loading);
+    }
+    const view = await loading;
+    this.#evict(key);
+    return view;
+  }
+
+  /** Keeps the tenant's view from eviction until the returned function is called. */
+  pin(tenant: string): () => void {
+    return this.#pin(keyOf(tenant));
+  }
+
+  /** Keeps the view of one space from eviction until the returned function is called. */
+  pinSpace(tenant: string, space: string): () => void {
+    return this.#pin(keyOf(tenant, this.loaders ? space : undefined));
+  }
+
+  #pin(key: string): () => void {
+    this.#pins.set(key, (this.#pins.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.#pins.get(key) ?? 1) - 1;
+      if (n <= 0) this.#pins.delete(key);
+      else this.#pins.set(key, n);
+    };
+  }
+
+  /** A committed group's rows into the resident views; a view not resident reads them from the store later. */
+  apply(group: Readonly<CommitGroup>): void {
+    const whole = (tenant: string): TenantView | undefined => this.#views.get(keyOf(tenant))?.view;
+    const ofSpace = (tenant: string, space: string): TenantView | undefined =>
+      this.loaders ? this.#views.get(keyOf(tenant, space))?.view : undefined;
+    const every = (tenant: string, add: (v: TenantView) => void): void => {
+      for (const key of this.#byTenant.get(tenant) ?? []) {
+        const e = this.#views.get(key);
+        if (e) add(e.view);
+      }
+    };
+    for (const b of group.batches) {
+      every(b.tenant, (v) => v.addBatch(b));
+      this.#wide.get(b.tenant)?.batches.push(b);
+    }
+    for (const n of group.nodes) {
+      whole(n.tenant)?.addNode(n);
+      ofSpace(n.tenant, n.space)?.addNode(n);
+    }
+    for (const e of group.edges) {
+      whole(e.tenant)?.addEdge(e);
+      ofSpace(e.tenant, e.space)?.addEdge(e);
+    }
+    for (const d of group.declarations) {
+      every(d.tenant, (v) => v.addDeclaration(d));
+      this.#wide.get(d.tenant)?.declarations.push(d);
+    }
+    for (const v of group.verdicts) {
+      every(v.tenant, (view) => view.addVerdict(v));
+      this.#wide.get(v.tenant)?.verdicts.push(v);
+    }
+    // An invalidation goes to its own space's view and to those of the other spaces holding its node
+    // (once each); an older one newly held by a space goes to that space's view.
+    const held = new Set<string>();
+    const hold = (i: CommitGroup['invalidations'][number], space: string): void => {
+      const k = `${identKey(i.tenant, space)}\u001f${i.seq}`;
+      if (held.has(k)) return;
+      held.add(k);
+      ofSpace(i.tenant, space)?.addInvalidation(i);
+    };
+    for (const i of group.invalidations) {
+      whole(i.tenant)?.addInvalidation(i);
+      hold(i, i.space);
+    }
+    for (const l of group.invalidationSpaces) hold(l.row, l.space);
+    this.#evict('');
+  }
+
+  /** Forgets every view of the tenant (its rows were deleted); a later use loads it from the store again. */
+  drop(tenant: string): void {
+    for (const key of this.#byTenant.get(tenant) ?? []) this.#views.delete(key);
+    this.#byTenant.delete(tenant);
+    this.#wide.delete(tenant);
+  }
+
+  /** Tenants whose whole view is resident. */
+  tenants(): string[] {
+    return [...this.#views.values()].filter((e) => e.space === undefined).map((e) => e.tenant);
+  }
+
+  /** Spaces whose own view is resident, as [tenant, space]. */
+  spaces(): [string, string][] {
+    return [...this.#views.values()].filter((e) => e.space !== undefined).map((e) => [e.tenant, e.space!]);
+  }
+
+  stats(): { tenants: number; spaces: number; bytes: number; budget: number; evictions: number; reloads: number } {
+    let bytes = 0,
+      spaces = 0;
+    for (const e of this.#views.values()) {
+      bytes += bytesOf(e.view);
+      if (e.space !== undefined) spaces++;
+    }
+    return {
+      tenants: this.#views.size - spaces,
+      spaces,
+      bytes,
+      budget: this.budgetBytes,
+      evictions: this.#evictions,
+      reloads: this.#reloads,
+    };
+  }
+
+  #noteReload(key: string, what: Pick<Entry, 'tenant' | 'space'>): void {
+    const now = this.clock();
+    for (const [k, at] of this.#evictedAt) if (now - at > RELOAD_WINDOW_MS) this.#evictedAt.delete(k);
+    const evicted = this.#evictedAt.get(key);
+    if (evicted === undefined) return;
+    this.#evictedAt.delete(key);
+    this.#reloads++;
+    if (now - this.#warnedAt < RELOAD_WINDOW_MS) return;
+    this.#warnedAt = now;
+    const { tenants, spaces, bytes, budget } = this.stats();
+    const mb = (b: number): number => Math.round(b / 1048576);
+    this.warn(
+      `read models: ${describe(what)} is loaded again ${((now - evicted) / 1000).toFixed(1)} s after its eviction ` +
+        `(${this.#reloads} such reloads so far). The views in use do not fit SVC_MEMORY_MB=${mb(budget)} ` +
+        `(${tenants} tenants and ${spaces} spaces resident, ~${mb(bytes)} MB): each use of an evicted one waits for a load. Raise SVC_MEMORY_MB.`,
+    );
+  }
+
+  /** Drops least recently used views, never a pinned one nor `keep`, until the rest fit the budget. */
+  #evict(keep: string): void {
+    let bytes = 0;
+    for (const e of this.#views.values()) bytes += bytesOf(e.view);
+    for (const [key, entry] of this.#views) {
+      if (bytes <= this.budgetBytes) return;
+      if (key === keep || this.#pins.has(key)) continue;
+      this.#views.delete(key);
+      const keys = this.#byTenant.get(entry.tenant);
+      keys?.delete(key);
+      if (keys?.size === 0) {
+        this.#byTenant.delete(entry.tenant);
+        this.#wide.delete(entry.tenant);
+      }
+      this.#evictions++;
+      this.#evictedAt.set(key, this.clock());
+      bytes -= bytesOf(entry.view);
+    }
+  }
+}

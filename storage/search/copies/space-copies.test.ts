@@ -1,0 +1,149 @@
+// A space's copy answers a space-confined search as LanceDB answers a table holding that space alone
+// (BM25 with the space's own statistics, exact cosine), stays fresh as rows are appended, and copies
+// beyond the memory budget are dropped least recently searched first and read again when needed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as lancedb from '@lancedb/lancedb';
+import { rng } from '../../../evals/lib/rng.ts';
+import { LanceIndex } from '../lance/lance-index.ts';
+import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
+
+let dir: string;
+const rand = rng(23);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+const WORDS = (
+  'harbour crane storm ship berth cargo delay strike painting class hiking beach camping pottery adoption support ' +
+  'group garden river bridge run running runs the a and of to is it was'
+).split(' ');
+const QUERY_WORDS = WORDS.filter((w) => w.length > 3);
+const SPACES = ['a', 'b', 'c'];
+
+function rows(from: number, n: number, spaces = SPACES): IndexRow[] {
+  return Array.from({ length: n }, (_, k) => {
+    const seq = from + k + 1;
+    return {
+      id: `n${seq % 97}`, // several versions of one node
+      seq,
+      space: pick(spaces),
+      kind: pick(['claim', 'turn']),
+      category: null,
+      known_at: 1000 + Math.floor(rand() * 100),
+      asserted_at: 1000,
+      valid_from: 1000,
+      valid_to: 1e15,
+      text: Array.from({ length: 2 + Math.floor(rand() * 20) }, () => pick(WORDS)).join(' '),
+      vector: Float32Array.from({ length: 4 }, () => rand() - 0.5),
+    };
+  });
+}
+
+const withinRounding = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/** Same length and scores place by place; the same row wherever its score is not tied (within rounding) with another. */
+function expectSame(got: Hit[], want: Hit[], what: string): void {
+  expect(got.length, what).toBe(want.length);
+  got.forEach((h, i) => expect(withinRounding(h.score, want[i]!.score), `${what} #${i}`).toBe(true));
+  want.forEach((w, i) => {
+    if (want.some((o, j) => j !== i && withinRounding(o.score, w.score))) return;
+    expect(`${got[i]!.id}@${got[i]!.seq}`, what).toBe(`${w.id}@${w.seq}`);
+  });
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'space-copies-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('space copies', () => {
+  it('are not made before the table has its text index (its tokenizer comes with it): the table answers', async () => {
+    // A table holding rows but no text index yet: the state between a fresh table's first append and the
+    // index built after it. A space search there used to load a copy, whose tokenizer failed ("Column
+    // 'text' does not have a full text search index", a 500 for a search right after a first write).
+    const at = join(dir, 'fresh');
+    const first = await LanceIndex.open(at, 4, 0, 0, 0);
+    await first.add('t', rows(0, 40, ['a']));
+    await first.close();
+    const db = await lancedb.connect(at);
+    const [name] = await db.tableNames();
+    await (await db.openTable(name!)).dropIndex('text_idx');
+    const fresh = await LanceIndex.open(at, 4, 0, 0, 0);
+    const filter: RowFilter = { asOf: 1e15, space: 'a' };
+    expect(await fresh.fullText('t', ['harbour', 'storm'], filter, 5)).toEqual([]);
+    expect((await fresh.nearest('t', Float32Array.from([0.1, 0.2, 0.3, 0.4]), filter, 5)).length).toBe(5);
+    expect(fresh.spaceCopies().spaces).toBe(0);
+    // Once the index is built again (the next write or maintenance), the space is answered from its copy.
+    await fresh.maintain('t', true);
+    expect((await fresh.fullText('t', ['harbour', 'storm', 'ship'], filter, 5)).length).toBeGreaterThan(0);
+    expect(fresh.spaceCopies().spaces).toBe(1);
+    await fresh.close();
+  });
+
+  it('answer a space as LanceDB answers a table holding that space alone, through appends', async () => {
+    // One tenant holding three spaces (copies on; the tenant-wide copies off), and each space alone in its own table.
+    const mixed = await LanceIndex.open(join(dir, 'mixed'), 4, 0, 0, 0);
+    const alone = await LanceIndex.open(join(dir, 'alone'), 4, 0, 0, 0, 0);
+    let written = 0;
+    let compared = 0;
+    for (const n of [120, 40, 90]) {
+      const batch = rows(written, n);
+      written += n;
+      await mixed.add('t', batch);
+      for (const s of SPACES) {
+        await alone.add(
+          `only-${s}`,
+          batch.filter((r) => r.space === s),
+        );
+        await alone.maintain(`only-${s}`, true); // every row in its full-text index: the copy scores all as indexed
+      }
+      for (let q = 0; q < 30; q++) {
+        const space = pick(SPACES);
+        const terms = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(QUERY_WORDS));
+        const f: RowFilter = { asOf: 1000 + Math.floor(rand() * 120), allKnown: rand() < 0.4, space };
+        if (rand() < 0.3) f.kind = pick(['claim', 'turn']);
+        if (rand() < 0.2) f.excludeIds = ['n1', 'n2', 'n3', 'n40'];
+        if (rand() < 0.1) f.hidden = true;
+        const limit = pick([1, 5, 10, 40]);
+        const what = `${terms.join(' ')} ${JSON.stringify(f)} limit ${limit}`;
+        expectSame(await mixed.fullText('t', terms, f, limit), await alone.fullText(`only-${space}`, terms, f, limit), what);
+        const v = Float32Array.from({ length: 4 }, () => rand() - 0.5);
+        expectSame(await mixed.nearest('t', v, f, limit), await alone.nearest(`only-${space}`, v, f, limit), `nearest ${what}`);
+        compared++;
+      }
+    }
+    expect(mixed.textAnswers()).toEqual({ copy: 0, lance: 0, space: compared });
+    const held = mixed.spaceCopies();
+    expect(held).toMatchObject({ spaces: 3, rows: written, loads: 3, evictions: 0 });
+    await mixed.close();
+    await alone.close();
+  });
+
+  it('drops the least recently searched copies beyond the budget and reads them again when searched', async () => {
+    const budget = 120_000; // about two of these spaces
+    const small = await LanceIndex.open(join(dir, 'small'), 4, 0, 0, 0, budget);
+    const none = await LanceIndex.open(join(dir, 'none'), 4, 0, 0, 0, 0);
+    const spaces = ['s1', 's2', 's3', 's4'];
+    const batch = rows(0, 400, spaces);
+    await small.add('t', batch);
+    await none.add('t', batch);
+    await none.maintain('t', true);
+    await small.maintain('t', true);
+    for (let round = 0; round < 3; round++)
+      for (const space of spaces) {
+        const f: RowFilter = { asOf: 1200, allKnown: true, space };
+        const v = Float32Array.from({ length: 4 }, () => rand() - 0.5);
+        const got = await small.nearest('t', v, f, 10);
+        expectSame(got, await none.nearest('t', v, f, 10), `nearest in ${space}`);
+        expect(small.spaceCopies().bytes).toBeLessThanOrEqual(budget);
+      }
+    const c = small.spaceCopies();
+    // Round-robin over more spaces than fit: every search read its space again.
+    expect(c.spaces).toBeGreaterThan(0);
+    expect(c.spaces).toBeLessThan(spaces.length);
+    expect(c.evictions).toBeGreaterThan(0);
+    expect(c.loads).toBe(12);
+    await small.close();
+    await none.close();
+  });
+});

@@ -1,0 +1,252 @@
+// The full-text side of a small tenant's table, held in memory and scored in JS. LanceDB's BM25 query
+// costs several milliseconds even on a few hundred rows (planning, reading the index and the unindexed
+// fragments, Arrow across the JS boundary), more with the rows appended since the last optimize, which
+// it scans flat. The mirror gives LanceDB's answers: its own tokenizer's tokens (asked of LanceDB, word
+// by word, and kept), BM25 with k1 = 1.2 and b = 0.75 in float32, rows in the full-text index scored
+// with the index's statistics (rows without a token not counted), rows appended since scored with those
+// plus the appended rows the prefilter admits (what LanceDB's flat scan reads), and the same prefilter
+// (admits, vector-mirror.ts). Equal scores come in LanceDB in no fixed order (it varies from one call to
+// the next on the same table), so both paths order them newest first (byScore; LanceDB's answer is
+// fetched with CUT_SLACK rows more, so that a tie at the cut is settled among all its rows). The mirror
+// always answers: where two scores are so close (within 1e-5 relative) that LanceDB's float32 arithmetic
+// might tie or swap them, or equal scores at the cut run past the slack (LanceDB then returns an arbitrary
+// subset), it keeps its own order. It once left those to LanceDB, whose query on a table with many rows
+// appended since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of
+// searches went there and took ~70-90 ms each, the whole of the p95.
+import type { Table as ArrowTable } from 'apache-arrow';
+import type { Hit, RowFilter } from '../index-row.ts';
+import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
+
+/** A row's prefilter columns and its text. */
+export type TextRow = FilterCells & { text: string };
+
+type Scalars = FilterCells;
+
+/** LanceDB's tokenizer for the table's full-text index: one text in, its tokens out. */
+export type Tokenize = (text: string) => Promise<string[]>;
+
+const K1 = 1.2;
+const B = 0.75;
+const f32 = Math.fround;
+
+/** Rows fetched from LanceDB beyond the limit, so that equal scores at the cut are ordered among all of them. */
+export const CUT_SLACK = 16;
+
+/** Best first; equal scores newest (highest seq) first, in both paths. */
+export const byScore = (a: { score: number; seq: number }, b: { score: number; seq: number }): number => b.score - a.score || b.seq - a.seq;
+
+/** BM25's inverse document frequency, in float32 as LanceDB computes it. */
+const idf = (withToken: number, docs: number): number => f32(Math.log(f32(f32(f32(docs - withToken) + 0.5) / f32(withToken + 0.5)) + 1));
+
+/**
+ * Tokens of whitespace-separated chunks, asked of LanceDB in batches and kept: its tokenizer splits on
+ * every non-alphanumeric character and filters token by token (lowercase, stem, stop words, folding),
+ * so a text's tokens are its chunks' tokens end to end. A batch is one call: chunks between a marker
+ * chunk whose single token is known, so each chunk's tokens are those between two markers.
+ */
+export class TokenCache {
+  readonly #known = new Map<string, readonly string[]>();
+  static readonly MARKER = 'qjxzvq';
+  /** Chunks kept at most (about 100 bytes each); the cache starts over beyond. */
+  readonly #maxChunks: number;
+
+  constructor(maxChunks = 500_000) {
+    this.#maxChunks = maxChunks;
+  }
+
+  /** Each text's tokens, in order; `tokenize` is any table's with the same index settings. */
+  async tokens(texts: readonly string[], tokenize: Tokenize): Promise<string[][]> {
+    const chunked = texts.map((t) => t.split(/\s+/).filter((c) => c !== ''));
+    const missing = new Set<string>();
+    for (const chunks of chunked) for (const c of chunks) if (!this.#known.has(c)) missing.add(c);
+    if (this.#known.size + missing.size > this.#maxChunks) {
+      this.#known.clear();
+      for (const chunks of chunked) for (const c of chunks) missing.add(c);
+    }
+    if (missing.size > 0) await this.#learn([...missing], tokenize);
+    return chunked.map((chunks) => chunks.flatMap((c) => this.#known.get(c) ?? []));
+  }
+
+  async #learn(chunks: string[], tokenize: Tokenize): Promise<void> {
+    const marker = TokenCache.MARKER;
+    // A chunk that could yield the marker's token is asked alone.
+    const alone = chunks.filter((c) => c.toLowerCase().includes(marker));
+    const batched = chunks.filter((c) => !c.toLowerCase().includes(marker));
+    if (batched.length > 0) {
+      const tokens = await tokenize([marker, ...batched.flatMap((c) => [c, marker])].join(' '));
+      const per: string[][] = [];
+      let current: string[] | null = null;
+      for (const t of tokens) {
+        if (t === marker) {
+          if (current) per.push(current);
+          current = [];
+        } else current?.push(t);
+      }
+      // A chunk that folds into the marker shifts the groups: then each is asked alone.
+      if (per.length === batched.length) batched.forEach((c, i) => this.#known.set(c, per[i] ?? []));
+      else alone.push(...batched);
+    }
+    for (const c of alone) this.#known.set(c, await tokenize(c));
+  }
+}
+
+/** One token's rows (indexes into the tenant's rows, ascending) and its frequency in each. */
+interface Postings {
+  rows: number[];
+  tf: number[];
+}
+
+/** One tenant's texts, in write (seq) order; the first `indexed` are in LanceDB's full-text index. */
+export class TenantText {
+  readonly #rows: Scalars[] = [];
+  readonly #lengths: number[] = [];
+  readonly #postings = new Map<string, Postings>();
+  #indexed = 0;
+  /** Indexed rows with a token (LanceDB counts no others), and their tokens. */
+  #indexedDocs = 0;
+  #indexedTokens = 0;
+  #maxSeq = Number.NEGATIVE_INFINITY;
+  /**
+   * A search's running scores by row, and the rows it touched in the order first touched: reused from one
+   * search to the next (each leaves it zeroed), since a map of scores cost most of a search over long
+   * postings.
+   */
+  #acc = new Float64Array(0);
+
+  /** Appends rows written after those held, with their tokens (same order). */
+  append(rows: readonly TextRow[], tokens: readonly (readonly string[])[]): void {
+    rows.forEach((r, i) => {
+      if (r.seq <= this.#maxSeq) return;
+      this.#maxSeq = r.seq;
+      const { text: _text, ...row } = r;
+      const at = this.#rows.length;
+      const list = tokens[i] ?? [];
+      const tf = new Map<string, number>();
+      for (const t of list) tf.set(t, (tf.get(t) ?? 0) + 1);
+      for (const [t, n] of tf) {
+        let p = this.#postings.get(t);
+        if (!p) this.#postings.set(t, (p = { rows: [], tf: [] }));
+        p.rows.push(at);
+        p.tf.push(n);
+      }
+      this.#rows.push(row);
+      this.#lengths.push(list.length);
+    });
+  }
+
+  get size(): number {
+    return this.#rows.length;
+  }
+
+  /** The full-text index now covers the first `rows` rows (after LanceDB built or updated it). */
+  setIndexed(rows: number): void {
+    this.#indexed = Math.min(rows, this.#rows.length);
+    this.#indexedTokens = 0;
+    this.#indexedDocs = 0;
+    for (let i = 0; i < this.#indexed; i++) {
+      this.#indexedTokens += this.#lengths[i]!;
+      if (this.#lengths[i]! > 0) this.#indexedDocs++;
+    }
+  }
+
+  /**
+   * The `limit` best rows by BM25 among those `f` admits, in byScore order, as LanceDB's full-text query
+   * returns them (up to the order of scores within float rounding of each other, and which of the rows tied
+   * at the cut past CUT_SLACK are kept: the newest).
+   */
+  search(query: readonly string[], f: RowFilter, limit: number): Hit[] {
+    if (limit <= 0 || query.length === 0 || this.#rows.length === 0) return [];
+    const only = f.onlyIds !== undefined ? new Set(f.onlyIds) : undefined;
+    const excluded = f.excludeIds !== undefined && f.excludeIds.length > 0 ? new Set(f.excludeIds) : undefined;
+    // Rows appended since the index was updated are scored with the statistics of the indexed rows and
+    // of the appended rows the prefilter admits (the ones LanceDB's flat scan reads).
+    const total = this.#rows.length;
+    const flat = new Uint8Array(total - this.#indexed);
+    let flatDocs = 0;
+    let flatTokens = 0;
+    for (let i = this.#indexed; i < total; i++) {
+      if (!admits(this.#rows[i]!, f, only, excluded)) continue;
+      flat[i - this.#indexed] = 1;
+      flatTokens += this.#lengths[i]!;
+      if (this.#lengths[i]! > 0) flatDocs++;
+    }
+    const avgIndexed = f32(this.#indexedTokens / this.#indexedDocs);
+    const flatAll = this.#indexedDocs + flatDocs;
+    const avgAll = f32((this.#indexedTokens + flatTokens) / flatAll);
+    if (this.#acc.length < total) this.#acc = new Float64Array(Math.max(total, 2 * this.#acc.length));
+    const acc = this.#acc;
+    const touched: number[] = [];
+    for (const token of query) {
+      const p = this.#postings.get(token);
+      if (!p) continue;
+      const inIndex = countBelow(p.rows, this.#indexed);
+      let inFlat = 0;
+      for (let k = inIndex; k < p.rows.length; k++) inFlat += flat[p.rows[k]! - this.#indexed]!;
+      const idfIndexed = inIndex === 0 ? 0 : idf(inIndex, this.#indexedDocs);
+      const idfAll = idf(inIndex + inFlat, flatAll);
+      for (let k = 0; k < p.rows.length; k++) {
+        const row = p.rows[k]!;
+        const indexed = row < this.#indexed;
+        if (!indexed && flat[row - this.#indexed] === 0) continue; // left out of the flat scan by the prefilter
+        const w = indexed ? idfIndexed : idfAll;
+        if (w === 0) continue;
+        const tf = p.tf[k]!;
+        const norm = f32(K1 * f32(f32(1 - B) + f32(B * f32(this.#lengths[row]! / (indexed ? avgIndexed : avgAll)))));
+        const before = acc[row]!;
+        if (before === 0) touched.push(row);
+        acc[row] = f32(before + f32(w * f32(f32((K1 + 1) * tf) / f32(tf + norm))));
+      }
+    }
+    // Only the best `limit` are kept, in byScore order: sorting every match cost most of a search whose
+    // words are common (tens of thousands of rows), and most rows lose to the last kept on one comparison.
+    const best: Hit[] = [];
+    for (const row of touched) {
+      const score = acc[row]!;
+      acc[row] = 0;
+      if (score <= 0) continue;
+      const r = this.#rows[row]!;
+      const worst = best[limit - 1];
+      if (worst && byScore({ score, seq: r.seq }, worst) >= 0) continue;
+      if (!admits(r, f, only, excluded)) continue;
+      insertSorted(best, { id: r.id, seq: r.seq, score }, limit);
+    }
+    return best;
+  }
+}
+
+/** Puts `h` in its byScore place in `sorted`, keeping at most `cap` rows. */
+function insertSorted(sorted: Hit[], h: Hit, cap: number): void {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byScore(sorted[mid]!, h) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  sorted.splice(lo, 0, h);
+  if (sorted.length > cap) sorted.pop();
+}
+
+/** How many of the ascending `xs` are below `n`. */
+function countBelow(xs: readonly number[], n: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! < n) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Columns the full-text copy is read with. */
+export const TEXT_COLUMNS = [...FILTER_COLUMNS, 'text'];
+
+/** The full-text copy's rows from a table read with TEXT_COLUMNS. */
+export function textRows(data: ArrowTable): TextRow[] {
+  const cells = filterCells(data);
+  const text = data.getChild('text');
+  const rows: TextRow[] = [];
+  for (let i = 0; i < data.numRows; i++) rows.push({ ...cells(i), text: String(text?.get(i) ?? '') });
+  return rows;
+}

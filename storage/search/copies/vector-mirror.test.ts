@@ -1,0 +1,163 @@
+// The in-memory vector scan must answer as LanceDB's own flat scan does: the same rows, in the same order,
+// for every prefilter. Two indexes hold the same rows, one with the mirror switched off (budget 0).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../../evals/lib/rng.ts';
+import { plainCells, randomCells } from '../../../test/helpers/random-rows.ts';
+import { LanceIndex } from '../lance/lance-index.ts';
+import type { IndexRow, RowFilter } from '../index-row.ts';
+import { admits, TenantVectors, VectorMirrors } from './vector-mirror.ts';
+
+const D = 8;
+const W = 4;
+let dir: string;
+let plain: LanceIndex;
+let mirrored: LanceIndex;
+/** The same corpora on every run. */
+const rand = rng(7);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+// Continuous values: distinct vectors practically never tie, while LanceDB's float32 arithmetic and this
+// scan's could order a near-tie of distinct vectors differently. Equal vectors tie exactly in both.
+const vec = (d: number): Float32Array => Float32Array.from({ length: d }, () => rand() - 0.5);
+
+function rows(from: number, n: number): IndexRow[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    // Every seventh row has the same word vector (ties), every eleventh a zero vector (never a neighbour).
+    const vector = i % 11 === 3 ? new Float32Array(D) : vec(D);
+    return {
+      ...randomCells(rand, `n${i % 40}`, i + 1), // several versions of one node
+      text: `row ${i}`,
+      vector,
+      wvec: i % 7 === 0 ? new Float32Array([1, 0, 0, 1]) : vec(W),
+    };
+  });
+}
+
+/** A mirrored row visible from instant 1 to 9, for the hand-made cases. */
+const mirrorRow = (id: string, seq: number, vector: Float32Array) => ({ ...plainCells(id, seq), vector });
+
+function filter(): RowFilter {
+  const f: RowFilter = { asOf: 1000 + Math.floor(rand() * 110) };
+  if (rand() < 0.3) f.allKnown = true;
+  else if (rand() < 0.2) f.hidden = true;
+  if (rand() < 0.3) f.validAt = pick([1080, 1000 + Math.floor(rand() * 100)]); // 1080: a valid_to, the boundary
+  if (rand() < 0.3) f.space = pick(['a', 'b']);
+  if (rand() < 0.2) f.kind = pick(['claim', 'turn']);
+  if (rand() < 0.2) f.category = pick(['x', 'y']);
+  if (rand() < 0.2) f.asserted = { from: 1020, to: 1060 };
+  if (rand() < 0.2) f.excludeIds = ['n1', 'n2', 'n3', "n'4"];
+  if (rand() < 0.1) f.onlyIds = rand() < 0.3 ? [] : ['n5', 'n6', 'n7', 'n8'];
+  return f;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vector-mirror-'));
+  plain = await LanceIndex.open(join(dir, 'plain'), D, W, 0, undefined, 0);
+  mirrored = await LanceIndex.open(join(dir, 'mirrored'), D, W, 1 << 20, undefined, 0);
+  const first = rows(0, 150);
+  await plain.add('t', first);
+  await mirrored.add('t', first);
+});
+
+afterAll(async () => {
+  await plain.close();
+  await mirrored.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('vector mirror', () => {
+  it('returns what LanceDB returns, for random prefilters, on both vector columns, before and after more writes', async () => {
+    const compare = async (): Promise<number> => {
+      let nonEmpty = 0;
+      for (let q = 0; q < 60; q++) {
+        const f = filter();
+        const column = q % 2 === 0 ? 'vector' : 'wvec';
+        const query = column === 'vector' ? vec(D) : vec(W);
+        const limit = pick([1, 5, 40]);
+        const want = await plain.nearest('t', query, f, limit, column);
+        const got = await mirrored.nearest('t', query, f, limit, column);
+        expect(got.map((h) => [h.id, h.seq])).toEqual(want.map((h) => [h.id, h.seq]));
+        got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 5));
+        if (want.length > 0) nonEmpty++;
+      }
+      return nonEmpty;
+    };
+    expect(await compare()).toBeGreaterThan(20);
+    // Rows written after the mirror was filled are appended to it.
+    const more = rows(150, 60);
+    await plain.add('t', more);
+    await mirrored.add('t', more);
+    expect(await compare()).toBeGreaterThan(20);
+  });
+
+  it('a zero query finds nothing; ties keep write order; a row at or below the highest seq held is not added twice', () => {
+    const m = new TenantVectors();
+    const row = (id: string, seq: number, v: number[]) => mirrorRow(id, seq, Float32Array.from(v));
+    m.append([row('a', 1, [1, 0]), row('z', 2, [0, 0]), row('b', 3, [2, 0]), row('c', 4, [0, 1])]);
+    m.append([row('b', 3, [2, 0])]);
+    expect(m.size).toBe(4);
+    expect(m.nearest(new Float32Array([0, 0]), { asOf: 5 }, 10, 'vector')).toEqual([]);
+    expect(m.nearest(new Float32Array([1, 0]), { asOf: 5 }, 10, 'vector').map((h) => h.id)).toEqual(['a', 'b', 'c']);
+    expect(m.nearest(new Float32Array([1, 0]), { asOf: 5 }, 1, 'vector').map((h) => h.id)).toEqual(['a']);
+    expect(admits(row('a', 1, [1, 0]), { asOf: 0 })).toBe(false);
+    expect(admits(row('a', 1, [1, 0]), { asOf: 0, hidden: true })).toBe(true);
+  });
+
+  it('the scan in turns answers as the scan in one piece, whatever the stretch, and leaves out rows appended meanwhile', async () => {
+    const m = new TenantVectors();
+    m.append(Array.from({ length: 50 }, (_, i) => mirrorRow(`r${i}`, i + 1, vec(D))));
+    for (let k = 0; k < 20; k++) {
+      const q = vec(D);
+      const f = { asOf: 5 };
+      const whole = m.nearest(q, f, 7, 'vector');
+      expect(whole).toHaveLength(7);
+      for (const chunk of [1, 3, 16, 49, 50, 64]) expect(await m.nearestInTurns(q, f, 7, 'vector', chunk)).toEqual(whole);
+    }
+    const q = vec(D);
+    const before = m.nearest(q, { asOf: 5 }, 60, 'vector');
+    const pending = m.nearestInTurns(q, { asOf: 5 }, 60, 'vector', 10);
+    m.append([mirrorRow('late', 51, q)]); // the nearest possible row, written while the scan yields
+    expect(await pending).toEqual(before);
+  });
+
+  it("LanceDB's caches are the bounded session's (its connect drops a session passed beside the options)", async () => {
+    await plain.nearest('t', vec(D), { asOf: 2000 }, 5);
+    // Unused, the session holds nothing (152 bytes, 0 items measured); in use, the table's metadata and index pages.
+    expect(plain.memory().lanceCacheItems).toBeGreaterThan(0);
+  });
+
+  it('keeps mirrors within the byte budget, dropping the least recently used', async () => {
+    const one = (seq: number) => mirrorRow(`n${seq}`, seq, new Float32Array(100).fill(1));
+    // The budget holds two tenants of one row, not three.
+    const probe = new TenantVectors();
+    probe.append([one(1)]);
+    const mirrors = new VectorMirrors(Math.floor(2.5 * probe.bytes));
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return [one(1)];
+    };
+    await mirrors.get('a', load);
+    await mirrors.get('b', load);
+    await mirrors.get('a', load); // a used last: b goes first
+    await mirrors.get('c', load);
+    expect(loads).toBe(3);
+    await mirrors.get('a', load);
+    expect(loads).toBe(3);
+    await mirrors.get('b', load);
+    expect(loads).toBe(4);
+    // Too large alone: not kept.
+    expect(await new VectorMirrors(probe.bytes - 1).get('x', load)).toBeNull();
+    // Past maxRows (its table gets a vector index) a mirror is dropped; a declined load keeps nothing.
+    const capped = new VectorMirrors(1 << 20, 1);
+    expect((await capped.get('a', load))?.size).toBe(1);
+    await capped.append('a', [one(2)]);
+    expect(await capped.get('a', async () => null)).toBeNull();
+    expect(capped.fits(1, 10)).toBe(true);
+    expect(capped.fits(2, 10)).toBe(false);
+    expect((await capped.get('a', load))?.size).toBe(1);
+  });
+});

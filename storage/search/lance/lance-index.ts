@@ -1,0 +1,586 @@
+// The only module that touches LanceDB (Arrow batches are built in arrow-rows.ts). One table per tenant, one row per node version:
+// filters are SQL `where` prefilters (applied before ranking), full text is LanceDB's BM25 index with
+// stemming (a small table's answered from an in-memory copy, text-mirror.ts), vectors are searched flat
+// until a table is large enough for an HNSW index to pay off.
+import { createHash } from 'node:crypto';
+import * as lancedb from '@lancedb/lancedb';
+import type { Schema, Table as ArrowTable } from 'apache-arrow';
+import { envMegabytes } from '../../env-megabytes.ts';
+import { indexSchema, rowsToArrow } from './arrow-rows.ts';
+import { appendArrow } from './lance-append.ts';
+import type { Micros } from '../../time.ts';
+import { byScore, CUT_SLACK, TenantText, TEXT_COLUMNS, textRows, TokenCache } from '../copies/text-mirror.ts';
+import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
+import { SpaceCopies, type SpaceCopy } from '../copies/space-copies.ts';
+import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
+
+/** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
+export const HNSW_MIN_ROWS = 20_000;
+/**
+ * Rows left out of the full-text index before it is brought up to date (they are still searched, by a
+ * flat scan that scores every one of them, ~0.03 ms a row per query). Each `optimize` compacts, merges the
+ * index deltas and cleans up old versions, and its cost grows with the table (measured: ~30 ms at 600 rows,
+ * ~120 ms at 6,000, 0.2–0.8 s at 20k), so the allowance grows with it: a share of the indexed rows, at
+ * least FTS_MIN_UNINDEXED, at most FTS_MAX_UNINDEXED. The share applies only to a table searched since its
+ * last optimize (a bulk import nobody reads meanwhile is optimized as before: past FTS_MAX_UNINDEXED rows,
+ * MAX_APPENDS_BEFORE_COMPACTION appends, or once writes pause). A fixed 10,000 left a LoCoMo conversation (~600 turns
+ * written session by session, searched between sessions) flat-scanned whole: full text took 34 ms of a
+ * 36 ms search (p50).
+ */
+const FTS_MIN_UNINDEXED = 50;
+const FTS_UNINDEXED_SHARE = 1 / 16;
+const FTS_MAX_UNINDEXED = 10_000;
+
+/** Unindexed full-text rows a table of `indexed` rows may carry before an optimize. */
+export function ftsAllowance(indexed: number): number {
+  return Math.min(FTS_MAX_UNINDEXED, Math.max(FTS_MIN_UNINDEXED, Math.floor(indexed * FTS_UNINDEXED_SHARE)));
+}
+/** Small appends each make a data fragment; compacting them keeps scans fast. */
+const MAX_APPENDS_BEFORE_COMPACTION = 32;
+/**
+ * HNSW graph build effort. LanceDB's default (300) took 21–26 s for 20k rows × 384 dims on this machine
+ * and ~150 s at 100k, all of it CPU burnt after the writes were acknowledged; 150 builds ~6× faster with
+ * the same recall@10 against a flat scan (0.88 against 0.89, measured on bench-like rows).
+ */
+const HNSW_EF_CONSTRUCTION = 150;
+/**
+ * LanceDB's session caches default to 6 GB (index) and 1 GB (metadata), which a long-running server
+ * fills and keeps. The index cache holds the FTS, HNSW and scalar index pages (~40 MB for 100k rows).
+ */
+const INDEX_CACHE_BYTES = 256n * 1024n * 1024n;
+const METADATA_CACHE_BYTES = 64n * 1024n * 1024n;
+
+/** Memory for the in-memory vector columns of tables without a vector index (vector-mirror.ts); 0 turns them off. */
+export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number =>
+  envMegabytes(env, 'SVC_SEARCH_VECTORS_MB', 256, 0) * 1024 * 1024;
+
+/**
+ * Rows from which a tenant's full text is searched by LanceDB instead of its in-memory copy
+ * (text-mirror.ts, ~1 KB a row), and rows held in such copies at most over all tenants (least recently
+ * searched dropped first). 0 turns the copies off.
+ */
+export const TEXT_MIRROR_MAX_ROWS = 20_000;
+const TEXT_MIRROR_ROWS = 50_000;
+
+const MIRROR_COLUMNS = [...FILTER_COLUMNS, 'vector'];
+
+/**
+ * Memory for the copies of single spaces a space-confined search reads (space-copies.ts, ~2.5 KB a row
+ * with the local embedder and word vectors), and the rows from which a space is searched through LanceDB
+ * instead. 0 turns the copies off.
+ */
+export const spaceCopyBytes = (env: NodeJS.ProcessEnv = process.env): number =>
+  envMegabytes(env, 'SVC_SEARCH_SPACES_MB', 64, 0) * 1024 * 1024;
+export const SPACE_COPY_MAX_ROWS = 20_000;
+
+const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+const num = (n: number): string => String(Math.trunc(n));
+
+/** The SQL prefilter, or null when it admits every row (a filter-free search is the fastest). */
+export function wherePredicate(f: RowFilter): string | null {
+  const parts: string[] = [];
+  if (f.hidden) parts.push(`known_at > ${num(f.asOf)}`);
+  else if (!f.allKnown) parts.push(`known_at <= ${num(f.asOf)}`);
+  if (f.validAt !== undefined) {
+    const v = num(f.validAt);
+    parts.push(`asserted_at <= ${v}`, `valid_from <= ${v}`, `valid_to > ${v}`);
+  }
+  if (f.asserted !== undefined) parts.push(`asserted_at >= ${num(f.asserted.from)}`, `asserted_at < ${num(f.asserted.to)}`);
+  if (f.space !== undefined) parts.push(`space = ${quote(f.space)}`);
+  if (f.kind !== undefined) parts.push(`kind = ${quote(f.kind)}`);
+  if (f.category !== undefined) parts.push(`category = ${quote(f.category)}`);
+  if (f.excludeIds !== undefined && f.excludeIds.length > 0) parts.push(`id NOT IN (${f.excludeIds.map(quote).join(', ')})`);
+  if (f.onlyIds !== undefined) parts.push(f.onlyIds.length > 0 ? `id IN (${f.onlyIds.map(quote).join(', ')})` : 'false');
+  return parts.length > 0 ? parts.join(' AND ') : null;
+}
+
+function tableName(tenant: string): string {
+  const hex = Buffer.from(tenant, 'utf8').toString('hex');
+  return hex.length <= 96 ? `t_${hex}` : `h_${createHash('sha256').update(tenant).digest('hex')}`;
+}
+
+interface TableState {
+  table: lancedb.Table;
+  appends: number;
+  /** Searched by full text since its last optimize: only then is the flat scan of unindexed rows paid. */
+  searched: boolean;
+  hasTextIndex: boolean;
+  hasVectorIndex: boolean;
+  /** The in-memory full text: undefined until loaded, null when not kept (too large, or rows were deleted). */
+  text: TenantText | null | undefined;
+  /** Writes and index updates in flight: the table may differ from the copy meanwhile. */
+  busy: number;
+  /** Bumped by every write and index update: a copy read while it changed is thrown away. */
+  epoch: number;
+  /** Rows were deleted from the table: its full-text index may still count them, which no copy can know. */
+  deleted: boolean;
+}
+
+export class LanceIndex {
+  readonly #db: lancedb.Connection;
+  readonly #schema: Schema;
+  readonly #tables = new Map<string, Promise<TableState>>();
+  readonly #mirrors: VectorMirrors;
+  #session: lancedb.Session | undefined;
+  readonly #tokens = new TokenCache();
+  readonly #spaces: SpaceCopies;
+  /** Full-text queries answered by a tenant's copy and by LanceDB. */
+  readonly #textAnswers = { copy: 0, lance: 0, space: 0 };
+  /** Tenants with a full-text copy, least recently searched first. */
+  readonly #textRecent = new Map<string, TableState>();
+  readonly #textMirrorRows: number;
+  /** Tables whose rows `deleteAbove` deleted. */
+  readonly #deletedIn = new Set<string>();
+  readonly dimension: number;
+  /** Length of the word-vector column; 0 when the tables have none. */
+  readonly wordDimension: number;
+
+  private constructor(
+    db: lancedb.Connection,
+    dimension: number,
+    wordDimension: number,
+    mirrorBytes: number,
+    textMirrorRows: number,
+    spaceBytes: number,
+  ) {
+    this.#db = db;
+    this.#spaces = new SpaceCopies(spaceBytes, SPACE_COPY_MAX_ROWS, this.#tokens);
+    this.#textMirrorRows = textMirrorRows;
+    this.#mirrors = new VectorMirrors(mirrorBytes, HNSW_MIN_ROWS);
+    this.dimension = dimension;
+    this.wordDimension = wordDimension;
+    this.#schema = indexSchema(dimension, wordDimension);
+  }
+
+  static async open(
+    dir: string,
+    dimension: number,
+    wordDimension = 0,
+    mirrorBytes = vectorMirrorBytes(),
+    textMirrorRows = TEXT_MIRROR_ROWS,
+    spaceBytes = spaceCopyBytes(),
+  ): Promise<LanceIndex> {
+    process.env.LANCEDB_LOG ??= 'error';
+    const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
+    // In the options: this LanceDB (0.37.1) declares connect(uri, options, session) but drops that third
+    // argument, so the caches fell back to 6 GB and 1 GB and a long-running server's RSS grew with them.
+    const index = new LanceIndex(
+      await lancedb.connect(dir, { session }),
+      dimension,
+      wordDimension,
+      mirrorBytes,
+      textMirrorRows,
+      spaceBytes,
+    );
+    index.#session = session;
+    return index;
+  }
+
+  async #state(tenant: string, create: boolean): Promise<TableState | null> {
+    const cached = this.#tables.get(tenant);
+    if (cached) return cached;
+    const name = tableName(tenant);
+    const exists = (await this.#db.tableNames()).includes(name);
+    if (!exists && !create) return null;
+    const again = this.#tables.get(tenant);
+    if (again) return again;
+    const opening = this.#openTable(name, exists);
+    this.#tables.set(tenant, opening);
+    opening.catch(() => this.#tables.delete(tenant));
+    return opening;
+  }
+
+  async #openTable(name: string, exists: boolean): Promise<TableState> {
+    const table = exists
+      ? await this.#db.openTable(name)
+      : await this.#db.createEmptyTable(name, this.#schema, { mode: 'create', existOk: true });
+    const indices = await table.listIndices();
+    return {
+      table,
+      appends: 0,
+      searched: false,
+      hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
+      hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
+      text: undefined,
+      busy: 0,
+      epoch: 0,
+      deleted: this.#deletedIn.has(name),
+    };
+  }
+
+  // Built after the first rows, never on an empty table: an FTS index created empty ranks the rows added
+  // after it badly (measured on LoCoMo: recall@10 0.10 against 0.68 for the same rows indexed).
+  async #ensureTextIndex(state: TableState): Promise<void> {
+    if (state.hasTextIndex) return;
+    await this.#changing(state, async () => {
+      await state.table.createIndex('text', {
+        config: lancedb.Index.fts({ stem: true, removeStopWords: true, language: 'English', withPosition: false }),
+      });
+      state.hasTextIndex = true;
+      await this.#noteIndexed(state);
+    });
+  }
+
+  /** Runs a write or an index update of the table; the full-text copy is not used meanwhile, and dropped if it fails. */
+  async #changing<T>(state: TableState, work: () => Promise<T>): Promise<T> {
+    state.busy++;
+    try {
+      return await work();
+    } catch (error) {
+      state.text = undefined;
+      throw error;
+    } finally {
+      state.busy--;
+      state.epoch++;
+    }
+  }
+
+  /** Tells the full-text copy how many rows the index now covers (a prefix: rows are appended in seq order). */
+  async #noteIndexed(state: TableState): Promise<void> {
+    if (!state.text) return;
+    const stats = await state.table.indexStats('text_idx');
+    if (stats) state.text.setIndexed(stats.numIndexedRows);
+    else state.text = undefined;
+  }
+
+  #tokenize(table: lancedb.Table): (text: string) => Promise<string[]> {
+    return async (text) => (await table.tokenize(text, { column: 'text' })).map((t) => t.text);
+  }
+
+  async add(tenant: string, rows: readonly IndexRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const state = await this.#state(tenant, true);
+    if (!state) return;
+    await this.#changing(state, async () => {
+      await appendArrow(state.table, rowsToArrow(this.#schema, rows));
+      state.appends++;
+      if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
+      await this.#spaces.append(tenant, rows, this.#tokenize(state.table));
+      const text = state.text;
+      if (text) {
+        const tokens = await this.#tokens.tokens(
+          rows.map((r) => r.text),
+          this.#tokenize(state.table),
+        );
+        if (state.text === text) text.append(rows, tokens);
+        if (text.size > TEXT_MIRROR_MAX_ROWS) state.text = null;
+      }
+    });
+    await this.#ensureTextIndex(state);
+  }
+
+  /** Brings the full-text index up to date, compacts small appends and builds the vector index once the table is large. */
+  async maintain(tenant: string, force = false): Promise<void> {
+    const state = await this.#state(tenant, false);
+    if (!state) return;
+    await this.#ensureTextIndex(state);
+    const stats = await state.table.indexStats('text_idx');
+    const unindexed = stats?.numUnindexedRows ?? 0;
+    // A table whose full text its copy answers scores its unindexed rows in memory: the flat scan the
+    // allowance bounds is paid only by the few queries left to LanceDB, while each optimize makes the
+    // searches meanwhile wait for LanceDB (the copy is not used while the index changes).
+    const readers = state.searched && !state.text && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
+    if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
+      state.searched = false;
+      await this.#changing(state, async () => {
+        await state.table.optimize();
+        await this.#noteIndexed(state);
+      });
+      state.appends = 0;
+    }
+    if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
+      await state.table.createIndex('vector', {
+        config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }),
+      });
+      if (this.wordDimension > 0)
+        await state.table.createIndex('wvec', {
+          config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }),
+        });
+      // Scalar indexes let the prefilters of a large table skip rows instead of scanning columns.
+      await state.table.createIndex('known_at', { config: lancedb.Index.btree() });
+      for (const column of ['space', 'kind', 'category']) await state.table.createIndex(column, { config: lancedb.Index.bitmap() });
+      state.hasVectorIndex = true;
+      this.#mirrors.drop(tenant);
+    }
+  }
+
+  /**
+   * BM25 over the stemmed text of the rows the filter admits, best first, equal scores newest first
+   * (byScore: LanceDB's own order of equal scores changes from one call to the next). Answered from the
+   * tenant's in-memory copy when it has one. `terms` are plain words (no query syntax).
+   */
+  async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
+    const state = await this.#state(tenant, false);
+    if (!state || terms.length === 0) return [];
+    const space = filter.space === undefined ? null : await this.#spaceCopy(tenant, filter.space, state);
+    if (space) {
+      const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
+      this.#textAnswers.space++;
+      return space.fullText(tokens ?? [], filter, limit);
+    }
+    if (!state.hasTextIndex) return [];
+    state.searched = true;
+    const copy = await this.#textCopy(tenant, state);
+    if (copy) {
+      const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
+      // Read again: a write may have begun while the query was tokenized.
+      if (state.busy === 0 && state.text === copy) {
+        this.#textAnswers.copy++;
+        return copy.search(tokens ?? [], filter, limit);
+      }
+    }
+    this.#textAnswers.lance++;
+    const where = wherePredicate(filter);
+    let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
+    if (where !== null) query = query.where(where);
+    const rows = await query
+      .select(['id', 'seq', '_score'])
+      .limit(limit + CUT_SLACK)
+      .toArray();
+    return rows
+      .map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }))
+      .sort(byScore)
+      .slice(0, limit);
+  }
+
+  /** The tenant's full-text copy when it matches the table now, loaded on first use; null otherwise. */
+  async #textCopy(tenant: string, state: TableState): Promise<TenantText | null> {
+    if (state.busy > 0 || state.deleted || this.#textMirrorRows <= 0 || state.text === null) return null;
+    if (state.text) {
+      this.#textUsed(tenant, state);
+      return state.text;
+    }
+    const epoch = state.epoch;
+    const rows = await state.table.countRows();
+    if (rows > Math.min(TEXT_MIRROR_MAX_ROWS, this.#textMirrorRows)) {
+      state.text = null;
+      return null;
+    }
+    const data = await state.table.query().select(TEXT_COLUMNS).toArrow();
+    const read = textRows(data);
+    read.sort((a, b) => a.seq - b.seq);
+    const tokens = await this.#tokens.tokens(
+      read.map((r) => r.text),
+      this.#tokenize(state.table),
+    );
+    const stats = await state.table.indexStats('text_idx');
+    // Written or re-indexed while it was read: the next search reads it again.
+    if (state.epoch !== epoch || state.busy > 0 || !stats || state.text !== undefined) return null;
+    const copy = new TenantText();
+    copy.append(read, tokens);
+    copy.setIndexed(stats.numIndexedRows);
+    state.text = copy;
+    this.#textUsed(tenant, state);
+    return copy;
+  }
+
+  /** Marks the tenant's copy most recently used and drops the least recently used beyond the row budget. */
+  #textUsed(tenant: string, state: TableState): void {
+    this.#textRecent.delete(tenant);
+    this.#textRecent.set(tenant, state);
+    let total = 0;
+    for (const s of this.#textRecent.values()) total += s.text?.size ?? 0;
+    for (const [t, s] of this.#textRecent) {
+      if (total <= this.#textMirrorRows) break;
+      total -= s.text?.size ?? 0;
+      // Undefined, not null: it is loaded again when next searched.
+      s.text = undefined;
+      this.#textRecent.delete(t);
+    }
+  }
+
+  /** Rows not yet in the tenant's full-text index (tests, diagnosis). */
+  async unindexedTextRows(tenant: string): Promise<number> {
+    const state = await this.#state(tenant, false);
+    const stats = state?.hasTextIndex ? await state.table.indexStats('text_idx') : undefined;
+    return stats?.numUnindexedRows ?? 0;
+  }
+
+  /** How many full-text queries the in-memory copies answered, and how many LanceDB did (tests, diagnosis). */
+  textAnswers(): { copy: number; lance: number; space: number } {
+    return { ...this.#textAnswers };
+  }
+
+  /** Nearest vectors (cosine) in `column` among the rows the filter admits. */
+  async nearest(
+    tenant: string,
+    vector: Float32Array,
+    filter: RowFilter,
+    limit: number,
+    column: 'vector' | 'wvec' = 'vector',
+  ): Promise<Hit[]> {
+    const state = await this.#state(tenant, false);
+    if (!state) return [];
+    const space = filter.space === undefined ? null : await this.#spaceCopy(tenant, filter.space, state);
+    if (space) return space.nearest(vector, filter, limit, column);
+    if (!state.hasVectorIndex) {
+      const mirror = await this.#mirrors.get(tenant, async () =>
+        // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
+        this.#mirrors.fits(await state.table.countRows(), 4 * (this.dimension + this.wordDimension) + 216)
+          ? this.#mirrorRows(state.table)
+          : null,
+      );
+      if (mirror) return mirror.nearestInTurns(vector, filter, limit, column);
+    }
+    const where = wherePredicate(filter);
+    let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
+    if (where !== null) query = query.where(where);
+    const rows = await query.select(['id', 'seq', '_distance']).limit(limit).toArray();
+    return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
+  }
+
+  /**
+   * The copy of one space of the tenant, loaded on first use through the `space` prefilter (a bitmap index
+   * once the table is large); null when the space is too large for one (then LanceDB answers) or the copies
+   * are off. Rows deleted from the table (deleteAbove) are never in a copy: copies are read after it.
+   */
+  async spaceCopy(tenant: string, space: string): Promise<SpaceCopy | null> {
+    const state = await this.#state(tenant, false);
+    return state ? this.#spaceCopy(tenant, space, state) : null;
+  }
+
+  /** The space's copy if it is in memory now (admission: a search of it may be cheap). */
+  loadedSpaceCopy(tenant: string, space: string): SpaceCopy | undefined {
+    return this.#spaces.loaded(tenant, space);
+  }
+
+  /** Adds rows of one space not yet in the table to its copy (rows it holds are skipped by seq). */
+  async appendToCopy(tenant: string, copy: SpaceCopy, rows: readonly IndexRow[]): Promise<void> {
+    const state = await this.#state(tenant, false);
+    if (!state || rows.length === 0) return;
+    const tokens = await this.#tokens.tokens(
+      rows.map((r) => r.text),
+      this.#tokenize(state.table),
+    );
+    copy.append(rows, tokens);
+  }
+
+  #spaceCopy(tenant: string, space: string, state: TableState): Promise<SpaceCopy | null> {
+    // A copy tokenizes with the table's full-text tokenizer, which LanceDB has only once the text index is
+    // built (after the first rows): until then the table answers, as it always did ("Column 'text' does not
+    // have a full text search index" was a 500 for a search right after a fresh table's first write).
+    if (!state.hasTextIndex) return Promise.resolve(null);
+    const where = `space = ${quote(space)}`;
+    const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
+    return this.#spaces.get(tenant, space, {
+      rows: async (limit) => {
+        const data = await spaceRowsOf(state.table, space, where, columns, limit);
+        const text = data.getChild('text');
+        return mirrorRows(data, this.dimension)
+          .map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }))
+          .sort((a, b) => a.seq - b.seq);
+      },
+      tokenize: this.#tokenize(state.table),
+    });
+  }
+
+  /** What the index holds in memory, in bytes (diagnosis: SVC_LOAD_STATS): LanceDB's session caches and our copies. */
+  memory(): { lanceCache: number; lanceCacheItems: number; vectorMirrors: number; spaceCopies: number } {
+    return {
+      lanceCache: Number(this.#session?.sizeBytes() ?? 0n),
+      lanceCacheItems: this.#session?.approxNumItems() ?? 0,
+      vectorMirrors: this.#mirrors.heldBytes(),
+      spaceCopies: this.#spaces.held().bytes,
+    };
+  }
+
+  /** Space copies held, loaded and evicted (tests, diagnosis). */
+  spaceCopies(): { spaces: number; rows: number; bytes: number; loads: number; evictions: number; loadMs: number } {
+    return { ...this.#spaces.held(), ...this.#spaces.counts };
+  }
+
+  /** Every row's filter and vector columns, to fill a tenant's mirror. */
+  async #mirrorRows(table: lancedb.Table): Promise<MirrorRow[]> {
+    const columns = this.wordDimension > 0 ? [...MIRROR_COLUMNS, 'wvec'] : MIRROR_COLUMNS;
+    return mirrorRows(await table.query().select(columns).toArrow(), this.dimension);
+  }
+
+  async countRows(tenant?: string): Promise<number> {
+    let total = 0;
+    for (const t of tenant === undefined ? await this.#allTenantTables() : [tableName(tenant)]) {
+      if (!(await this.#db.tableNames()).includes(t)) continue;
+      total += await (await this.#db.openTable(t)).countRows();
+    }
+    return total;
+  }
+
+  async #allTenantTables(): Promise<string[]> {
+    return (await this.#db.tableNames()).filter((n) => n.startsWith('t_') || n.startsWith('h_'));
+  }
+
+  /** Removes rows above `seq` (written after the last recorded progress, e.g. before a crash). */
+  async deleteAbove(seq: number): Promise<void> {
+    for (const name of await this.#allTenantTables()) {
+      const table = await this.#db.openTable(name);
+      const before = await table.countRows();
+      await table.delete(`seq > ${num(seq)}`);
+      if ((await table.countRows()) < before) this.#deletedIn.add(name);
+    }
+  }
+
+  /** Drops the tenant's table and every copy of it held in memory. */
+  async dropTenant(tenant: string): Promise<void> {
+    const name = tableName(tenant);
+    const state = await this.#tables.get(tenant)?.catch(() => null);
+    this.#tables.delete(tenant);
+    this.#textRecent.delete(tenant);
+    this.#deletedIn.delete(name);
+    this.#mirrors.drop(tenant);
+    this.#spaces.dropTenant(tenant);
+    state?.table.close();
+    if ((await this.#db.tableNames()).includes(name)) await this.#db.dropTable(name);
+  }
+
+  async dropAll(): Promise<void> {
+    this.#tables.clear();
+    this.#textRecent.clear();
+    this.#deletedIn.clear();
+    this.#mirrors.drop();
+    this.#spaces.dropTenant();
+    for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.#tables.values()) (await s.catch(() => null))?.table.close();
+    this.#tables.clear();
+    this.#textRecent.clear();
+    this.#mirrors.drop();
+    this.#spaces.dropTenant();
+    this.#db.close();
+  }
+}
+
+/**
+ * One space's rows with their vectors, in two steps: the row ids through the `space` prefilter, then those
+ * rows by id. A filtered query selecting the vector columns read them for every row it scanned: measured
+ * on a 240,000-row table (300k-row application, fragments partly unindexed, load average ~16), one space's
+ * 120 rows took 4.1–4.8 s in one query and 25–120 ms in two. A compaction between the steps moves rows to
+ * other ids: then the take does not return exactly the space's rows, and the one query is run instead.
+ */
+export async function spaceRowsOf(
+  table: lancedb.Table,
+  space: string,
+  where: string,
+  columns: string[],
+  limit: number,
+): Promise<ArrowTable> {
+  const ids = await table.query().where(where).withRowId().select(['seq']).limit(limit).toArrow();
+  const idColumn = ids.getChild('_rowid');
+  const rowIds: bigint[] = [];
+  for (let i = 0; i < ids.numRows; i++) rowIds.push(BigInt(idColumn?.get(i) as bigint | number));
+  if (rowIds.length === 0) return ids;
+  const oneQuery = (): Promise<ArrowTable> => table.query().where(where).select(columns).limit(limit).toArrow();
+  let taken: ArrowTable;
+  try {
+    taken = await table
+      .takeRowIds(rowIds)
+      .select([...new Set([...columns, 'space'])])
+      .toArrow();
+  } catch {
+    return oneQuery();
+  }
+  const spaces = taken.getChild('space');
+  let exact = taken.numRows === rowIds.length;
+  for (let i = 0; exact && i < taken.numRows; i++) exact = spaces?.get(i) === space;
+  return exact ? taken : oneQuery();
+}
