@@ -181,6 +181,11 @@ async function measure(size: string): Promise<SizeFigures> {
       tenantPage,
       refused,
     };
+  } catch (error) {
+    // What the server said (and whether it exited) is the first thing to know when a request fails.
+    const last = server ?? writer;
+    const exit = last.child.exitCode ?? last.child.signalCode ?? 'running';
+    throw new Error(`app ${size}: ${(error as Error).message}\nserver (${exit}) log:\n${last.log().slice(-4000)}`, { cause: error });
   } finally {
     await server?.stop();
     await writer.stop();
