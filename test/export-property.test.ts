@@ -172,7 +172,8 @@ describe('a bundle answers as the server', () => {
       ),
       { numRuns: RUNS },
     );
-  });
+    // 10-19 s in CI, 33 s alone on a machine at load 10: the project's 60 s default was outrun at load 18.
+  }, 180_000);
 
   it('a bundle exported at an earlier as_of lists and gets the same blocks as the server at or before it', async () => {
     await fc.assert(
