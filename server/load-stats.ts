@@ -3,16 +3,39 @@
 // arrived then waited before JavaScript saw it, and so the floor under any answer, a refusal included) and
 // memory split by where it lives (heap, external, arrayBuffers, and the native rest of RSS: LanceDB's
 // and Arrow's buffers, Kuzu's pages, the allocator's slack). The load bench reads these lines.
+import type { Server } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Ledger } from '../storage/ledger.ts';
 import type { Services } from '../tools/context.ts';
 
 const MB = 1024 * 1024;
 const round = (n: number): number => Math.round(n * 100) / 100;
 
-export function startLoadStats(services: () => Services | undefined, everyMs = 10_000): () => void {
+export interface LoadStatsSources {
+  services: () => Services | undefined;
+  ledger?: () => Ledger | undefined;
+  /** The HTTP server: connections accepted over the window and open now. */
+  server?: Server;
+}
+
+export function startLoadStats(sources: LoadStatsSources, everyMs = 10_000): () => void {
+  const { services, ledger, server } = sources;
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  let accepted = 0;
+  const onConnection = (): void => {
+    accepted++;
+  };
+  server?.on('connection', onConnection);
+  let open = 0;
+  const count = (): void => {
+    server?.getConnections((error, n) => {
+      if (!error) open = n;
+    });
+  };
   const timer = setInterval(() => {
+    count();
+    const resident = ledger?.()?.residentStats();
     const m = process.memoryUsage();
     const line = {
       loop_p50_ms: round(delay.percentile(50) / 1e6),
@@ -30,14 +53,19 @@ export function startLoadStats(services: () => Services | undefined, everyMs = 1
           k.endsWith('Items') ? v : round(v / MB),
         ]),
       ),
+      // The read model's own estimate (rows × ROW_BYTES): what "the data written" costs in the heap.
+      ...(resident ? { readModel_mb: round(resident.bytes / MB) } : {}),
       ...services()?.admission?.stats(),
+      ...(server ? { connections_open: open, connections_accepted: accepted } : {}),
     };
+    accepted = 0;
     delay.reset();
     process.stderr.write(`load-stats ${JSON.stringify(line)}\n`);
   }, everyMs);
   timer.unref();
   return () => {
     clearInterval(timer);
+    server?.off('connection', onConnection);
     delay.disable();
   };
 }

@@ -1,8 +1,9 @@
 // `memory-ledger serve`: the HTTP server on the embedded stores in SVC_DATA_DIR. When `stdio` processes
 // share the folder, the first process holds the ledger and the others forward to it (server/local/).
 // SIGTERM and SIGINT stop taking requests, let queued writes commit, and close the stores.
+import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
 import type { Ledger } from '../storage/ledger.ts';
@@ -86,7 +87,9 @@ export async function runServe(): Promise<void> {
     }
     return own.app;
   };
-  const server = serve({ fetch: linkedFetch(link, config, appOf), port: config.port, hostname: config.host }, (info) => {
+  const server = createAdaptorServer({ fetch: linkedFetch(link, config, appOf), hostname: config.host });
+  server.listen({ port: config.port, host: config.host, backlog: config.listenBacklog }, () => {
+    const info = server.address() as AddressInfo;
     console.log(
       `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''})`,
     );
@@ -99,7 +102,7 @@ export async function runServe(): Promise<void> {
     placement?.etcd.register(config.etcd?.advertiseUrl ?? advertised);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
     console.log(describeLimits(config.admission, heavyOperationNames));
-    if (process.env.SVC_LOAD_STATS === '1') startLoadStats(() => own?.services);
+    if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });
   });
   stopOnSignals(link, async () => {
     server.close();
