@@ -72,3 +72,14 @@ describe('SVC_LISTEN_BACKLOG', () => {
     for (const bad of ['0', '65536', '1.5', 'many', '-3']) expect(() => readConfig({ SVC_LISTEN_BACKLOG: bad })).toThrow(/SVC_LISTEN_BACKLOG/);
   });
 });
+
+describe('SVC_LISTEN_SOCKETS', () => {
+  it('defaults to 32 sockets on the port and takes 1 (a plain listen) to 256', () => {
+    expect(readConfig({}).listenSockets).toBe(32);
+    expect(readConfig({ SVC_LISTEN_SOCKETS: '1' }).listenSockets).toBe(1);
+    expect(readConfig({ SVC_LISTEN_SOCKETS: '256' }).listenSockets).toBe(256);
+  });
+  it('refuses anything else, naming the variable', () => {
+    for (const bad of ['0', '257', '2.5', 'wide']) expect(() => readConfig({ SVC_LISTEN_SOCKETS: bad })).toThrow(/SVC_LISTEN_SOCKETS/);
+  });
+});

@@ -35,6 +35,8 @@ export interface Config {
   admission: AdmissionLimits;
   /** Connections the kernel holds for the server to accept (SVC_LISTEN_BACKLOG; capped by net.core.somaxconn). */
   listenBacklog: number;
+  /** Listening sockets on the port (SVC_LISTEN_SOCKETS, Linux only): how many new connections are accepted per turn of the event loop. */
+  listenSockets: number;
 }
 
 /**
@@ -43,6 +45,18 @@ export interface Config {
  * so the refusal the server would give in milliseconds reaches it seconds later (docs/load.md).
  */
 export const LISTEN_BACKLOG_DEFAULT = 4096;
+
+/** Sockets listening on the port (server/listen-wide.ts): each accepts one new connection per turn of the event loop. */
+export const LISTEN_SOCKETS_DEFAULT = 32;
+
+function listenSockets(env: NodeJS.ProcessEnv): number {
+  const text = env.SVC_LISTEN_SOCKETS?.trim();
+  if (!text) return LISTEN_SOCKETS_DEFAULT;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > 256)
+    throw new ConfigError(`SVC_LISTEN_SOCKETS: expected a whole number from 1 to 256, got "${env.SVC_LISTEN_SOCKETS}"`);
+  return n;
+}
 
 function listenBacklog(env: NodeJS.ProcessEnv): number {
   const text = env.SVC_LISTEN_BACKLOG?.trim();
@@ -150,6 +164,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorKey,
     admission,
     listenBacklog: listenBacklog(env),
+    listenSockets: listenSockets(env),
   };
 }
 

@@ -109,6 +109,8 @@ interface KindStats {
   shed: number;
   failed: number;
   timeouts: number;
+  /** Connection errors (a reset or refused socket), after which autocannon connects again. */
+  errors: number;
   /** Ids of writes acknowledged with 200 (when tracked). */
   acked: string[];
 }
@@ -160,7 +162,7 @@ async function drive(
   const t0 = performance.now();
   await Promise.all(
     kinds.map(async (kind) => {
-      const s: KindStats = { latencies: [], shedLatencies: [], ok: 0, shed: 0, failed: 0, timeouts: 0, acked: [] };
+      const s: KindStats = { latencies: [], shedLatencies: [], ok: 0, shed: 0, failed: 0, timeouts: 0, errors: 0, acked: [] };
       stats.set(kind, s);
       // The id a write carries, kept until its answer says whether it was acknowledged.
       const request: Request = {
@@ -198,6 +200,9 @@ async function drive(
         if (door === 'rest' && (status === 429 || status === 503 || status === 504)) s.shedLatencies.push(ms);
         else s.latencies.push(ms);
       });
+      instance.on('reqError', () => {
+        s.errors++;
+      });
       const result = await instance;
       s.timeouts = result.timeouts;
     }),
@@ -234,7 +239,7 @@ function describeRun(r: RunResult): string {
   const perKind = [...r.kinds.entries()]
     .map(
       ([k, s]) =>
-        `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}${s.timeouts ? ` (${s.timeouts} timed out)` : ''}`,
+        `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}${s.timeouts ? ` (${s.timeouts} timed out)` : ''}${s.errors ? ` (${s.errors} connection errors)` : ''}`,
     )
     .join(', ');
   const shedPct = t.answered ? (100 * t.shed) / t.answered : 0;
@@ -316,6 +321,9 @@ interface LoadStats {
   readModel_mb?: number;
   connections_open?: number;
   connections_accepted?: number;
+  oldestArrivedMs?: number;
+  sockets_paused?: number;
+  sockets_need_drain?: number;
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -357,6 +365,10 @@ export const loadBench: BenchSection = {
     const mixes = envList('LOAD_MIXES', Object.keys(MIXES).join(','));
     const rows: BenchRow[] = [];
     const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000 });
+    let stopping = false;
+    server.child.once('exit', (code, signal) => {
+      if (!stopping) console.error(`load: the server exited (${code ?? signal}):\n${server.log().slice(-4000)}`);
+    });
     const app = `${USERS} users × ${rowsPerUser} rows`;
     try {
       await seed(server.base, rowsPerUser);
@@ -401,7 +413,7 @@ export const loadBench: BenchSection = {
       rows.push({
         metric: "1,024 conn: the server's event-loop delay per 10 s (p99 / max)",
         value: burstStats
-          .map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms (${x.connections_open ?? '?'} connections open, ${x.connections_accepted ?? '?'} accepted)`)
+          .map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms (${x.connections_open ?? '?'} connections open, ${x.connections_accepted ?? '?'} accepted, oldest request inside ${x.oldestArrivedMs ?? '?'} ms, ${x.sockets_paused ?? '?'} sockets not read, ${x.sockets_need_drain ?? '?'} waiting for the client to read)`)
           .join('; '),
         target: '',
         met: null,
@@ -423,6 +435,7 @@ export const loadBench: BenchSection = {
         met: lost === 0,
       });
     } finally {
+      stopping = true;
       await server.stop();
       rmSync(server.dataDir, { recursive: true, force: true });
     }
