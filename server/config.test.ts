@@ -69,7 +69,8 @@ describe('SVC_LISTEN_BACKLOG', () => {
     expect(readConfig({ SVC_LISTEN_BACKLOG: '1024' }).listenBacklog).toBe(1024);
   });
   it('refuses anything but a whole number from 1 to 65535, naming the variable', () => {
-    for (const bad of ['0', '65536', '1.5', 'many', '-3']) expect(() => readConfig({ SVC_LISTEN_BACKLOG: bad })).toThrow(/SVC_LISTEN_BACKLOG/);
+    for (const bad of ['0', '65536', '1.5', 'many', '-3'])
+      expect(() => readConfig({ SVC_LISTEN_BACKLOG: bad })).toThrow(/SVC_LISTEN_BACKLOG/);
   });
 });
 

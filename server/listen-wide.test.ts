@@ -18,23 +18,26 @@ function ask(port: number): Promise<string> {
 }
 
 describe('listenWide', () => {
-  it.runIf(process.platform === 'linux')('listens on several sockets of one port, and the one HTTP server answers every connection', async () => {
-    let answered = 0;
-    const server = createServer((_req, res) => res.end(`answer ${++answered}`));
-    const wide = await listenWide(server, { port: 0, host: '127.0.0.1', backlog: 64, sockets: 4 });
-    try {
-      // Node ≥ 22.12 binds the three extra sockets; an older one listens once, as before.
-      expect([0, 3]).toContain(wide.extra.length);
-      const port = (server.address() as AddressInfo).port;
-      for (const l of wide.extra) expect((l.address() as AddressInfo).port).toBe(port);
-      const answers = await Promise.all(Array.from({ length: 40 }, () => ask(port)));
-      expect(new Set(answers).size).toBe(40);
-      expect(answered).toBe(40);
-    } finally {
-      wide.close();
-      await new Promise((r) => server.close(r));
-    }
-  });
+  it.runIf(process.platform === 'linux')(
+    'listens on several sockets of one port, and the one HTTP server answers every connection',
+    async () => {
+      let answered = 0;
+      const server = createServer((_req, res) => res.end(`answer ${++answered}`));
+      const wide = await listenWide(server, { port: 0, host: '127.0.0.1', backlog: 64, sockets: 4 });
+      try {
+        // Node ≥ 22.12 binds the three extra sockets; an older one listens once, as before.
+        expect([0, 3]).toContain(wide.extra.length);
+        const port = (server.address() as AddressInfo).port;
+        for (const l of wide.extra) expect((l.address() as AddressInfo).port).toBe(port);
+        const answers = await Promise.all(Array.from({ length: 40 }, () => ask(port)));
+        expect(new Set(answers).size).toBe(40);
+        expect(answered).toBe(40);
+      } finally {
+        wide.close();
+        await new Promise((r) => server.close(r));
+      }
+    },
+  );
 
   it('refuses a port another process holds, with EADDRINUSE, instead of sharing it', async () => {
     const other = createNetServer();

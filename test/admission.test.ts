@@ -291,12 +291,15 @@ describe('overload answered by the HTTP listener, before the app', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (method: string, path: string, body?: string) =>
       new Promise<{ status: number; headers: IncomingMessage['headers']; text: string; reused: boolean }>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port, method, path, agent, headers: { 'content-type': 'application/json' } }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, reused: req.reusedSocket }));
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port, method, path, agent, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, reused: req.reusedSocket }));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -311,7 +314,10 @@ describe('overload answered by the HTTP listener, before the app', () => {
       expect(refused.status).toBe(503);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(refused.headers['content-type']).toBe('application/json');
-      expect(JSON.parse(refused.text).detail).toMatchObject({ error: 'overloaded', why: expect.stringMatching(/2 requests are in flight/) });
+      expect(JSON.parse(refused.text).detail).toMatchObject({
+        error: 'overloaded',
+        why: expect.stringMatching(/2 requests are in flight/),
+      });
       expect(gate(t).stats().shed).toBe(shed0 + 1);
       // Open routes and MCP (whose refusal names the JSON-RPC id) go on to the app.
       expect((await send('GET', '/v1/version')).text).toBe('app');

@@ -414,7 +414,10 @@ export const loadBench: BenchSection = {
       rows.push({
         metric: "1,024 conn: the server's event-loop delay per 10 s (p99 / max)",
         value: burstStats
-          .map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms (${x.connections_open ?? '?'} connections open, ${x.connections_accepted ?? '?'} accepted, oldest request inside ${x.oldestArrivedMs ?? '?'} ms, ${x.sockets_paused ?? '?'} sockets not read, ${x.sockets_need_drain ?? '?'} waiting for the client to read)`)
+          .map(
+            (x) =>
+              `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms (${x.connections_open ?? '?'} connections open, ${x.connections_accepted ?? '?'} accepted, oldest request inside ${x.oldestArrivedMs ?? '?'} ms, ${x.sockets_paused ?? '?'} sockets not read, ${x.sockets_need_drain ?? '?'} waiting for the client to read)`,
+          )
           .join('; '),
         target: '',
         met: null,
