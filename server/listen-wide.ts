@@ -54,6 +54,8 @@ export async function listenWide(server: Server, opts: ListenOptions): Promise<{
       });
       // A Node without reusePort (before 22.12) cannot bind a second socket: one listener, as before.
       if (!bound) break;
+      // Later errors (EMFILE on accept) are the server's, handled where its own are.
+      listener.on('error', (error) => server.emit('error', error));
       extra.push(listener);
     }
   }

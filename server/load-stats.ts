@@ -2,7 +2,8 @@
 // `load-stats {...}`: the event loop's delay over the window (p50/p99/max, ms: how long a request that
 // arrived then waited before JavaScript saw it, and so the floor under any answer, a refusal included) and
 // memory split by where it lives (heap, external, arrayBuffers, and the native rest of RSS: LanceDB's
-// and Arrow's buffers, Kuzu's pages, the allocator's slack). The load bench reads these lines.
+// and Arrow's buffers, Kuzu's pages, the allocator's slack), the read model's size, requests inside and
+// the HTTP server's sockets. The load bench reads these lines. SVC_LOAD_STATS_MS changes the 10 s.
 import type { Server, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Ledger } from '../storage/ledger.ts';

@@ -109,6 +109,7 @@ export async function runServe(): Promise<void> {
   });
   listened.then((wide) => {
     listening = wide;
+    server.once('error', listenFailed);
     const info = server.address() as AddressInfo;
     console.log(
       `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''})`,
