@@ -62,3 +62,25 @@ describe('SVC_SERVER_ID and SVC_ETCD', () => {
     expect(c.etcd?.advertiseUrl).toBe('http://10.0.0.2:8787');
   });
 });
+
+describe('SVC_LISTEN_BACKLOG', () => {
+  it("defaults to 4096, above Node's 511, so a burst of connections is queued by the kernel rather than dropped", () => {
+    expect(readConfig({}).listenBacklog).toBe(4096);
+    expect(readConfig({ SVC_LISTEN_BACKLOG: '1024' }).listenBacklog).toBe(1024);
+  });
+  it('refuses anything but a whole number from 1 to 65535, naming the variable', () => {
+    for (const bad of ['0', '65536', '1.5', 'many', '-3'])
+      expect(() => readConfig({ SVC_LISTEN_BACKLOG: bad })).toThrow(/SVC_LISTEN_BACKLOG/);
+  });
+});
+
+describe('SVC_LISTEN_SOCKETS', () => {
+  it('defaults to 32 sockets on the port and takes 1 (a plain listen) to 256', () => {
+    expect(readConfig({}).listenSockets).toBe(32);
+    expect(readConfig({ SVC_LISTEN_SOCKETS: '1' }).listenSockets).toBe(1);
+    expect(readConfig({ SVC_LISTEN_SOCKETS: '256' }).listenSockets).toBe(256);
+  });
+  it('refuses anything else, naming the variable', () => {
+    for (const bad of ['0', '257', '2.5', 'wide']) expect(() => readConfig({ SVC_LISTEN_SOCKETS: bad })).toThrow(/SVC_LISTEN_SOCKETS/);
+  });
+});

@@ -33,6 +33,38 @@ export interface Config {
   operatorKey: string | null;
   /** What runs and waits at once, and each request's deadline (SVC_MAX_HEAVY, SVC_HEAVY_QUEUE, ...). */
   admission: AdmissionLimits;
+  /** Connections the kernel holds for the server to accept (SVC_LISTEN_BACKLOG; capped by net.core.somaxconn). */
+  listenBacklog: number;
+  /** Listening sockets on the port (SVC_LISTEN_SOCKETS, Linux only): how many new connections are accepted per turn of the event loop. */
+  listenSockets: number;
+}
+
+/**
+ * Node's listen backlog is 511. A burst of 1,024 connections opened at once while the event loop is busy
+ * overflows it; Linux then drops the handshakes it cannot queue and each client resends after 1, 3, 7 s,
+ * so the refusal the server would give in milliseconds reaches it seconds later (docs/load.md).
+ */
+export const LISTEN_BACKLOG_DEFAULT = 4096;
+
+/** Sockets listening on the port (server/listen-wide.ts): each accepts one new connection per turn of the event loop. */
+export const LISTEN_SOCKETS_DEFAULT = 32;
+
+function listenSockets(env: NodeJS.ProcessEnv): number {
+  const text = env.SVC_LISTEN_SOCKETS?.trim();
+  if (!text) return LISTEN_SOCKETS_DEFAULT;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > 256)
+    throw new ConfigError(`SVC_LISTEN_SOCKETS: expected a whole number from 1 to 256, got "${env.SVC_LISTEN_SOCKETS}"`);
+  return n;
+}
+
+function listenBacklog(env: NodeJS.ProcessEnv): number {
+  const text = env.SVC_LISTEN_BACKLOG?.trim();
+  if (!text) return LISTEN_BACKLOG_DEFAULT;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > 65_535)
+    throw new ConfigError(`SVC_LISTEN_BACKLOG: expected a whole number from 1 to 65535, got "${env.SVC_LISTEN_BACKLOG}"`);
+  return n;
 }
 
 export class ConfigError extends Error {}
@@ -131,6 +163,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etcd,
     operatorKey,
     admission,
+    listenBacklog: listenBacklog(env),
+    listenSockets: listenSockets(env),
   };
 }
 

@@ -9,6 +9,10 @@
 // refusal is still an MCP answer: a small body is read (the JSON-RPC id is in it) to send the tool's
 // `isError` result saying when to retry, the same as `admit` would; anything else gets HTTP 503 with
 // Retry-After and a JSON-RPC error.
+//
+// A REST refusal is answered earlier still, by the HTTP listener itself (`createServerShedding`): the same
+// decision and body, without building a Fetch request or running Hono for it.
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { readRequestBody } from '@modelcontextprotocol/server';
 import type { MiddlewareHandler } from 'hono';
 import { matchPath, routes } from '../bridge/routes.ts';
@@ -55,6 +59,52 @@ export function earlyShed(admission: Admission): MiddlewareHandler<RestEnv> {
       arrived.release();
     }
   };
+}
+
+/**
+ * The same refusal for a REST operation route, decided from Node's `request` event before the request
+ * becomes a Fetch `Request` and passes Hono's router and middleware: in a burst the refused requests
+ * outnumber the admitted ones, and every one of them waits for the event loop, so what a refusal costs is
+ * what every other refusal waits (docs/load.md). null: let the request through to the app, whose
+ * `earlyShed` counts it in. MCP requests always go through (their refusal names the JSON-RPC id).
+ */
+export function refusalBeforeApp(
+  admission: Admission,
+  method: string | undefined,
+  url: string | undefined,
+): { status: number; headers: Record<string, string>; body: string } | null {
+  if (!method || !url?.startsWith('/v1/')) return null;
+  const query = url.indexOf('?');
+  const door = doorOf(method, query < 0 ? url : url.slice(0, query));
+  if (door?.kind !== 'rest') return null;
+  const refusal = admission.refusal(door.heavy);
+  if (!refusal) return null;
+  const answer = errorAnswer(refusal, () => 'body');
+  return {
+    status: answer.status,
+    headers: { 'content-type': 'application/json', 'retry-after': String(answer.retryAfter ?? 1) },
+    body: JSON.stringify(answer.body),
+  };
+}
+
+/**
+ * Node's `createServer` with `refusalBeforeApp` in front of the app's listener. `admission` is the gate of
+ * the app answering here now (undefined: none, or requests are forwarded to another process).
+ */
+export function createServerShedding(admission: () => Admission | undefined): typeof createServer {
+  const shedding = (options: ServerOptions, listener: RequestListener): Server =>
+    createServer(options, (req, res) => {
+      const gate = admission();
+      const refused = gate ? refusalBeforeApp(gate, req.method, req.url) : null;
+      if (!refused) {
+        listener(req, res);
+        return;
+      }
+      res.writeHead(refused.status, refused.headers);
+      res.end(refused.body);
+    });
+  // @hono/node-server calls it as createServer(options, listener), the one form this supports.
+  return shedding as typeof createServer;
 }
 
 function restRefusal(error: SvcError): Response {

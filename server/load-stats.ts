@@ -2,17 +2,48 @@
 // `load-stats {...}`: the event loop's delay over the window (p50/p99/max, ms: how long a request that
 // arrived then waited before JavaScript saw it, and so the floor under any answer, a refusal included) and
 // memory split by where it lives (heap, external, arrayBuffers, and the native rest of RSS: LanceDB's
-// and Arrow's buffers, Kuzu's pages, the allocator's slack). The load bench reads these lines.
+// and Arrow's buffers, Kuzu's pages, the allocator's slack), the read model's size, requests inside and
+// the HTTP server's sockets. The load bench reads these lines. SVC_LOAD_STATS_MS changes the 10 s.
+import type { Server, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Ledger } from '../storage/ledger.ts';
 import type { Services } from '../tools/context.ts';
 
 const MB = 1024 * 1024;
 const round = (n: number): number => Math.round(n * 100) / 100;
 
-export function startLoadStats(services: () => Services | undefined, everyMs = 10_000): () => void {
+export interface LoadStatsSources {
+  services: () => Services | undefined;
+  ledger?: () => Ledger | undefined;
+  /** The HTTP server: connections accepted over the window and open now (its 'connection' events, from every listening socket). */
+  server?: Server;
+}
+
+export function startLoadStats(sources: LoadStatsSources, everyMs = Number(process.env.SVC_LOAD_STATS_MS ?? 10_000)): () => void {
+  const { services, ledger, server } = sources;
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  let accepted = 0;
+  const sockets = new Set<Socket>();
+  const onConnection = (socket: Socket): void => {
+    accepted++;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+  // Sockets Node has stopped reading (a request waits unread in the kernel) and those whose answer waits
+  // for the client to read (writableNeedDrain), sampled at each line.
+  const socketStates = (): { sockets_paused: number; sockets_need_drain: number } => {
+    let paused = 0;
+    let drain = 0;
+    for (const socket of sockets) {
+      if (socket.isPaused()) paused++;
+      if (socket.writableNeedDrain) drain++;
+    }
+    return { sockets_paused: paused, sockets_need_drain: drain };
+  };
+  server?.on('connection', onConnection);
   const timer = setInterval(() => {
+    const resident = ledger?.()?.residentStats();
     const m = process.memoryUsage();
     const line = {
       loop_p50_ms: round(delay.percentile(50) / 1e6),
@@ -30,14 +61,19 @@ export function startLoadStats(services: () => Services | undefined, everyMs = 1
           k.endsWith('Items') ? v : round(v / MB),
         ]),
       ),
+      // The read model's own estimate (rows × ROW_BYTES): what "the data written" costs in the heap.
+      ...(resident ? { readModel_mb: round(resident.bytes / MB) } : {}),
       ...services()?.admission?.stats(),
+      ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
     };
+    accepted = 0;
     delay.reset();
     process.stderr.write(`load-stats ${JSON.stringify(line)}\n`);
   }, everyMs);
   timer.unref();
   return () => {
     clearInterval(timer);
+    server?.off('connection', onConnection);
     delay.disable();
   };
 }

@@ -1,8 +1,10 @@
 // `memory-ledger serve`: the HTTP server on the embedded stores in SVC_DATA_DIR. When `stdio` processes
 // share the folder, the first process holds the ledger and the others forward to it (server/local/).
 // SIGTERM and SIGINT stop taking requests, let queued writes commit, and close the stores.
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
 import type { Ledger } from '../storage/log/ledger.ts';
@@ -16,6 +18,9 @@ import { SERVICE_VERSION } from './version.ts';
 import { describeLimits } from '../tools/admission.ts';
 import type { Services } from '../tools/context.ts';
 import { startLoadStats } from './load-stats.ts';
+import { createServerShedding } from './early-shed.ts';
+import { listenWide } from './listen-wide.ts';
+import type { Admission } from '../tools/admission.ts';
 import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
@@ -86,7 +91,26 @@ export async function runServe(): Promise<void> {
     }
     return own.app;
   };
-  const server = serve({ fetch: linkedFetch(link, config, appOf), port: config.port, hostname: config.host }, (info) => {
+  // A REST request the gate refuses anyway is answered by the listener, before Hono (server/early-shed.ts).
+  // Not in a cluster, where the placement gate answers first for tenants placed elsewhere.
+  const admission = (): Admission | undefined =>
+    !placement && own && link.holding?.held.ledger === own.ledger ? own.services.admission : undefined;
+  const server = createAdaptorServer({
+    fetch: linkedFetch(link, config, appOf),
+    hostname: config.host,
+    createServer: createServerShedding(admission),
+  }) as HttpServer;
+  let listening: { close: () => void } | undefined;
+  const listened = listenWide(server, {
+    port: config.port,
+    host: config.host,
+    backlog: config.listenBacklog,
+    sockets: config.listenSockets,
+  });
+  listened.then((wide) => {
+    listening = wide;
+    server.once('error', listenFailed);
+    const info = server.address() as AddressInfo;
     console.log(
       `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''})`,
     );
@@ -99,14 +123,15 @@ export async function runServe(): Promise<void> {
     placement?.etcd.register(config.etcd?.advertiseUrl ?? advertised);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
     console.log(describeLimits(config.admission, heavyOperationNames));
-    if (process.env.SVC_LOAD_STATS === '1') startLoadStats(() => own?.services);
-  });
+    if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });
+  }, listenFailed);
   stopOnSignals(link, async () => {
+    listening?.close();
     server.close();
     await placement?.etcd.close();
   });
   // A taken port is a set-up mistake, not a crash: one line saying what to change, no stack trace.
-  server.once('error', (error: NodeJS.ErrnoException) => {
+  function listenFailed(error: NodeJS.ErrnoException): void {
     if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
       const why = error.code === 'EADDRINUSE' ? 'is already in use' : 'is not allowed for this user';
       console.error(`memory-ledger: ${config.host}:${config.port} ${why}; set PORT (and HOST) to listen elsewhere`);
@@ -118,5 +143,5 @@ export async function runServe(): Promise<void> {
       .close()
       .catch(() => undefined)
       .finally(() => process.exit(1));
-  });
+  }
 }

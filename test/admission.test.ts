@@ -2,6 +2,9 @@
 // while they are held, every search queues or is refused, and which one is decided by counts, never by
 // timing. Lists, gets and writes do not queue, so they are answered whatever searches are doing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServerShedding } from '../server/early-shed.ts';
 import { ERROR_META_KEY } from '../server/mcp/errors.ts';
 import type { Admission, Admitted } from '../tools/admission.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -267,5 +270,68 @@ describe('overload answered before the body is read', () => {
     expect((await t.app.request('http://ledger.test/v1/version')).status).toBe(200);
     for (const h of held) h.release();
     expect((await t.call('GET', '/v1/memories', { key: 'ka', query: { as_of: 'now' } })).status).toBe(200);
+  });
+});
+
+describe('overload answered by the HTTP listener, before the app', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ SVC_API_KEYS: 'ka=alpha', SVC_MAX_HEAVY: '1', SVC_MAX_REQUESTS: '2' });
+  });
+  afterAll(() => t.close());
+
+  it('refuses a REST operation over SVC_MAX_REQUESTS with 503 + Retry-After without calling the app, and keeps the connection', async () => {
+    const reached: string[] = [];
+    const server = createServerShedding(() => gate(t))({}, (req, res) => {
+      reached.push(`${req.method} ${req.url}`);
+      res.end('app');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body?: string) =>
+      new Promise<{ status: number; headers: IncomingMessage['headers']; text: string; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest(
+          { host: '127.0.0.1', port, method, path, agent, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, reused: req.reusedSocket }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      // Below the ceiling everything reaches the app, and nothing is counted in or shed here.
+      const shed0 = gate(t).stats().shed;
+      expect((await send('GET', '/v1/memories?as_of=now')).text).toBe('app');
+      expect(gate(t).stats()).toMatchObject({ arrived: 0, shed: shed0 });
+
+      const held = [gate(t).arrive(false), gate(t).arrive(false)];
+      const refused = await send('POST', '/v1/search', JSON.stringify({ query: 'harvest', as_of: 'now' }));
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(refused.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(refused.text).detail).toMatchObject({
+        error: 'overloaded',
+        why: expect.stringMatching(/2 requests are in flight/),
+      });
+      expect(gate(t).stats().shed).toBe(shed0 + 1);
+      // Open routes and MCP (whose refusal names the JSON-RPC id) go on to the app.
+      expect((await send('GET', '/v1/version')).text).toBe('app');
+      expect((await send('POST', '/mcp', '{}')).text).toBe('app');
+      expect(reached).toEqual(['GET /v1/memories?as_of=now', 'GET /v1/version', 'POST /mcp']);
+
+      for (const h of held) h.release();
+      // The refused request's body was drained: the same connection carries the next request to the app.
+      const after = await send('POST', '/v1/search', JSON.stringify({ query: 'harvest', as_of: 'now' }));
+      expect(after.text).toBe('app');
+      expect(after.reused).toBe(true);
+    } finally {
+      agent.destroy();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -79,10 +79,14 @@ export interface AdmissionStats {
   heavyQueued: number;
   shed: number;
   timedOut: number;
+  /** How long the oldest request still inside (counted from arrival, before its body is read) has been there; 0 when none is. */
+  oldestArrivedMs: number;
 }
 
 export class Admission {
   #arrived = 0;
+  /** When each request counted in #arrived came in, oldest first (a Set keeps insertion order). */
+  readonly #arrivals = new Set<{ at: number }>();
   #inFlight = 0;
   #running = 0;
   #queued = 0;
@@ -103,6 +107,7 @@ export class Admission {
       heavyQueued: this.#queued,
       shed: this.#shed,
       timedOut: this.#timedOut,
+      oldestArrivedMs: Math.round(performance.now() - (this.#arrivals.values().next().value?.at ?? performance.now())),
     };
   }
 
@@ -120,17 +125,33 @@ export class Admission {
    * heavy operations): passing here promises nothing.
    */
   arrive(heavy: boolean): Admitted {
-    if (this.#arrived >= this.limits.maxRequests) {
-      this.#shed++;
-      throw overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0));
-    }
-    const refusal = heavy ? this.#heavyRefusal() : null;
-    if (refusal) {
-      this.#shed++;
-      throw refusal;
-    }
+    const refusal = this.refusal(heavy);
+    if (refusal) throw refusal;
     this.#arrived++;
-    return { release: once(() => this.#arrived--) };
+    const arrival = { at: performance.now() };
+    this.#arrivals.add(arrival);
+    return {
+      release: once(() => {
+        this.#arrived--;
+        this.#arrivals.delete(arrival);
+      }),
+    };
+  }
+
+  /**
+   * What `arrive` would refuse a request arriving now with, counted as shed; null when it would take it
+   * (and nothing is taken: a request let through still calls `arrive`). Lets the HTTP listener answer a
+   * refusal before the request reaches the app (server/early-shed.ts).
+   */
+  refusal(heavy: boolean): SvcError | null {
+    const refusal =
+      this.#arrived >= this.limits.maxRequests
+        ? overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0))
+        : heavy
+          ? this.#heavyRefusal()
+          : null;
+    if (refusal) this.#shed++;
+    return refusal;
   }
 
   /** Why a heavy request arriving now would not be queued (a full queue, the key's share, too long a wait); null: it would. */

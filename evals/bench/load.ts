@@ -6,7 +6,9 @@
 // a burst at 1,024 connections whose excess must be shed fast with nothing acknowledged lost.
 // LOAD_SECONDS (default 5) sets each run, LOAD_SOAK_SECONDS (default 300) the soak, LOAD_CONNECTIONS
 // (comma-separated) and LOAD_DOORS (rest,mcp) narrow the grid; LOAD_ENV passes server settings (k=v,...).
-import { rmSync, writeFileSync } from 'node:fs';
+// LOAD_SOAK_SECONDS=0 skips the soak; LOAD_SOAK_MIX soaks with another mix (diagnosis: which work the
+// memory follows).
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon, { type Request } from 'autocannon';
 import { rssMb } from '../lib/proc.ts';
@@ -107,6 +109,8 @@ interface KindStats {
   shed: number;
   failed: number;
   timeouts: number;
+  /** Connection errors (a reset or refused socket), after which autocannon connects again. */
+  errors: number;
   /** Ids of writes acknowledged with 200 (when tracked). */
   acked: string[];
 }
@@ -115,6 +119,25 @@ interface RunResult {
   seconds: number;
   kinds: Map<Kind, KindStats>;
   rss: { start: number; peak: number; end: number };
+  /** Per connection, ms from the run's start to its first answer; connections never answered are left out. */
+  firstAnswerMs: number[];
+  connections: number;
+  /** The kernel's count of connections a full accept queue turned away meanwhile (Linux, all sockets). */
+  listenOverflows: number;
+}
+
+/** TcpExt ListenOverflows from /proc/net/netstat (NaN where there is none). */
+function listenOverflows(): number {
+  try {
+    const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+    const i = lines.findIndex((l) => l.startsWith('TcpExt:'));
+    const names = lines[i]?.split(/\s+/) ?? [];
+    const values = lines[i + 1]?.split(/\s+/) ?? [];
+    const at = names.indexOf('ListenOverflows');
+    return at > 0 ? Number(values[at]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** One autocannon instance per kind, all at once, for `seconds`. */
@@ -134,10 +157,12 @@ async function drive(
   }, 250);
   const perKind = Math.max(1, Math.round(connections / kinds.length));
   const stats = new Map<Kind, KindStats>();
+  const firstAnswer = new Map<unknown, number>();
+  const overflowsBefore = listenOverflows();
   const t0 = performance.now();
   await Promise.all(
     kinds.map(async (kind) => {
-      const s: KindStats = { latencies: [], shedLatencies: [], ok: 0, shed: 0, failed: 0, timeouts: 0, acked: [] };
+      const s: KindStats = { latencies: [], shedLatencies: [], ok: 0, shed: 0, failed: 0, timeouts: 0, errors: 0, acked: [] };
       stats.set(kind, s);
       // The id a write carries, kept until its answer says whether it was acknowledged.
       const request: Request = {
@@ -169,10 +194,14 @@ async function drive(
         timeout: opts.timeoutS ?? 10,
         requests: [request],
       });
-      instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      instance.on('response', (client: unknown, status: number, _bytes: number, ms: number) => {
+        if (!firstAnswer.has(client)) firstAnswer.set(client, performance.now() - t0);
         // A REST shed is known by its status; an MCP one by its body (counted above, latency with the rest).
         if (door === 'rest' && (status === 429 || status === 503 || status === 504)) s.shedLatencies.push(ms);
         else s.latencies.push(ms);
+      });
+      instance.on('reqError', () => {
+        s.errors++;
       });
       const result = await instance;
       s.timeouts = result.timeouts;
@@ -181,7 +210,14 @@ async function drive(
   clearInterval(sampler);
   rss.end = rssMb(pid);
   rss.peak = Math.max(rss.peak, rss.end);
-  return { seconds: (performance.now() - t0) / 1000, kinds: stats, rss };
+  return {
+    seconds: (performance.now() - t0) / 1000,
+    kinds: stats,
+    rss,
+    firstAnswerMs: [...firstAnswer.values()],
+    connections: perKind * kinds.length,
+    listenOverflows: listenOverflows() - overflowsBefore,
+  };
 }
 
 function totals(r: RunResult): { answered: number; shed: number; failed: number; timeouts: number } {
@@ -203,7 +239,7 @@ function describeRun(r: RunResult): string {
   const perKind = [...r.kinds.entries()]
     .map(
       ([k, s]) =>
-        `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}${s.timeouts ? ` (${s.timeouts} timed out)` : ''}`,
+        `${k} ${fmt(percentile(s.latencies, 50), 1)}/${fmt(percentile(s.latencies, 99), 1)}${s.timeouts ? ` (${s.timeouts} timed out)` : ''}${s.errors ? ` (${s.errors} connection errors)` : ''}`,
     )
     .join(', ');
   const shedPct = t.answered ? (100 * t.shed) / t.answered : 0;
@@ -282,6 +318,12 @@ interface LoadStats {
   lanceCache_mb?: number;
   vectorMirrors_mb?: number;
   spaceCopies_mb?: number;
+  readModel_mb?: number;
+  connections_open?: number;
+  connections_accepted?: number;
+  oldestArrivedMs?: number;
+  sockets_paused?: number;
+  sockets_need_drain?: number;
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -298,13 +340,14 @@ function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB`,
+        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB`,
     )
     .join('; ');
 }
 
 function serverEnv(): Record<string, string> {
-  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app`, SVC_LOAD_STATS: '1' };
+  // The allocator as the container image sets it (Dockerfile): LanceDB's threads keep ~270 MB less.
+  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app`, SVC_LOAD_STATS: '1', MALLOC_ARENA_MAX: '2' };
   for (const pair of envList('LOAD_ENV', '')) {
     const eq = pair.indexOf('=');
     if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
@@ -323,6 +366,10 @@ export const loadBench: BenchSection = {
     const mixes = envList('LOAD_MIXES', Object.keys(MIXES).join(','));
     const rows: BenchRow[] = [];
     const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000 });
+    let stopping = false;
+    server.child.once('exit', (code, signal) => {
+      if (!stopping) console.error(`load: the server exited (${code ?? signal}):\n${server.log().slice(-4000)}`);
+    });
     const app = `${USERS} users × ${rowsPerUser} rows`;
     try {
       await seed(server.base, rowsPerUser);
@@ -342,39 +389,8 @@ export const loadBench: BenchSection = {
       }
       if (mixed64) rows.push(...targets(mixed64, app));
 
-      // The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST.
-      const soakLog = server.log().length;
-      const points: SoakPoint[] = [];
-      let soakWrites = 0;
-      const windows = Math.max(1, Math.round(soakSeconds / 10));
-      for (let w = 0; w < windows; w++) {
-        const r = await drive(server, 'rest', MIXES.mixed ?? [], 64, 10, rowsPerUser);
-        const all = [...r.kinds.values()].flatMap((s) => s.latencies);
-        const search = r.kinds.get('search')?.latencies ?? [];
-        soakWrites += r.kinds.get('write')?.ok ?? 0;
-        points.push({ t: (w + 1) * 10, rssMb: r.rss.end, p99Ms: percentile(all, 99), searchP99Ms: percentile(search, 99) });
-        progress('load: soak', w + 1, windows);
-      }
-      const svgPath = join(PROJECT_ROOT, 'docs', 'load-soak.svg');
-      writeFileSync(svgPath, soakSvg(points, `soak: 64 connections, mixed, REST, ${app}`));
-      const warm = points[Math.min(points.length - 1, Math.max(0, Math.floor(points.length / 5)))];
-      const last = points[points.length - 1];
-      const growth = warm && last ? last.rssMb - warm.rssMb : Number.NaN;
-      rows.push({
-        metric: `soak ${windows * 10} s, 64 conn mixed: RSS after warm-up → end`,
-        value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}; ${soakWrites} rows written); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
-        target: '≤ +100 MB',
-        met: growth <= 100,
-        note: `drawn to docs/load-soak.svg${soakSeconds < 300 ? '; shorter than the 5 minutes the issue asks' : ''}`,
-      });
-      const soakStats = statsSince(server, soakLog);
-      console.error(`load: soak, server every 10 s: ${describeStats(soakStats)}`);
-      rows.push({
-        metric: 'soak: server memory and loop delay, first → last 10 s',
-        value: describeStats([soakStats[0], soakStats.at(-1)].filter((x) => x !== undefined)),
-        target: '',
-        met: null,
-      });
+      // The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST (LOAD_SOAK_SECONDS=0: none).
+      if (soakSeconds > 0) rows.push(...(await soak(server, soakSeconds, rowsPerUser, app)));
 
       // 1,024 connections, mixed: the excess is shed fast, nothing times out, no acknowledged write lost.
       // At least 15 s, so a request the server leaves unanswered reaches the 10 s client timeout and counts.
@@ -397,10 +413,23 @@ export const loadBench: BenchSection = {
       const burstStats = statsSince(server, burstLog);
       rows.push({
         metric: "1,024 conn: the server's event-loop delay per 10 s (p99 / max)",
-        value: burstStats.map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms`).join('; '),
+        value: burstStats
+          .map(
+            (x) =>
+              `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)} ms (${x.connections_open ?? '?'} connections open, ${x.connections_accepted ?? '?'} accepted, oldest request inside ${x.oldestArrivedMs ?? '?'} ms, ${x.sockets_paused ?? '?'} sockets not read, ${x.sockets_need_drain ?? '?'} waiting for the client to read)`,
+          )
+          .join('; '),
         target: '',
         met: null,
         note: 'the floor under any answer, a refusal included, before the client adds its own',
+      });
+      const first = burst.firstAnswerMs;
+      rows.push({
+        metric: '1,024 conn: connections answered; first answer after (p50 / p99 / max)',
+        value: `${first.length} of ${burst.connections}; ${fmt(percentile(first, 50), 0)} / ${fmt(percentile(first, 99), 0)} / ${fmt(Math.max(...first), 0)} ms`,
+        target: '',
+        met: null,
+        note: `the kernel turned away ${burst.listenOverflows} connection attempts meanwhile (full accept queue: ListenOverflows, counted for the whole machine)`,
       });
       rows.push({ metric: '1,024 conn: timeouts', value: String(t.timeouts), target: '0', met: t.timeouts === 0 });
       rows.push({
@@ -410,12 +439,53 @@ export const loadBench: BenchSection = {
         met: lost === 0,
       });
     } finally {
+      stopping = true;
       await server.stop();
       rmSync(server.dataDir, { recursive: true, force: true });
     }
     return rows;
   },
 };
+
+/** The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST, drawn to docs/load-soak.svg. */
+async function soak(server: ServerProcess, soakSeconds: number, rowsPerUser: number, app: string): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  // LOAD_SOAK_MIX (diagnosis): another mix than `mixed`, to see which kind of work the memory follows.
+  const mix = process.env.LOAD_SOAK_MIX ?? 'mixed';
+  const soakLog = server.log().length;
+  const points: SoakPoint[] = [];
+  let soakWrites = 0;
+  const windows = Math.max(1, Math.round(soakSeconds / 10));
+  for (let w = 0; w < windows; w++) {
+    const r = await drive(server, 'rest', MIXES[mix] ?? [], 64, 10, rowsPerUser);
+    const all = [...r.kinds.values()].flatMap((s) => s.latencies);
+    const search = r.kinds.get('search')?.latencies ?? [];
+    soakWrites += r.kinds.get('write')?.ok ?? 0;
+    points.push({ t: (w + 1) * 10, rssMb: r.rss.end, p99Ms: percentile(all, 99), searchP99Ms: percentile(search, 99) });
+    progress('load: soak', w + 1, windows);
+  }
+  const svgPath = join(PROJECT_ROOT, 'docs', 'load-soak.svg');
+  if (mix === 'mixed') writeFileSync(svgPath, soakSvg(points, `soak: 64 connections, mixed, REST, ${app}`));
+  const warm = points[Math.min(points.length - 1, Math.max(0, Math.floor(points.length / 5)))];
+  const last = points[points.length - 1];
+  const growth = warm && last ? last.rssMb - warm.rssMb : Number.NaN;
+  rows.push({
+    metric: `soak ${windows * 10} s, 64 conn ${mix}: RSS after warm-up → end`,
+    value: `${fmt(warm?.rssMb ?? NaN, 0)} → ${fmt(last?.rssMb ?? NaN, 0)} MB (${growth >= 0 ? '+' : ''}${fmt(growth, 0)}; ${soakWrites} rows written); p99 per 10 s ${points.map((p) => fmt(p.p99Ms, 0)).join(' ')} ms`,
+    target: '≤ +100 MB',
+    met: growth <= 100,
+    note: `drawn to docs/load-soak.svg${soakSeconds < 300 ? '; shorter than the 5 minutes the issue asks' : ''}`,
+  });
+  const soakStats = statsSince(server, soakLog);
+  console.error(`load: soak, server every 10 s: ${describeStats(soakStats)}`);
+  rows.push({
+    metric: 'soak: server memory and loop delay, first → last 10 s',
+    value: describeStats([soakStats[0], soakStats.at(-1)].filter((x) => x !== undefined)),
+    target: '',
+    met: null,
+  });
+  return rows;
+}
 
 /** The issue's targets for the mixed load at 64 connections (set for the 300k-row application). */
 function targets(r: RunResult, app: string): BenchRow[] {
