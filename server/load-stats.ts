@@ -6,7 +6,7 @@
 // the HTTP server's sockets. The load bench reads these lines. SVC_LOAD_STATS_MS changes the 10 s.
 import type { Server, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Ledger } from '../storage/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import type { Services } from '../tools/context.ts';
 
 const MB = 1024 * 1024;
