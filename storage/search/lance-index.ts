@@ -1,7 +1,9 @@
 // The only module that touches LanceDB (Arrow batches are built in arrow-rows.ts). One table per tenant, one row per node version:
 // filters are SQL `where` prefilters (applied before ranking), full text is LanceDB's BM25 index with
 // stemming (a small table's answered from an in-memory copy, text-mirror.ts), vectors are searched flat
-// until a table is large enough for an HNSW index to pay off.
+// until a table is large enough for an HNSW index to pay off, and flat still while a query's filter admits
+// few enough rows for an exact answer (exactVectorRows). Every answer is in a total order, a tie at the
+// cut settled among all its rows (closed-cut.ts), so it does not depend on how the table was built.
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import type { Schema } from 'apache-arrow';
@@ -339,7 +341,8 @@ export class LanceIndex {
 
   /**
    * BM25 over the stemmed text of the rows the filter admits, best first, equal scores newest first
-   * (byScore: LanceDB's own order of equal scores changes from one call to the next). Answered from the
+   * (byScore: LanceDB's own order of equal scores changes from one call to the next, and which rows of a
+   * tie at the cut it returns depends on the index's layout; newestAtCut settles it). Answered from the
    * tenant's in-memory copy when it has one. `terms` are plain words (no query syntax).
    */
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
@@ -445,7 +448,11 @@ export class LanceIndex {
     return { ...this.#textAnswers };
   }
 
-  /** Nearest vectors (cosine) in `column` among the rows the filter admits. */
+  /**
+   * Nearest vectors (cosine) in `column` among the rows the filter admits, equal distances oldest first
+   * (byNearness, as the in-memory scans); exact unless the filter admits more than exactVectorRows rows of a
+   * table with an HNSW index.
+   */
   async nearest(
     tenant: string,
     vector: Float32Array,
