@@ -14,7 +14,7 @@ import type { Micros } from '../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache } from './text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from './vector-mirror.ts';
 import { SpaceCopies, type SpaceCopy } from './space-copies.ts';
-import { byNearness, closedCut, newestAtCut } from './closed-cut.ts';
+import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 
 /** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
@@ -484,8 +484,8 @@ export class LanceIndex {
       const rows = await query.select(['id', 'seq', '_distance']).limit(n).toArray();
       return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
     };
-    if (!exact) return (await fetch(limit)).sort(byNearness);
-    return closedCut(fetch, limit, byNearness);
+    if (!exact) return inScoreOrder(await fetch(limit), false);
+    return closedCut(fetch, limit, false);
   }
 
   /** Rows the prefilter admits, counted only when the table alone is larger than an exact scan may read. */
