@@ -38,6 +38,13 @@ describe('SVC_INDEX_NICE', () => {
   });
 });
 
+describe('SVC_SEARCH_EXACT_ROWS', () => {
+  it('takes 0 or a whole number of rows and refuses anything else, naming the variable', () => {
+    for (const good of ['0', '20000', '1000000']) expect(() => readConfig({ SVC_SEARCH_EXACT_ROWS: good })).not.toThrow();
+    for (const bad of ['-1', '2.5', 'all']) expect(() => readConfig({ SVC_SEARCH_EXACT_ROWS: bad })).toThrow(/SVC_SEARCH_EXACT_ROWS/);
+  });
+});
+
 describe('SVC_SERVER_ID and SVC_ETCD', () => {
   it('leave a server as on one machine when unset', () => {
     expect(readConfig({}).etcd).toBeNull();

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/read/resident-views.ts';
+import { exactVectorRows } from '../storage/search/lance/lance-index.ts';
 import { indexNice } from '../storage/search/lance/index-priority.ts';
 import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
 
@@ -133,6 +134,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kuzuBuffer = kuzuBufferMb(env);
     memoryMb = memoryBudgetMb(env);
     nice = indexNice(env);
+    exactVectorRows(env); // read by the search index when it opens; refused here, before anything starts
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

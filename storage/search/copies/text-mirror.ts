@@ -7,10 +7,9 @@
 // plus the appended rows the prefilter admits (what LanceDB's flat scan reads), and the same prefilter
 // (admits, vector-mirror.ts). Equal scores come in LanceDB in no fixed order (it varies from one call to
 // the next on the same table), so both paths order them newest first (byScore; LanceDB's answer is
-// fetched with CUT_SLACK rows more, so that a tie at the cut is settled among all its rows). The mirror
-// always answers: where two scores are so close (within 1e-5 relative) that LanceDB's float32 arithmetic
-// might tie or swap them, or equal scores at the cut run past the slack (LanceDB then returns an arbitrary
-// subset), it keeps its own order. It once left those to LanceDB, whose query on a table with many rows
+// fetched with CUT_SLACK rows more, and a tie at the cut that runs past them is settled among all its rows
+// by newestAtCut, closed-cut.ts). The mirror always answers: where two scores are so close (within 1e-5
+// relative) that LanceDB's float32 arithmetic might tie or swap them, it keeps its own order. It once left those to LanceDB, whose query on a table with many rows
 // appended since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of
 // searches went there and took ~70-90 ms each, the whole of the p95.
 import type { Table as ArrowTable } from 'apache-arrow';

@@ -1,7 +1,9 @@
 // The only module that touches LanceDB (Arrow batches are built in arrow-rows.ts). One table per tenant, one row per node version:
 // filters are SQL `where` prefilters (applied before ranking), full text is LanceDB's BM25 index with
 // stemming (a small table's answered from an in-memory copy, text-mirror.ts), vectors are searched flat
-// until a table is large enough for an HNSW index to pay off.
+// until a table is large enough for an HNSW index to pay off, and flat still while a query's filter admits
+// few enough rows for an exact answer (exactVectorRows). Every answer is in a total order, a tie at the
+// cut settled among all its rows (closed-cut.ts), so it does not depend on how the table was built.
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
@@ -9,13 +11,35 @@ import { envMegabytes } from '../../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../../time.ts';
-import { byScore, CUT_SLACK, TenantText, TEXT_COLUMNS, textRows, TokenCache } from '../copies/text-mirror.ts';
+import { TenantText, TEXT_COLUMNS, textRows, TokenCache } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
 import { SpaceCopies, type SpaceCopy } from '../copies/space-copies.ts';
+import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 
 /** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
 export const HNSW_MIN_ROWS = 20_000;
+/**
+ * Rows a vector query's prefilter may admit for it to be answered by an exact (flat) scan although the
+ * table has an HNSW index. An HNSW answer depends on how the graph was built (insertion order, the rows
+ * present at each build, threads) and its distances on the quantizer trained then, so two tables holding
+ * the same rows (a tenant moved to another server) answer differently; a flat scan is a function of the
+ * rows. Beyond this the index answers (approximate). SVC_SEARCH_EXACT_ROWS sets it; 0 keeps the index for
+ * every query. Measured cost: docs/search.md.
+ */
+export const exactVectorRows = (env: NodeJS.ProcessEnv = process.env): number => {
+  const raw = env.SVC_SEARCH_EXACT_ROWS;
+  if (raw === undefined || raw.trim() === '') return EXACT_VECTOR_ROWS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`SVC_SEARCH_EXACT_ROWS: expected a whole number of rows (0 or more), got "${raw}"`);
+  return n;
+};
+/**
+ * As many rows as a space searched in memory holds (SPACE_COPY_MAX_ROWS), where a flat scan is as fast as
+ * HNSW (HNSW_MIN_ROWS): exact at 100k rows cost ~14× (docs/search.md), so larger filters keep the index.
+ */
+export const EXACT_VECTOR_ROWS = 20_000;
+
 /**
  * Rows left out of the full-text index before it is brought up to date (they are still searched, by a
  * flat scan that scores every one of them, ~0.03 ms a row per query). Each `optimize` compacts, merges the
@@ -99,6 +123,12 @@ function tableName(tenant: string): string {
   return hex.length <= 96 ? `t_${hex}` : `h_${createHash('sha256').update(tenant).digest('hex')}`;
 }
 
+/** Where the vector index starts, and up to how many admitted rows a query bypasses it (tests vary them). */
+export interface VectorOptions {
+  indexRows?: number;
+  exactRows?: number;
+}
+
 interface TableState {
   table: lancedb.Table;
   appends: number;
@@ -114,6 +144,8 @@ interface TableState {
   epoch: number;
   /** Rows were deleted from the table: its full-text index may still count them, which no copy can know. */
   deleted: boolean;
+  /** At least the highest seq in the table (read once, then raised by appends); undefined until needed. */
+  maxSeq: number | undefined;
 }
 
 export class LanceIndex {
@@ -129,6 +161,8 @@ export class LanceIndex {
   /** Tenants with a full-text copy, least recently searched first. */
   readonly #textRecent = new Map<string, TableState>();
   readonly #textMirrorRows: number;
+  readonly #vectorIndexRows: number;
+  readonly #exactVectorRows: number;
   /** Tables whose rows `deleteAbove` deleted. */
   readonly #deletedIn = new Set<string>();
   readonly dimension: number;
@@ -142,11 +176,14 @@ export class LanceIndex {
     mirrorBytes: number,
     textMirrorRows: number,
     spaceBytes: number,
+    vectors: VectorOptions,
   ) {
     this.#db = db;
     this.#spaces = new SpaceCopies(spaceBytes, SPACE_COPY_MAX_ROWS, this.#tokens);
     this.#textMirrorRows = textMirrorRows;
-    this.#mirrors = new VectorMirrors(mirrorBytes, HNSW_MIN_ROWS);
+    this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
+    this.#exactVectorRows = vectors.exactRows ?? exactVectorRows();
+    this.#mirrors = new VectorMirrors(mirrorBytes, this.#vectorIndexRows);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
     this.#schema = indexSchema(dimension, wordDimension);
@@ -159,6 +196,7 @@ export class LanceIndex {
     mirrorBytes = vectorMirrorBytes(),
     textMirrorRows = TEXT_MIRROR_ROWS,
     spaceBytes = spaceCopyBytes(),
+    vectors: VectorOptions = {},
   ): Promise<LanceIndex> {
     process.env.LANCEDB_LOG ??= 'error';
     const session = new lancedb.Session(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES);
@@ -171,6 +209,7 @@ export class LanceIndex {
       mirrorBytes,
       textMirrorRows,
       spaceBytes,
+      vectors,
     );
     index.#session = session;
     return index;
@@ -205,6 +244,7 @@ export class LanceIndex {
       busy: 0,
       epoch: 0,
       deleted: this.#deletedIn.has(name),
+      maxSeq: undefined,
     };
   }
 
@@ -254,6 +294,7 @@ export class LanceIndex {
     await this.#changing(state, async () => {
       await appendArrow(state.table, rowsToArrow(this.#schema, rows));
       state.appends++;
+      if (state.maxSeq !== undefined) for (const r of rows) state.maxSeq = Math.max(state.maxSeq, r.seq);
       if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
       await this.#spaces.append(tenant, rows, this.#tokenize(state.table));
       const text = state.text;
@@ -288,7 +329,7 @@ export class LanceIndex {
       });
       state.appends = 0;
     }
-    if (!state.hasVectorIndex && (await state.table.countRows()) >= HNSW_MIN_ROWS) {
+    if (!state.hasVectorIndex && (await state.table.countRows()) >= this.#vectorIndexRows) {
       await state.table.createIndex('vector', {
         config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION }),
       });
@@ -306,7 +347,8 @@ export class LanceIndex {
 
   /**
    * BM25 over the stemmed text of the rows the filter admits, best first, equal scores newest first
-   * (byScore: LanceDB's own order of equal scores changes from one call to the next). Answered from the
+   * (byScore: LanceDB's own order of equal scores changes from one call to the next, and which rows of a
+   * tie at the cut it returns depends on the index's layout; newestAtCut settles it). Answered from the
    * tenant's in-memory copy when it has one. `terms` are plain words (no query syntax).
    */
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
@@ -331,16 +373,27 @@ export class LanceIndex {
     }
     this.#textAnswers.lance++;
     const where = wherePredicate(filter);
-    let query = state.table.query().nearestToText(new lancedb.MatchQuery(terms.join(' '), 'text'));
-    if (where !== null) query = query.where(where);
-    const rows = await query
-      .select(['id', 'seq', '_score'])
-      .limit(limit + CUT_SLACK)
-      .toArray();
-    return rows
-      .map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }))
-      .sort(byScore)
-      .slice(0, limit);
+    const match = new lancedb.MatchQuery(terms.join(' '), 'text');
+    const fetch = async (n: number, fromSeq?: number): Promise<Hit[]> => {
+      const clauses = [where, fromSeq === undefined ? null : `seq >= ${num(fromSeq)}`].filter((c) => c !== null);
+      let query = state.table.query().nearestToText(match);
+      if (clauses.length > 0) query = query.where(clauses.join(' AND '));
+      const rows = await query.select(['id', 'seq', '_score']).limit(n).toArray();
+      return rows.map((r: { id: string; seq: number; _score: number }) => ({ id: r.id, seq: r.seq, score: r._score }));
+    };
+    return newestAtCut(fetch, limit, () => this.#maxSeq(state));
+  }
+
+  /** At least the table's highest seq: read once, then kept up by appends. */
+  async #maxSeq(state: TableState): Promise<number> {
+    if (state.maxSeq === undefined) {
+      const data = await state.table.query().select(['seq']).toArrow();
+      let top = 0;
+      const seq = data.getChild('seq');
+      for (let i = 0; i < data.numRows; i++) top = Math.max(top, Number(seq?.get(i) ?? 0));
+      state.maxSeq = Math.max(state.maxSeq ?? 0, top);
+    }
+    return state.maxSeq;
   }
 
   /** The tenant's full-text copy when it matches the table now, loaded on first use; null otherwise. */
@@ -401,7 +454,11 @@ export class LanceIndex {
     return { ...this.#textAnswers };
   }
 
-  /** Nearest vectors (cosine) in `column` among the rows the filter admits. */
+  /**
+   * Nearest vectors (cosine) in `column` among the rows the filter admits, equal distances oldest first
+   * (byNearness, as the in-memory scans); exact unless the filter admits more than exactVectorRows rows of a
+   * table with an HNSW index.
+   */
   async nearest(
     tenant: string,
     vector: Float32Array,
@@ -423,10 +480,24 @@ export class LanceIndex {
       if (mirror) return mirror.nearestInTurns(vector, filter, limit, column);
     }
     const where = wherePredicate(filter);
-    let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
-    if (where !== null) query = query.where(where);
-    const rows = await query.select(['id', 'seq', '_distance']).limit(limit).toArray();
-    return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
+    // Exact (flat) unless the filter admits more rows than an exact scan is allowed: its answer is then the
+    // HNSW index's, which depends on how the index was built.
+    const exact = !state.hasVectorIndex || (await this.#admitted(state, where)) <= this.#exactVectorRows;
+    const fetch = async (n: number): Promise<Hit[]> => {
+      let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
+      if (exact && state.hasVectorIndex) query = query.bypassVectorIndex();
+      if (where !== null) query = query.where(where);
+      const rows = await query.select(['id', 'seq', '_distance']).limit(n).toArray();
+      return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
+    };
+    if (!exact) return inScoreOrder(await fetch(limit), false);
+    return closedCut(fetch, limit, false);
+  }
+
+  /** Rows the prefilter admits, counted only when the table alone is larger than an exact scan may read. */
+  async #admitted(state: TableState, where: string | null): Promise<number> {
+    const rows = await state.table.countRows();
+    return rows <= this.#exactVectorRows || where === null ? rows : state.table.countRows(where);
   }
 
   /**
