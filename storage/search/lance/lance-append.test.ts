@@ -6,26 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
 import type { IndexRow } from '../index-row.ts';
+import { indexRow } from '../../../test/helpers/rows.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const row = (i: number): IndexRow => ({
-  id: `n${i}`,
-  seq: i,
-  space: 's',
-  kind: 'claim',
-  category: i % 2 === 0 ? null : 'c',
-  known_at: 1000 + i,
-  asserted_at: 1000,
-  valid_from: 0,
-  valid_to: 9e15,
-  text: `row ${i} é`,
-  vector: Float32Array.from({ length: 4 }, (_, k) => i + k / 8),
-  wvec: Float32Array.from({ length: 2 }, (_, k) => -i - k),
-});
+const row = (i: number): IndexRow => indexRow(i);
 
 describe('appendArrow', () => {
   it('appends the rows LanceDB reads back, natively and through Table.add alike', async () => {

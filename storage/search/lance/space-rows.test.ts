@@ -8,6 +8,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import type { IndexRow } from '../index-row.ts';
+import { indexRow } from '../../../test/helpers/rows.ts';
 import { spaceRowsOf } from './lance-index.ts';
 
 const dirs: string[] = [];
@@ -15,20 +16,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const row = (i: number): IndexRow => ({
-  id: `n${i}`,
-  seq: i,
-  space: `s${i % 3}`,
-  kind: 'claim',
-  category: null,
-  known_at: 1000 + i,
-  asserted_at: 1000,
-  valid_from: 0,
-  valid_to: 9e15,
-  text: `row ${i}`,
-  vector: Float32Array.from({ length: 4 }, (_, k) => i + k / 8),
-  wvec: Float32Array.from({ length: 2 }, (_, k) => -i - k),
-});
+const row = (i: number): IndexRow => indexRow(i, { space: `s${i % 3}`, category: null });
 
 const seqsAndVectors = (t: Awaited<ReturnType<typeof spaceRowsOf>>): [number, number[]][] =>
   Array.from({ length: t.numRows }, (_, i) => [
@@ -36,13 +24,17 @@ const seqsAndVectors = (t: Awaited<ReturnType<typeof spaceRowsOf>>): [number, nu
     [...(t.getChild('vector')?.get(i) as { toArray(): Float32Array }).toArray()],
   ]);
 
+async function emptyTable(): Promise<{ db: lancedb.Connection; table: lancedb.Table; schema: ReturnType<typeof indexSchema> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'space-rows-'));
+  dirs.push(dir);
+  const schema = indexSchema(4, 2);
+  const db = await lancedb.connect(dir);
+  return { db, table: await db.createEmptyTable('t', schema), schema };
+}
+
 describe("a space's rows in two steps", () => {
   it("are the space's rows with their vectors, before and after a delete and a compaction", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'space-rows-'));
-    dirs.push(dir);
-    const schema = indexSchema(4, 2);
-    const db = await lancedb.connect(dir);
-    const table = await db.createEmptyTable('t', schema);
+    const { db, table, schema } = await emptyTable();
     // Several fragments: one per add.
     for (let f = 0; f < 4; f++)
       await table.add(
@@ -68,11 +60,7 @@ describe("a space's rows in two steps", () => {
   });
 
   it("falls back to one query when the rows taken are not the space's", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'space-rows-'));
-    dirs.push(dir);
-    const schema = indexSchema(4, 2);
-    const db = await lancedb.connect(dir);
-    const table = await db.createEmptyTable('t', schema);
+    const { db, table, schema } = await emptyTable();
     await table.add(
       rowsToArrow(
         schema,
