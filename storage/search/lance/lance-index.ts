@@ -127,7 +127,17 @@ function tableName(tenant: string): string {
 export interface VectorOptions {
   indexRows?: number;
   exactRows?: number;
+  /** How long an optimize keeps the table's older versions (KEEP_VERSIONS_MS unless set: tests). */
+  keepVersionsMs?: number;
 }
+
+/**
+ * Older versions of a table an optimize keeps. LanceDB keeps them 7 days by default, and every optimize
+ * (a compaction rewrites the small appends' fragments) leaves the rewritten files behind, so a server
+ * writing all day grew its search folder by each day's rewrites. A read holds its version only while it
+ * runs (milliseconds to seconds), so ten minutes leaves every read in progress its files.
+ */
+export const KEEP_VERSIONS_MS = 10 * 60_000;
 
 interface TableState {
   table: lancedb.Table;
@@ -163,6 +173,7 @@ export class LanceIndex {
   readonly #textMirrorRows: number;
   readonly #vectorIndexRows: number;
   readonly #exactVectorRows: number;
+  readonly #keepVersionsMs: number;
   /** Tables whose rows `deleteAbove` deleted. */
   readonly #deletedIn = new Set<string>();
   readonly dimension: number;
@@ -183,6 +194,7 @@ export class LanceIndex {
     this.#textMirrorRows = textMirrorRows;
     this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
     this.#exactVectorRows = vectors.exactRows ?? exactVectorRows();
+    this.#keepVersionsMs = vectors.keepVersionsMs ?? KEEP_VERSIONS_MS;
     this.#mirrors = new VectorMirrors(mirrorBytes, this.#vectorIndexRows);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
@@ -324,7 +336,7 @@ export class LanceIndex {
     if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
       state.searched = false;
       await this.#changing(state, async () => {
-        await state.table.optimize();
+        await state.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.#keepVersionsMs) });
         await this.#noteIndexed(state);
       });
       state.appends = 0;
