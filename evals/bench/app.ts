@@ -51,8 +51,12 @@ function userRequest(u: number): unknown {
 /** Answers 503/504 to the measured requests of the size being run, each asked again after Retry-After. */
 let refused: string[] = [];
 
-/** One request's time until it answered 200, refusals and their waits included (a user waits for them too). */
-async function call(base: string, path: string, body?: unknown): Promise<number> {
+/**
+ * One request's time until it answered 200, refusals and their waits included (a user waits for them too).
+ * `retries` bounds the 503/504 answers asked again; `measured: false` leaves them out of `refused`.
+ */
+async function call(base: string, path: string, body?: unknown, opts: { retries?: number; measured?: boolean } = {}): Promise<number> {
+  const { retries = 5, measured = true } = opts;
   const t0 = performance.now();
   for (let tries = 0; ; tries++) {
     const r = await fetch(`${base}${path}`, body === undefined ? { headers } : { method: 'POST', headers, body: JSON.stringify(body) });
@@ -61,8 +65,8 @@ async function call(base: string, path: string, body?: unknown): Promise<number>
       return performance.now() - t0;
     }
     const text = await r.text();
-    if (![503, 504].includes(r.status) || tries >= 5) throw new Error(`${path}: ${r.status} ${text.slice(0, 300)}`);
-    refused.push(`${r.status} ${path.split('?')[0]} after ${Math.round(performance.now() - t0)} ms`);
+    if (![503, 504].includes(r.status) || tries >= retries) throw new Error(`${path}: ${r.status} ${text.slice(0, 300)}`);
+    if (measured) refused.push(`${r.status} ${path.split('?')[0]} after ${Math.round(performance.now() - t0)} ms`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
@@ -112,17 +116,7 @@ async function measure(size: string): Promise<SizeFigures> {
     // Let the search index catch up before the restart, so the restart measures the ledger alone: a search
     // across the tenant's spaces waits for every commit of the tenant to be indexed (one confined to a
     // space whose copy is in memory would not). On a loaded machine it may outrun its deadline: asked again.
-    for (let tries = 0; ; tries++) {
-      const r = await fetch(`${writer.base}/v1/search`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ query: 'note', as_of: 'now' }),
-      });
-      await r.arrayBuffer();
-      if (r.status === 200) break;
-      if (![503, 504].includes(r.status) || tries >= 600) throw new Error(`search after the fill: ${r.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
+    await call(writer.base, '/v1/search', { query: 'note', as_of: 'now' }, { retries: 600, measured: false });
     await writer.stop();
 
     const r0 = performance.now();
