@@ -1,7 +1,7 @@
 // Starts the real server (`node bin/memory-ledger.mjs serve`) as a child process on a free port, for
 // end-to-end tests, the crash test, evaluations and benchmarks.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,12 +30,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The build `npm run build` writes, which the image and an installed package run. */
+export const BUILT_ENTRY = join(PROJECT_ROOT, 'dist', 'server', 'cli.js');
+
+/**
+ * `entry: 'build'` runs dist/ (as the image does) rather than the sources through tsx, whose start-up
+ * compiles every module first: a benchmark of start-up measures what a deployment starts.
+ */
 export async function spawnServer(
-  opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; entry?: 'sources' | 'build' } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ledger-proc-'));
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs'), 'serve'], {
+  if (opts.entry === 'build' && !existsSync(BUILT_ENTRY)) throw new Error(`${BUILT_ENTRY} is missing: run \`npm run build\` first`);
+  const entry = opts.entry === 'build' ? BUILT_ENTRY : join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs');
+  const child = spawn(process.execPath, [entry, 'serve'], {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
@@ -71,7 +80,7 @@ export async function spawnServer(
       child.kill('SIGKILL');
       throw new Error(`server did not answer within ${opts.timeoutMs ?? 60_000} ms:\n${log.slice(-3000)}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 25));
   }
   const running = (): boolean => child.exitCode === null && child.signalCode === null;
   return {
