@@ -109,7 +109,7 @@ function goldOf(marked: string): Gold | null {
 const f1 = (p: number, r: number): number => (p + r === 0 ? 0 : (2 * p * r) / (p + r));
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
 
-const { extractor } = createExtractor({
+const { extractor } = await createExtractor({
   extractor: opt('--extractor') ?? 'local',
   openaiBaseUrl: process.env.OPENAI_BASE_URL,
   openaiApiKey: process.env.OPENAI_API_KEY,

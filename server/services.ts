@@ -26,7 +26,7 @@ export async function startServices(config: Config, ledger: Ledger): Promise<Sta
     { dataDir: config.dataDir, embedder: config.embedder, openaiBaseUrl: config.openaiBaseUrl, openaiApiKey: config.openaiApiKey },
     ledger,
   );
-  const extraction = createExtractor(config);
+  const extraction = await createExtractor(config);
   const stopNice = search.index ? keepIndexThreadsLow(config.indexNice) : () => undefined;
   return {
     services: {
