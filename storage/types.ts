@@ -141,6 +141,15 @@ export interface Invalidation {
   batch_id: string | null;
 }
 
+/** One space's node and edge rows known at an instant, with the earliest and latest of their known_at. */
+export interface SpaceCounts {
+  space: string;
+  nodes: number;
+  edges: number;
+  firstKnownAt: Micros;
+  lastKnownAt: Micros;
+}
+
 /** The first tenant to write a space, and when: the MCP door opens `svc:` spaces by it. */
 export interface SpaceRow {
   space: string;

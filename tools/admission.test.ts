@@ -16,7 +16,7 @@ describe('admission limits from the environment', () => {
       heavyOperationNames,
     );
     expect(line).toContain(
-      '(remember with messages or over 200 rows, search_memory without a space, or in a space not searched in memory now, why, export_ledger)',
+      '(remember with messages or over 200 rows, search_memory without a space, or in a space not searched in memory now, why, export_ledger, list_spaces without a space)',
     );
     expect(line).toContain('3 heavy operations at once');
     expect(line).toContain('queue 7 (4 per key,');
@@ -47,6 +47,8 @@ describe('which operations are heavy', () => {
     expect(heavy('why', {})).toBe(true);
     expect(heavy('export_ledger', {})).toBe(true);
     expect(heavy('list_memories', {})).toBe(false);
+    expect(heavy('list_spaces', {})).toBe(true);
+    expect(heavy('list_spaces', { space: 'user:1' })).toBe(false);
     expect(heavy('remember', { nodes: [{}] })).toBe(false);
     expect(heavy('remember', { messages: [] })).toBe(true);
     expect(heavy('remember', { nodes: Array.from({ length: 201 }, () => ({})) })).toBe(true);

@@ -15,7 +15,7 @@ import { Snapshot } from '../read/snapshot.ts';
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import type { Micros } from '../time.ts';
-import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../types.ts';
 
 const tablesSize = (g: CommitGroup): number =>
   g.batches.length + g.nodes.length + g.edges.length + g.declarations.length + g.verdicts.length + g.invalidations.length + g.spaces.length;
@@ -617,6 +617,15 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
+  }
+
+  /**
+   * The tenant's spaces holding rows known at `asOf`, counted in the graph store once commits in flight that
+   * could change the counts have landed: a whole tenant's `list_spaces` never loads its rows.
+   */
+  async spaceCounts(tenant: string, asOf: Micros): Promise<SpaceCounts[]> {
+    await this.settled(asOf);
+    return this.#graph.spaceCounts(tenant, asOf);
   }
 
   async storeCounts(): Promise<Record<string, number>> {

@@ -9,8 +9,9 @@ import { nodeRow, type NodeRow } from './rows-out.ts';
 import { search, type SearchAnswer, type SearchParams } from '../search/search.ts';
 import type { SearchIndex } from '../search/search-index.ts';
 import type { TenantView } from './tenant-view.ts';
-import { formatInstant, type Micros } from '../time.ts';
-import type { EdgeRecord, Invalidation, NodeVersion } from '../types.ts';
+import type { Micros } from '../time.ts';
+import type { EdgeRecord, Invalidation, NodeVersion, SpaceCounts } from '../types.ts';
+import { spaceSummaries, type SpaceSummary } from './space-summary.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
 import { evidenceChain, type WhyResult } from './why.ts';
 
@@ -19,14 +20,6 @@ export interface ListParams {
   category?: string | undefined;
   limit: number;
   afterSeq?: number | undefined;
-}
-
-export interface SpaceSummary {
-  space: string;
-  nodes: number;
-  edges: number;
-  first_known_at: string;
-  last_known_at: string;
 }
 
 export type SnapshotSearch = Pick<SearchParams, 'query' | 'kind' | 'category' | 'limit' | 'depth' | 'families'>;
@@ -159,31 +152,28 @@ export class Snapshot {
   }
 
   /** Spaces with the rows visible at as_of, sorted by name; only the lens's space when it names one. */
+  /** The read's spaces (its own, or every one in its view) holding rows known at as_of, counted here. */
   spaces(): SpaceSummary[] {
     const names = this.lens.space === undefined ? this.view.spaceNames() : [this.lens.space];
-    const out: SpaceSummary[] = [];
-    for (const space of names.sort()) {
-      let nodes = 0,
-        edges = 0,
-        first = Number.POSITIVE_INFINITY,
-        last = Number.NEGATIVE_INFINITY;
+    const counts: SpaceCounts[] = [];
+    for (const space of names) {
+      const c: SpaceCounts = { space, nodes: 0, edges: 0, firstKnownAt: Number.POSITIVE_INFINITY, lastKnownAt: Number.NEGATIVE_INFINITY };
       const note = (k: Micros): void => {
-        if (k < first) first = k;
-        if (k > last) last = k;
+        if (k < c.firstKnownAt) c.firstKnownAt = k;
+        if (k > c.lastKnownAt) c.lastKnownAt = k;
       };
       for (const n of this.view.nodesIn(space))
         if (knownAt(n, this.lens.asOf)) {
-          nodes++;
+          c.nodes++;
           note(n.known_at);
         }
       for (const e of this.view.edgesOfSpace(space))
         if (knownAt(e, this.lens.asOf)) {
-          edges++;
+          c.edges++;
           note(e.known_at);
         }
-      if (nodes + edges === 0) continue;
-      out.push({ space, nodes, edges, first_known_at: formatInstant(first), last_known_at: formatInstant(last) });
+      counts.push(c);
     }
-    return out;
+    return spaceSummaries(counts);
   }
 }

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { envMegabytes } from '../../env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
-import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../../types.ts';
+import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
 import { emptyGroup, IDENT_SEP, identKey, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
 
 interface Column<Row> {
@@ -520,6 +520,8 @@ export interface GraphStore {
   /** The first tenant to write `space`, or null; from the Space table's key index. */
   spaceWriter(space: string): Promise<string | null>;
   counts(): Promise<Record<string, number>>;
+  /** Per space of the tenant holding rows known at `asOf`: its node and edge rows known then, counted in the engine. */
+  spaceCounts(tenant: string, asOf: number): Promise<SpaceCounts[]>;
   /** Rows above this sequence number were renumbered when the store opened; null when none were. */
   renumberedAbove(): number | null;
   close(): Promise<void>;
@@ -1553,6 +1555,35 @@ export class KuzuGraph implements GraphStore {
         out[table] = decodeInt(row?.n);
       }
       return out;
+    });
+  }
+
+  /**
+   * An aggregation over the tenant's Block and Edge rows in the engine (a scan of the two tables' columns,
+   * no row decoded in JavaScript): what a whole tenant's `list_spaces` answers without loading its rows.
+   */
+  spaceCounts(tenant: string, asOf: number): Promise<SpaceCounts[]> {
+    const where = `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))} AND x.known_at <= ${Math.trunc(asOf)}`;
+    return this.#read(async () => {
+      const bySpace = new Map<string, SpaceCounts>();
+      for (const [table, kind] of [
+        [NODE.table, 'nodes'],
+        [EDGE.table, 'edges'],
+      ] as const) {
+        const rows = await this.#run(
+          this.#reader,
+          `MATCH (x:${table}) ${where} RETURN x.space AS space, count(*) AS n, min(x.known_at) AS lo, max(x.known_at) AS hi`,
+        );
+        for (const r of rows) {
+          const space = str(r, 'space');
+          let c = bySpace.get(space);
+          if (!c) bySpace.set(space, (c = { space, nodes: 0, edges: 0, firstKnownAt: Number.POSITIVE_INFINITY, lastKnownAt: 0 }));
+          c[kind] = i64(r, 'n');
+          c.firstKnownAt = Math.min(c.firstKnownAt, i64(r, 'lo'));
+          c.lastKnownAt = Math.max(c.lastKnownAt, i64(r, 'hi'));
+        }
+      }
+      return [...bySpace.values()];
     });
   }
 
