@@ -1,50 +1,42 @@
 // A whole tenant's `list_spaces` is counted in the graph store, not from the tenant's loaded rows: it must
 // answer what the read model answers at every as_of (backfilled rows and rows still in the write journal
 // included), leave other tenants out, and load nothing.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger } from '../storage/log/ledger.ts';
 import { spaceSummaries } from '../storage/read/space-summary.ts';
 import type { Micros } from '../storage/time.ts';
+import { claim, restartableLedger, type RestartableLedger } from './helpers/temp-ledger.ts';
 
-let dir = '';
-let ledger: Ledger | null = null;
+let folder: RestartableLedger | null = null;
 afterEach(async () => {
-  await ledger?.close();
-  ledger = null;
-  rmSync(dir, { recursive: true, force: true });
+  await folder?.remove();
+  folder = null;
 });
 
 const T = 'acme';
-const node = (id: string): { id: string; kind: string; statement: string } => ({ id, kind: 'claim', statement: `about ${id}` });
 
 describe('space counts from the graph store', () => {
   it('equal the read model’s at every as_of, without loading the tenant', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'space-counts-'));
     // Rows stay in the journal until a read of the store copies them in.
-    const open = (): Promise<Ledger> => Ledger.open(join(dir, 'data'), { graph: { flushAfterMs: 3_600_000 } });
-    let l = await open();
-    ledger = l;
+    const f = (folder = restartableLedger('space-counts', { graph: { flushAfterMs: 3_600_000 } }));
+    let l = await f.open();
     const instants: Micros[] = [l.now()];
     const early = l.now();
-    await l.write(T, { space: 'a', nodes: [node('a1'), node('a2')], edges: [{ source_id: 'a1', target_id: 'a2', edge_type: 'CAUSES' }] });
+    await l.write(T, { space: 'a', nodes: [claim('a1'), claim('a2')], edges: [{ source_id: 'a1', target_id: 'a2', edge_type: 'CAUSES' }] });
     instants.push(l.now());
-    await l.write(T, { space: 'b', nodes: [node('b1')], edges: [] });
-    await l.write('other', { space: 'c', nodes: [node('c1')], edges: [] });
+    await l.write(T, { space: 'b', nodes: [claim('b1')], edges: [] });
+    await l.write('other', { space: 'c', nodes: [claim('c1')], edges: [] });
     instants.push(l.now());
     // Known since an instant before every other row: it moves b's first_known_at back.
     await l.write(T, {
       space: 'b',
       backfill: { declared_captured_at: early - 1_000_000, reason: 'import' },
-      nodes: [node('b0')],
+      nodes: [claim('b0')],
       edges: [],
     });
     instants.push(l.now());
     await l.write(T, {
       space: 'c',
-      nodes: [node('c2')],
+      nodes: [claim('c2')],
       edges: [{ source_id: 'c2', target_id: 'a1', edge_type: 'SUPPORTS' }],
     });
     instants.push(early - 500_000, l.now());
@@ -63,9 +55,7 @@ describe('space counts from the graph store', () => {
     expect(spaceSummaries(await l.spaceCounts(T, early - 500_000)).map((s) => s.space)).toEqual(['b']);
 
     // After a restart nothing is resident, and counting loads nothing.
-    await l.close();
-    l = await open();
-    ledger = l;
+    l = await f.open();
     expect(spaceSummaries(await l.spaceCounts(T, l.now()))).toEqual(last);
     expect(l.tenants()).toEqual([]);
     expect(l.residentSpaces()).toEqual([]);

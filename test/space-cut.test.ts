@@ -2,23 +2,17 @@
 // a read of the store: such a read first waits for the write journal's copy, seconds after a bulk fill.
 // The cut holds what the store's index of rows by space gives after a restart, invalidations crossing
 // spaces included.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger } from '../storage/log/ledger.ts';
 import type { TenantView } from '../storage/read/tenant-view.ts';
+import { claim, restartableLedger, type RestartableLedger } from './helpers/temp-ledger.ts';
 
-let dir = '';
-let ledger: Ledger | null = null;
+let folder: RestartableLedger | null = null;
 afterEach(async () => {
-  await ledger?.close();
-  ledger = null;
-  rmSync(dir, { recursive: true, force: true });
+  await folder?.remove();
+  folder = null;
 });
 
 const T = 'acme';
-const node = (id: string): { id: string; kind: string; statement: string } => ({ id, kind: 'claim', statement: `about ${id}` });
 
 /** What a view holds, by content (sequence numbers may differ between a journal and the store). */
 function held(view: TenantView): { nodes: string[]; edges: string[]; invalidations: string[]; verdicts: number } {
@@ -32,23 +26,20 @@ function held(view: TenantView): { nodes: string[]; edges: string[]; invalidatio
 
 describe("a space's read model cut from its resident tenant", () => {
   it('reads nothing from the store and holds what the store gives after a restart', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'space-cut-'));
     let failCopies = false;
-    const open = (): Promise<Ledger> =>
-      Ledger.open(join(dir, 'data'), {
-        // Rows stay in the journal until a read of the store copies them; a copy fails while failCopies.
-        graph: {
-          flushAfterMs: 3_600_000,
-          fault: (point) => {
-            if (failCopies && point === 'before-commit') throw new Error('copy refused by the test');
-          },
+    const f = (folder = restartableLedger('space-cut', {
+      // Rows stay in the journal until a read of the store copies them; a copy fails while failCopies.
+      graph: {
+        flushAfterMs: 3_600_000,
+        fault: (point) => {
+          if (failCopies && point === 'before-commit') throw new Error('copy refused by the test');
         },
-      });
-    let l = await open();
-    ledger = l;
-    await l.write(T, { space: 's1', nodes: [node('e'), node('x'), node('only-s1')], edges: [] });
-    await l.write(T, { space: 's2', nodes: [node('d')], edges: [{ source_id: 'e', target_id: 'd', edge_type: 'SUPERSEDES' }] });
-    await l.write(T, { space: 's3', nodes: [node('y')], edges: [{ source_id: 'x', target_id: 'y', edge_type: 'CAUSES' }] });
+      },
+    }));
+    let l = await f.open();
+    await l.write(T, { space: 's1', nodes: [claim('e'), claim('x'), claim('only-s1')], edges: [] });
+    await l.write(T, { space: 's2', nodes: [claim('d')], edges: [{ source_id: 'e', target_id: 'd', edge_type: 'SUPERSEDES' }] });
+    await l.write(T, { space: 's3', nodes: [claim('y')], edges: [{ source_id: 'x', target_id: 'y', edge_type: 'CAUSES' }] });
     expect((await l.invalidate(T, { id: 'e', reason: 'wrong' })).kind).toBe('written');
     expect((await l.invalidate(T, { id: 'only-s1', reason: 'gone' })).kind).toBe('written');
     await l.write(T, { space: 's2', nodes: [], edges: [{ source_id: 'x', target_id: 'd', edge_type: 'SUPPORTS' }] });
@@ -65,10 +56,7 @@ describe("a space's read model cut from its resident tenant", () => {
     expect(cut.s1.invalidations).toEqual(['s1/e/wrong', 's1/only-s1/gone']);
     expect(cut.s3.invalidations).toEqual([]);
 
-    await l.close();
-    ledger = null;
-    l = await open();
-    ledger = l;
+    l = await f.open();
     const stored = { s1: held(await l.viewOf(T, 's1')), s2: held(await l.viewOf(T, 's2')), s3: held(await l.viewOf(T, 's3')) };
     expect(l.tenants()).not.toContain(T);
     expect(stored).toEqual(cut);

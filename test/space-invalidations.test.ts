@@ -3,26 +3,21 @@
 // from a node living only in s1, whose invalidation s2 did not hold, still hid its target from a
 // current_only read of s2 (an invalidated node supersedes nothing). Both orders (the invalidation before
 // and after the edge), on the view kept up to date by commits and on one loaded from the store.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger } from '../storage/log/ledger.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import { formatInstant } from '../storage/time.ts';
+import { claim, restartableLedger, type RestartableLedger } from './helpers/temp-ledger.ts';
 import type { Context } from '../tools/context.ts';
 import { listMemories, type ListMemoriesOutput } from '../tools/list-memories.ts';
 import { runOperation } from '../tools/operation.ts';
 
-let dir = '';
-let ledger: Ledger | null = null;
+let folder: RestartableLedger | null = null;
 afterEach(async () => {
-  await ledger?.close();
-  ledger = null;
-  rmSync(dir, { recursive: true, force: true });
+  await folder?.remove();
+  folder = null;
 });
 
 const T = 'acme';
-const node = (id: string): { id: string; kind: string; statement: string } => ({ id, kind: 'claim', statement: `about ${id}` });
 
 /** The current, unsuperseded nodes of s2 with whatever supersedes them, as a read confined to s2 shows them. */
 async function currentOfS2(ledger: Ledger): Promise<[string, string[]][]> {
@@ -36,11 +31,10 @@ async function currentOfS2(ledger: Ledger): Promise<[string, string[]][]> {
 }
 
 async function check(order: 'invalidated first' | 'edge first'): Promise<void> {
-  dir = mkdtempSync(join(tmpdir(), 'space-invalidations-'));
-  let l = await Ledger.open(join(dir, 'data'));
-  ledger = l;
-  await l.write(T, { space: 's1', nodes: [node('e')], edges: [] });
-  await l.write(T, { space: 's2', nodes: [node('d')], edges: [] });
+  const f = (folder = restartableLedger('space-invalidations'));
+  let l = await f.open();
+  await l.write(T, { space: 's1', nodes: [claim('e')], edges: [] });
+  await l.write(T, { space: 's2', nodes: [claim('d')], edges: [] });
   expect(await currentOfS2(l)).toEqual([['d', []]]);
   const supersede = async (): Promise<void> => {
     const w = await l.write(T, { space: 's2', nodes: [], edges: [{ source_id: 'e', target_id: 'd', edge_type: 'SUPERSEDES' }] });
@@ -62,10 +56,7 @@ async function check(order: 'invalidated first' | 'edge first'): Promise<void> {
   expect(l.residentSpaces()).toContainEqual([T, 's2']);
   expect(await currentOfS2(l)).toEqual([['d', []]]);
   // Loaded from the store's index of rows by space after a restart.
-  await l.close();
-  ledger = null;
-  l = await Ledger.open(join(dir, 'data'));
-  ledger = l;
+  l = await f.open();
   expect(await currentOfS2(l)).toEqual([['d', []]]);
   expect(l.tenants()).not.toContain(T);
 }

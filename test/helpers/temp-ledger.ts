@@ -23,3 +23,33 @@ export async function tempLedger(prefix: string): Promise<TempLedger> {
     },
   };
 }
+
+/** A temporary folder whose ledger a test closes and opens again (a restart); `remove` closes it and deletes the folder. */
+export interface RestartableLedger {
+  dir: string;
+  /** Closes the ledger open now, if any, and opens the folder's again. */
+  open(): Promise<Ledger>;
+  remove(): Promise<void>;
+}
+
+export function restartableLedger(prefix: string, opts?: Parameters<typeof Ledger.open>[1]): RestartableLedger {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  let current: Ledger | null = null;
+  return {
+    dir,
+    async open() {
+      await current?.close();
+      current = null;
+      current = await Ledger.open(join(dir, 'data'), opts);
+      return current;
+    },
+    async remove() {
+      await current?.close();
+      current = null;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A node the tests of spaces write: its id is its statement's subject. */
+export const claim = (id: string): { id: string; kind: string; statement: string } => ({ id, kind: 'claim', statement: `about ${id}` });
