@@ -146,4 +146,23 @@ describe('tenants that do not fit the budget', () => {
     expect(views.stats().reloads).toBe(3);
     expect(warnings).toHaveLength(2);
   });
+
+  it('a view kept while pinned past the budget is evicted on the next use once unpinned, and not before', async () => {
+    const loaded = (tenant: string): LoadedLedger => ({ ...emptyGroup(), nodes: [nodeRow(tenant, 0), nodeRow(tenant, 1)] });
+    const views = new ResidentViews(
+      async (t) => loaded(t),
+      2 * ROW_BYTES,
+      (fn) => fn(),
+    );
+    await views.ensure('a');
+    const release = views.pin('a');
+    await views.ensure('b'); // over budget: a is pinned and b is the one just used
+    expect(views.tenants().sort()).toEqual(['a', 'b']);
+    await views.ensure('b'); // a use while a is still pinned evicts nothing
+    expect(views.tenants().sort()).toEqual(['a', 'b']);
+    release();
+    await views.ensure('b'); // a use of b, with a free now: a goes
+    expect(views.tenants()).toEqual(['b']);
+    expect(views.stats().evictions).toBe(1);
+  });
 });
