@@ -22,23 +22,26 @@ export function cpuSeconds(pid: number | undefined): number {
 
 /**
  * Waits until the process has used less than 0.05 CPU s in each 0.5 s for `quietMs`, or `maxMs` has
- * passed. Returns the seconds it stayed busy and the CPU seconds it used meanwhile.
+ * passed. Returns the seconds it stayed busy, the CPU seconds it used meanwhile and its peak RSS.
  */
 export async function untilQuiet(
   pid: number | undefined,
   { quietMs = 3000, maxMs = 300_000 }: { quietMs?: number; maxMs?: number } = {},
-): Promise<{ busySeconds: number; cpuSeconds: number; quiet: boolean }> {
+): Promise<{ busySeconds: number; cpuSeconds: number; quiet: boolean; peakRssMb: number }> {
   const start = performance.now();
   const cpu0 = cpuSeconds(pid);
   let quietSince = start;
+  let peakRssMb = rssMb(pid);
   while (performance.now() - quietSince < quietMs && performance.now() - start < maxMs) {
     const c = cpuSeconds(pid);
     await new Promise((r) => setTimeout(r, 500));
     if (cpuSeconds(pid) - c > 0.05) quietSince = performance.now();
+    peakRssMb = Math.max(peakRssMb, rssMb(pid));
   }
   return {
     busySeconds: (quietSince - start) / 1000,
     cpuSeconds: cpuSeconds(pid) - cpu0,
     quiet: performance.now() - quietSince >= quietMs,
+    peakRssMb,
   };
 }
