@@ -116,7 +116,7 @@ class FakeServer {
       const { record } = await this.#placement(tenant);
       if (record?.server === this.id) return [409, { detail: { error: 'conflict', why: 'served here' } }];
       this.rows.delete(tenant);
-      return [200, { tenant, dropped: rows.length }];
+      return [200, { tenant, deleted: rows.length, done: true }];
     }
     return [404, {}];
   }
