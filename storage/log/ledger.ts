@@ -141,6 +141,8 @@ export class Ledger {
   /** Tenants being deleted here (durably marked: a deletion cut short resumes on open). */
   readonly #drops: TenantDrops;
   readonly #running = new Map<string, RunningDrop>();
+  /** Tenants whose deletion ended while nothing listened (resumed on open): a later listener is told. */
+  readonly #unheard = new Set<string>();
   readonly #dropPartRows: number;
   readonly clock: CaptureClock;
   readonly dataDir: string;
@@ -339,6 +341,9 @@ export class Ledger {
   /** Called after a tenant's rows were deleted (a derived index forgets the tenant). */
   onTenantDropped(listener: DropListener): void {
     this.#dropListeners.push(listener);
+    // A deletion resumed on open may end before the search index starts listening.
+    for (const tenant of this.#unheard)
+      Promise.resolve(listener(tenant)).catch((error: unknown) => console.error(`forgetting deleted tenant ${tenant} failed:`, error));
   }
 
   /** One tenant's stored rows with `after` < tseq <= `upTo`, at most `limit` per table, each in tseq order. */
@@ -475,6 +480,7 @@ export class Ledger {
       if (part.done) break;
     }
     await forget();
+    if (this.#dropListeners.length === 0) this.#unheard.add(tenant);
     for (const listener of this.#dropListeners) await listener(tenant);
     this.#drops.end(tenant);
     this.#touch(tenant);
