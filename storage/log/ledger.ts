@@ -387,11 +387,15 @@ export class Ledger {
    * resolves, commit listeners told). The caller checked them against what the tenant holds.
    */
   async importRows(rows: CommitGroup): Promise<void> {
-    for (const t of [rows.batches, rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations, rows.spaces])
-      for (const r of t) if (this.#drops.has(r.tenant)) throw new TenantDropping(r.tenant);
+    this.#refuseDropping(rows);
     const size = tablesSize(rows);
     for (const link of await this.#importedHolds(rows)) rows.invalidationSpaces.push(link);
     return this.enqueue((stage) => stage.addImported(rows), size);
+  }
+
+  #refuseDropping(rows: CommitGroup): void {
+    for (const t of [rows.batches, rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations, rows.spaces])
+      for (const r of t) if (this.#drops.has(r.tenant)) throw new TenantDropping(r.tenant);
   }
 
   /**
@@ -639,6 +643,8 @@ export class Ledger {
           for (const l of links) group.invalidationSpaces.push(l);
         },
         addImported: (rows) => {
+          // Queued before its tenant's deletion began, run after: refused whole, as a write would be.
+          this.#refuseDropping(rows);
           // Local numbers in tseq order (the order given), so seq and tseq order the tenant's rows alike.
           const numbered = [...rows.nodes, ...rows.edges, ...rows.declarations, ...rows.verdicts, ...rows.invalidations];
           numbered.sort((a, b) => a.tseq - b.tseq);
