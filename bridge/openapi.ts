@@ -279,6 +279,7 @@ function adminRoutes(): Record<string, PathItem> {
     },
   });
   const invalid = errorResponse('invalid_input: a query parameter or a body field is malformed; detail.loc names it.');
+  const dropping = errorResponse('conflict: the tenant\u2019s rows here are being deleted (DELETE /admin/tenants/{tenant}).');
   return {
     '/admin/tenants/{tenant}/rows': {
       get: {
@@ -291,7 +292,7 @@ function adminRoutes(): Record<string, PathItem> {
         ],
         ...guarded(
           'Rows verbatim, in tseq order, every table interleaved; page with next_after.',
-          { '422': invalid },
+          { '409': dropping, '422': invalid },
           jsonAnswer('A page.', ExportPageSchema),
         ),
       },
@@ -305,7 +306,8 @@ function adminRoutes(): Record<string, PathItem> {
           {
             '400': errorResponse('invalid_json: the body is not JSON.'),
             '409': jsonAnswer(
-              'A differing row, a gap or a space held by another tenant; nothing of the call stored.',
+              'A differing row, a gap or a space held by another tenant; nothing of the call stored. (While the tenant\u2019s rows here ' +
+                'are being deleted, a 409 whose detail has error and why only.)',
               ImportConflictBodySchema,
             ),
             '413': ref('responses', 'PayloadTooLarge'),
@@ -320,7 +322,7 @@ function adminRoutes(): Record<string, PathItem> {
         operationId: 'admin_digest',
         summary: 'Digest of a tenant’s rows (operator only)',
         parameters: [tenant, after, wholeNumber('up_to', 'Rows with a tseq up to this one (absent: all).', 0, Number.MAX_SAFE_INTEGER)],
-        ...guarded('Compares two copies of a range of rows.', { '422': invalid }, jsonAnswer('The digest.', DigestSchema)),
+        ...guarded('Compares two copies of a range of rows.', { '409': dropping, '422': invalid }, jsonAnswer('The digest.', DigestSchema)),
       },
     },
     '/admin/tenants/{tenant}': {
@@ -336,11 +338,26 @@ function adminRoutes(): Record<string, PathItem> {
             description: 'true: delete although this server has no placement (SVC_ETCD unset) and so serves every tenant.',
             schema: { type: 'string', enum: ['true', 'false'] },
           },
+          {
+            name: 'wait_ms',
+            in: 'query',
+            required: false,
+            description:
+              'How long to wait for the deletion before answering 202 while it goes on in the background (0 to 60000, default 5000).',
+            schema: { type: 'integer', minimum: 0, maximum: 60000 },
+          },
         ],
         ...guarded(
-          'Only a copy on a server the tenant is placed away from (a partial copy, or the source after a move).',
-          { '409': errorResponse('conflict: this server serves the tenant (or has no placement and force is not true).') },
-          jsonAnswer('The rows deleted.', DeleteResultSchema),
+          'Only a copy on a server the tenant is placed away from (a partial copy, or the source after a move). The rows go in ' +
+            'parts of SVC_DROP_PART_ROWS, one transaction each, with other tenants\u2019 commits in between; the tenant is refused here ' +
+            'from the first part on, and a deletion cut short by a restart goes on when the server opens its data folder. A DELETE while ' +
+            'one runs joins it.',
+          {
+            '202': jsonAnswer('Not finished within wait_ms: it goes on; DELETE again to follow it (Retry-After: 1).', DeleteResultSchema),
+            '409': errorResponse('conflict: this server serves the tenant (or has no placement and force is not true).'),
+            '422': invalid,
+          },
+          jsonAnswer('No row of the tenant is left here.', DeleteResultSchema),
         ),
       },
     },

@@ -47,8 +47,18 @@ export const DigestSchema = z
   .describe('The digest of a range of a tenant\u2019s rows.');
 
 export const DeleteResultSchema = z
-  .object({ tenant: z.string(), deleted: count.describe('Rows deleted, over every table.') })
-  .describe('A partial or moved-away copy deleted.');
+  .object({
+    tenant: z.string(),
+    deleted: count.describe(
+      'Rows deleted so far over every table, by this run of the deletion (a run resumed after a restart counts from 0).',
+    ),
+    done: z
+      .boolean()
+      .describe(
+        'true: no row of the tenant is left here (200); false: the deletion goes on in the background (202), DELETE again to follow it.',
+      ),
+  })
+  .describe('A partial or moved-away copy deleted, or being deleted.');
 
 export const PlacementStatusSchema = z
   .object({

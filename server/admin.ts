@@ -47,6 +47,17 @@ function queryInt(value: string | undefined, fallback: number, min: number, max:
   return n;
 }
 
+/** How long a DELETE of a tenant waits for the deletion before answering 202 (wait_ms), and its bound. */
+const DROP_WAIT_MS = 5_000;
+const MAX_DROP_WAIT_MS = 60_000;
+
+/** 409 for a tenant whose rows here are being deleted: no copy of it may be read or written meanwhile. */
+const dropping = (tenant: string) =>
+  errorDetail(
+    'conflict',
+    `tenant ${tenant}'s rows on this server are being deleted: DELETE /admin/tenants/${tenant} answers how far, and 200 once done`,
+  );
+
 export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
   const operator = deps.operatorKey === null ? null : digestOf(deps.operatorKey);
   const guard: MiddlewareHandler<RestEnv> = async (c, next) => {
@@ -66,6 +77,7 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
 
   app.get('/admin/tenants/:tenant/rows', async (c) => {
     const tenant = c.req.param('tenant');
+    if (deps.ledger.isDropping(tenant)) return c.json(dropping(tenant), 409);
     const after = queryInt(c.req.query('after'), 0, 0, Number.MAX_SAFE_INTEGER);
     if (typeof after === 'string') return c.json(bad('after', after), 422);
     const limit = queryInt(c.req.query('limit'), DEFAULT_LIMIT, 1, MAX_LIMIT);
@@ -76,6 +88,7 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
 
   app.get('/admin/tenants/:tenant/digest', async (c) => {
     const tenant = c.req.param('tenant');
+    if (deps.ledger.isDropping(tenant)) return c.json(dropping(tenant), 409);
     const upTo = queryInt(c.req.query('up_to'), Number.POSITIVE_INFINITY, 0, Number.MAX_SAFE_INTEGER);
     if (typeof upTo === 'string') return c.json(bad('up_to', upTo), 422);
     const after = queryInt(c.req.query('after'), 0, 0, Number.MAX_SAFE_INTEGER);
@@ -86,6 +99,7 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
 
   app.post('/admin/tenants/:tenant/rows', async (c) => {
     const tenant = c.req.param('tenant');
+    if (deps.ledger.isDropping(tenant)) return c.json(dropping(tenant), 409);
     const declared = Number(c.req.header('content-length') ?? '0');
     const tooLarge = () =>
       c.json(
@@ -153,8 +167,30 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
         ),
         409,
       );
-    const deleted = await deps.ledger.dropTenant(tenant);
-    const answer: z.infer<typeof DeleteResultSchema> = { tenant, deleted: Object.values(deleted).reduce((a, b) => a + b, 0) };
+    const wait = queryInt(c.req.query('wait_ms'), DROP_WAIT_MS, 0, MAX_DROP_WAIT_MS);
+    if (typeof wait === 'string') return c.json(bad('wait_ms', wait), 422);
+    // Started (or joined) and left running: a large tenant takes longer than an HTTP call should wait, and
+    // the tenant is refused here meanwhile, so nothing depends on the answer but the operator's view.
+    const finished = deps.ledger.dropTenant(tenant);
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      finished.then((counts) => ({ counts })),
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), wait);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (outcome === null) {
+      // Its failure, if it fails later, is logged; the next DELETE runs it again from where it stopped.
+      finished.catch((error: unknown) => console.error(`deleting tenant ${tenant}'s rows failed (DELETE again to go on):`, error));
+      const answer: z.infer<typeof DeleteResultSchema> = { tenant, deleted: deps.ledger.dropProgress(tenant)?.deleted ?? 0, done: false };
+      c.header('retry-after', '1');
+      return c.json(answer, 202);
+    }
+    const answer: z.infer<typeof DeleteResultSchema> = {
+      tenant,
+      deleted: Object.values(outcome.counts).reduce((a, b) => a + b, 0),
+      done: true,
+    };
     return c.json(answer);
   });
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Context } from './context.ts';
 import { deadlineExceeded, type Admitted } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
+import { TenantDropping } from '../storage/log/tenant-drops.ts';
 
 export interface RestBinding {
   readonly method: 'GET' | 'POST';
@@ -213,6 +214,9 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   return raceDeadline(work, signal);
 }
 
+/** Retry-After of a request for a tenant being deleted here. */
+const DROPPING_RETRY_S = 5;
+
 async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx: Context): Promise<unknown> {
   // Each operation loads the read model it answers from (a space's, or the tenant's for a read without
   // a space, a write or an export) and holds it while it uses it: nothing is loaded here.
@@ -221,6 +225,8 @@ async function runAdmitted(op: AnyOperation, input: Record<string, unknown>, ctx
   } catch (error) {
     // A handler that stopped at its deadline (throwIfAborted) answers as a deadline, never as a failure of ours.
     if (ctx.signal?.aborted && !(error instanceof SvcError)) throw deadlineExceeded('while it ran');
+    // The tenant was placed away and its rows here are being deleted: a client retrying meets its new server.
+    if (error instanceof TenantDropping) throw new SvcError('unavailable', error.message, [], DROPPING_RETRY_S);
     throw error;
   }
 }

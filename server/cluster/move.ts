@@ -73,6 +73,12 @@ export interface MoveResult {
   quiesceMs: number;
   /** The digests compared: of the rows copied while writable, then of the tail. */
   digest: string;
+  /**
+   * The source's copy after the move: deleted; still being deleted there (the move does not wait for a
+   * large copy: the source refuses the tenant meanwhile and finishes on its own, across restarts too);
+   * or kept (--keep-source, or the source refused or did not answer: `move --abort` removes it).
+   */
+  sourceCopy: { state: 'deleted' | 'deleting' | 'kept'; rows: number };
   /** From the re-pointing transaction until the target reported the new placement. */
   targetSawMs: number | null;
   totalSeconds: number;
@@ -173,8 +179,8 @@ async function dropStrays(
   for (const [id, url] of servers) {
     if (id === placedOn) continue;
     try {
-      await client.drop(url, tenant);
-      log(`  dropped any copy of ${tenant} on ${id}`);
+      const dropped = await client.dropAll(url, tenant);
+      log(`  dropped any copy of ${tenant} on ${id} (${dropped.deleted} rows)`);
     } catch (error) {
       all = false;
       log(`  could not drop the copy of ${tenant} on ${id}: ${(error as Error).message}`);
@@ -243,7 +249,7 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
 
     // A copy left by an earlier move away from the target, or by a failed one: start from nothing.
     copyStarted = true;
-    await client.drop(targetUrl, tenant);
+    await client.dropAll(targetUrl, tenant);
 
     let after = 0;
     let copiedTo = 0;
@@ -375,17 +381,24 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
         ? `  ${to} has not reported the new placement within 10 s`
         : `  ${to} serves ${tenant} after ${targetSawMs.toFixed(0)} ms`,
     );
+    let sourceCopy: MoveResult['sourceCopy'] = { state: 'kept', rows: 0 };
     if (!opts.keepSource) {
       const dropDeadline = performance.now() + 10_000;
       for (;;) {
         try {
-          // 409 until the source has seen that it no longer serves the tenant.
-          await cleaner.drop(sourceUrl, tenant);
-          log(`  dropped the copy on ${from}`);
+          // 409 until the source has seen that it no longer serves the tenant. A large copy is not waited
+          // for: the source goes on deleting it in parts (refusing the tenant meanwhile), restarts included.
+          const dropped = await cleaner.drop(sourceUrl, tenant, 5_000);
+          sourceCopy = { state: dropped.done ? 'deleted' : 'deleting', rows: dropped.deleted };
+          log(
+            dropped.done
+              ? `  dropped the copy on ${from} (${dropped.deleted} rows)`
+              : `  the copy on ${from} is being deleted there (${dropped.deleted} rows so far); DELETE /admin/tenants/${tenant} on ${from} answers how far`,
+          );
           break;
         } catch (error) {
           if (performance.now() > dropDeadline) {
-            log(`  the copy on ${from} was kept: ${(error as Error).message}`);
+            log(`  the copy on ${from} was kept: ${(error as Error).message}; memory-ledger move --abort ${tenant} removes it`);
             break;
           }
           await sleep(100);
@@ -408,6 +421,7 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
       quiesceMs: quiesced,
       digest: `${pa.digest} ${a.digest}`,
       targetSawMs,
+      sourceCopy,
       totalSeconds: (performance.now() - started) / 1000,
     };
     log(
@@ -433,7 +447,7 @@ export async function moveTenant(opts: MoveOptions): Promise<MoveResult> {
     }
     if (!copyStarted || targetUrl === undefined) return;
     try {
-      await cleaner.drop(targetUrl, tenant);
+      await cleaner.dropAll(targetUrl, tenant);
       log(`  dropped the partial copy on ${to}`);
     } catch (error) {
       log(`  the partial copy on ${to} is left (${(error as Error).message}): run memory-ledger move --abort ${tenant}`);

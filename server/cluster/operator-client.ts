@@ -3,7 +3,7 @@
 // placement. Answers are checked against their shapes; a refused connection, a 502/503/504 or a timeout
 // is retried for a bounded time (a server restarting, or busy), anything else fails at once.
 import { z } from 'zod';
-import { DigestSchema, ExportPageSchema, ImportResultSchema, PlacementStatusSchema } from '../admin-schemas.ts';
+import { DeleteResultSchema, DigestSchema, ExportPageSchema, ImportResultSchema, PlacementStatusSchema } from '../admin-schemas.ts';
 
 /** A row as the export route gives it: its table and its columns, carried verbatim and never read here. */
 const RowSchema = z.record(z.string(), z.unknown());
@@ -17,6 +17,8 @@ const StoredSchema = ImportResultSchema;
 export type Stored = z.infer<typeof StoredSchema>;
 
 export type Digest = z.infer<typeof DigestSchema>;
+
+export type Dropped = z.infer<typeof DeleteResultSchema>;
 
 const StatusSchema = PlacementStatusSchema;
 export type ServerView = z.infer<typeof StatusSchema>;
@@ -104,8 +106,23 @@ export class OperatorClient {
     return this.#call(base, 'GET', `/admin/tenants/${encodeURIComponent(tenant)}/digest?after=${after}&up_to=${upTo}`, DigestSchema);
   }
 
-  drop(base: string, tenant: string): Promise<unknown> {
-    return this.#call(base, 'DELETE', `/admin/tenants/${encodeURIComponent(tenant)}`, z.unknown());
+  /** Starts (or follows) the deletion of the server's copy; `done` false when it goes on past `waitMs`. */
+  drop(base: string, tenant: string, waitMs = 5_000): Promise<Dropped> {
+    return this.#call(base, 'DELETE', `/admin/tenants/${encodeURIComponent(tenant)}?wait_ms=${Math.trunc(waitMs)}`, DeleteResultSchema);
+  }
+
+  /**
+   * Deletes the server's copy and waits until none of it is left (a copy must be gone before another is
+   * imported there), following the deletion while it answers 202; fails after `boundMs`.
+   */
+  async dropAll(base: string, tenant: string, boundMs = 600_000): Promise<Dropped> {
+    const deadline = Date.now() + boundMs;
+    for (;;) {
+      const answer = await this.drop(base, tenant, Math.max(0, Math.min(20_000, deadline - Date.now())));
+      if (answer.done) return answer;
+      if (Date.now() >= deadline)
+        throw new OperatorError(`DELETE ${base}/admin/tenants/${tenant}: still deleting after ${Math.round(boundMs / 1000)} s`, 202);
+    }
   }
 
   view(base: string, tenant: string): Promise<ServerView> {

@@ -3,6 +3,7 @@
 // record, re-embeds everything if the embedder changed, and indexes what the ledger holds beyond it.
 // Commits are queued, not awaited by the writer; a search first waits until every row committed
 // before it was called is indexed, so a search right after an acknowledged write finds it.
+import { TenantDropping } from '../log/tenant-drops.ts';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -32,6 +33,8 @@ export interface IndexSource {
   /** Rows above this sequence number were renumbered when the store opened (the index reads them again); null when none were. */
   renumberedAbove(): number | null;
   load(tenant: string): Promise<TenantView>;
+  /** Whether the tenant's rows are being deleted: its rows are not indexed, its table is dropped once that ends. */
+  isDropping(tenant: string): boolean;
   onCommit(listener: (group: Readonly<CommitGroup>) => void | Promise<void>): void;
   /** After a tenant's rows were deleted from the store: the index forgets the tenant. */
   onTenantDropped(listener: (tenant: string) => void | Promise<void>): void;
@@ -116,6 +119,7 @@ export class SearchIndex {
   readonly words: WordVectors | null;
   /** The tenant's read model, loaded if it is not resident (the linked words of a block are read from it). */
   readonly #view: (tenant: string) => Promise<TenantView>;
+  readonly #dropping: (tenant: string) => boolean;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
@@ -159,8 +163,10 @@ export class SearchIndex {
     words: WordVectors | null,
     seq: number,
     view: (tenant: string) => Promise<TenantView>,
+    dropping: (tenant: string) => boolean,
   ) {
     this.#dir = dir;
+    this.#dropping = dropping;
     this.words = words;
     this.#view = view;
     this.#lance = lance;
@@ -189,7 +195,15 @@ export class SearchIndex {
     // Rows the store renumbered on open were indexed under their old numbers: forget and re-read them.
     const seq = fresh ? 0 : Math.min(meta.seq, ledger.renumberedAbove() ?? meta.seq);
     if (!fresh) await lance.deleteAbove(seq);
-    const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.load(t));
+    const index = new SearchIndex(
+      dir,
+      lance,
+      embedder,
+      words,
+      seq,
+      (t) => ledger.load(t),
+      (t) => ledger.isDropping(t),
+    );
     index.#writeMeta();
     // Listening first, then reading how far the store goes: a commit that lands in between is in both,
     // and only its rows above that mark are queued from the listener, so every row is indexed once.
@@ -298,10 +312,18 @@ export class SearchIndex {
             else byTenant.set(n.tenant, [n]);
           }
         for (const [tenant, nodes] of byTenant) {
+          // Rows committed just before their tenant's deletion began: its table is dropped once the
+          // deletion ends (dropTenant, after this batch), and its read model can no longer be loaded.
+          if (this.#dropping(tenant)) continue;
           // Embeds the next chunk while LanceDB writes the previous one (its writes run off the JS thread).
           let writing: Promise<void> | null = null;
           for (let i = 0; i < nodes.length; i += CHUNK) {
-            const rows = await this.#rows(nodes.slice(i, i + CHUNK));
+            const rows = await this.#rows(nodes.slice(i, i + CHUNK)).catch((error: unknown) => {
+              // Its deletion began meanwhile (the view is refused): as above.
+              if (error instanceof TenantDropping) return null;
+              throw error;
+            });
+            if (rows === null) break;
             if (writing) await writing;
             writing = this.#lance.add(tenant, rows);
             writing.catch(() => undefined); // awaited below; this only keeps a failure from going unhandled meanwhile

@@ -22,6 +22,9 @@ class FakeServer {
   inFlight = 0;
   /** Changes what it stores (a digest must then differ). */
   corrupt = false;
+  /** DELETEs of a tenant answered 202 (deletion going on) before one deletes it: a large copy. */
+  slowDrops = 0;
+  readonly dropCalls = new Map<string, number>();
   server: Server | null = null;
   url = '';
   constructor(
@@ -115,8 +118,11 @@ class FakeServer {
     if (req.method === 'DELETE' && what === undefined) {
       const { record } = await this.#placement(tenant);
       if (record?.server === this.id) return [409, { detail: { error: 'conflict', why: 'served here' } }];
+      const calls = (this.dropCalls.get(tenant) ?? 0) + 1;
+      this.dropCalls.set(tenant, calls);
+      if (calls <= this.slowDrops) return [202, { tenant, deleted: calls, done: false }];
       this.rows.delete(tenant);
-      return [200, { tenant, dropped: rows.length }];
+      return [200, { tenant, deleted: rows.length, done: true }];
     }
     return [404, {}];
   }
@@ -184,6 +190,7 @@ afterAll(async () => {
 beforeEach(() => {
   lines.length = 0;
   a.corrupt = b.corrupt = false;
+  a.slowDrops = b.slowDrops = 0;
 });
 
 describe('move, step by step', () => {
@@ -205,10 +212,25 @@ describe('move, step by step', () => {
     expect(await placement('t1')).toEqual({ server: 'b', epoch: 5, state: 'active' });
     expect(b.rows.get('t1')?.length).toBe(1_000 + written);
     expect(result.rows).toBe(1_000 + written);
+    expect(result.sourceCopy).toEqual({ state: 'deleted', rows: 1_000 + written });
     // The source's copy is dropped once it no longer serves the tenant.
     expect(a.rows.has('t1')).toBe(false);
     expect(lines.join('\n')).toMatch(/bulk pass 1: \d+ rows/);
     expect(lines.join('\n')).toMatch(/writes were frozen for/);
+  });
+
+  it("follows a slow deletion of the target's stale copy to its end, and does not wait for the source's", async () => {
+    await seed('t1s', 400);
+    // A stale copy on the target, deleted only on the third DELETE; the source's never within the move.
+    b.rows.set('t1s', [{ table: 'node', tseq: 1, id: 'stale' }]);
+    b.slowDrops = 2;
+    a.slowDrops = 1_000;
+    const result = await moveTenant(opts('t1s'));
+    expect(b.dropCalls.get('t1s')).toBe(3);
+    expect(b.rows.get('t1s')?.map((r) => r.id)).toEqual(Array.from({ length: 400 }, (_, i) => `t1s-${i}`));
+    expect(result.sourceCopy).toEqual({ state: 'deleting', rows: 1 });
+    expect(lines.join('\n')).toContain('the copy on a is being deleted there (1 rows so far)');
+    expect(await placement('t1s')).toEqual({ server: 'b', epoch: 5, state: 'active' });
   });
 
   it('waits for the requests the source admitted before the freeze', async () => {

@@ -27,12 +27,16 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, existing?: string): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  existing?: string,
+  ledgerOptions: Parameters<typeof Ledger.open>[1] = {},
+): Promise<TestApp> {
   const dir = existing ?? mkdtempSync(join(tmpdir(), 'ledger-test-'));
   // A loaded test machine can take longer than the default deadline to index a large write before a
   // search; deadlines are tested where a test sets one.
   const config = readConfig({ SVC_DATA_DIR: dir, SVC_EMBEDDER: 'local', SVC_EXTRACTOR: 'local', SVC_REQUEST_TIMEOUT_MS: '600000', ...env });
-  const ledger = await Ledger.open(config.dataDir);
+  const ledger = await Ledger.open(config.dataDir, ledgerOptions);
   const started = await startServices(config, ledger);
   const app = createApp({ config, ledger, services: started.services, checks: started.checks, mount: started.mount });
   return {

@@ -475,7 +475,7 @@ export interface WriteStats {
 }
 
 /** Where a fault can be injected around a copy's transaction (tests only). */
-export type FaultPoint = 'before-commit' | 'after-commit';
+export type FaultPoint = 'before-commit' | 'after-commit' | 'after-delete-part';
 
 export interface KuzuGraphOptions {
   /** The largest group journaled; journalMaxRows() unless set (tests). */
@@ -489,7 +489,8 @@ export interface KuzuGraphOptions {
   /**
    * A seam for fault-injection tests: called before a copy's transaction runs and after it committed,
    * with the tables it writes; a throw there fails the copy as the engine would. Thrown 'after-commit', it
-   * stands for a COMMIT whose forced checkpoint failed after the transaction reached the WAL.
+   * stands for a COMMIT whose forced checkpoint failed after the transaction reached the WAL;
+   * 'after-delete-part', a process stopped after a part of a tenant's deletion committed.
    */
   fault?: (point: FaultPoint, tables: readonly string[]) => void;
 }
@@ -515,8 +516,11 @@ export interface GraphStore {
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
   spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
-  /** Deletes every row of the tenant (journal included); rows deleted per table. */
-  deleteTenant(tenant: string): Promise<Record<string, number>>;
+  /**
+   * Deletes at most about `maxRows` rows of the tenant (journal included) in one transaction; rows
+   * deleted per table, and whether none is left.
+   */
+  deleteTenantPart(tenant: string, maxRows: number): Promise<{ deleted: Record<string, number>; done: boolean }>;
   /** The first tenant to write `space`, or null; from the Space table's key index. */
   spaceWriter(space: string): Promise<string | null>;
   counts(): Promise<Record<string, number>>;
@@ -1448,27 +1452,69 @@ export class KuzuGraph implements GraphStore {
   }
 
   /**
-   * Deletes every row of `tenant`, in one transaction, after the journal is copied in (so no journaled
-   * row of the tenant is copied in later), its index by space first. Returns the rows deleted per table
-   * of the ledger (the index's rows are not counted).
+   * Deletes at most about `maxRows` rows of `tenant` in one transaction, after the journal is copied in
+   * (so no journaled row of the tenant is copied in later); returns the rows deleted per table of the
+   * ledger (the index by space is not counted) and whether none is left. One call at 136k rows in one
+   * transaction ran for minutes inside the writer's turn (docs/cluster.md); a part stays bounded, and the
+   * caller lets other commits in between parts. First each space's rows through its Holds relationships
+   * (a walk from the TenantSpace key, no table scan), each space's TenantSpace row once it holds nothing;
+   * then what no space holds (batches, declarations, verdicts, Space rows, and any row a space does not
+   * hold), a scan of each table. Any prefix of parts leaves a store a later part can finish.
    */
-  deleteTenant(tenant: string): Promise<Record<string, number>> {
+  deleteTenantPart(tenant: string, maxRows: number): Promise<{ deleted: Record<string, number>; done: boolean }> {
     const lit = cypherString(JSON.stringify(tenant));
+    const budget = Math.max(1, Math.trunc(maxRows));
     return this.#read(async () => {
-      const out: Record<string, number> = {};
+      const deleted: Record<string, number> = Object.fromEntries(ROW_TABLES.map((t) => [t.table, 0]));
+      let left = budget;
+      const count = (rows: Record<string, unknown>[]): number => decodeInt(rows[0]?.n ?? 0);
       await this.#inTransaction(async () => {
-        // The Holds relationships go with their TenantSpace rows (a row with relationships cannot be deleted alone).
-        await this.#run(this.#writer, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} DETACH DELETE x`);
+        let spaces = true;
+        while (spaces && left > 0) {
+          const keys = (
+            await this.#run(this.#writer, `MATCH (s:${TENANT_SPACE.table}) WHERE s.tenant = ${lit} RETURN s.key AS k LIMIT 64`)
+          ).map((r) => cypherString(String(r.k)));
+          spaces = keys.length > 0;
+          for (const key of keys) {
+            if (left <= 0) break;
+            for (const rel of HOLDS) {
+              if (left <= 0) break;
+              // DETACH: the row's Holds relationships from other spaces go with it (an invalidation is held by several).
+              const n = count(
+                await this.#run(
+                  this.#writer,
+                  `MATCH (s:${TENANT_SPACE.table})-[:${rel.table}]->(x:${rel.to}) WHERE s.key = ${key} AND x.tenant = ${lit} ` +
+                    `WITH DISTINCT x LIMIT ${left} DETACH DELETE x RETURN count(*) AS n`,
+                ),
+              );
+              deleted[rel.to] = (deleted[rel.to] ?? 0) + n;
+              left -= n;
+            }
+            if (left > 0) await this.#run(this.#writer, `MATCH (s:${TENANT_SPACE.table}) WHERE s.key = ${key} DETACH DELETE s`);
+          }
+        }
         for (const { table } of ROW_TABLES) {
-          const [row] = await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
-          out[table] = decodeInt(row?.n ?? 0);
-          if (out[table] > 0) await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} DELETE x`);
+          if (left <= 0) break;
+          const detach = HOLDS.some((h) => h.to === table) ? 'DETACH ' : '';
+          const n = count(
+            await this.#run(
+              this.#writer,
+              `MATCH (x:${table}) WHERE x.tenant = ${lit} WITH x LIMIT ${left} ${detach}DELETE x RETURN count(*) AS n`,
+            ),
+          );
+          deleted[table] = (deleted[table] ?? 0) + n;
+          left -= n;
         }
       });
-      // Its TenantSpace rows are gone: a later write of the tenant (a copy back) writes them again.
+      // Its TenantSpace rows may be gone: a later write of the tenant (a copy back) writes them again.
       const prefix = identKey(tenant, '');
       for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
-      return out;
+      this.#fault(
+        'after-delete-part',
+        Object.keys(deleted).filter((t) => (deleted[t] ?? 0) > 0),
+      );
+      // Every step found fewer rows than it could take: nothing of the tenant is left.
+      return { deleted, done: left > 0 };
     });
   }
 
