@@ -199,6 +199,31 @@ const HOLDS_INVALIDATION = holds('HoldsInvalidation', 'Invalidation');
 const HOLDS = [HOLDS_BLOCK, HOLDS_EDGE, HOLDS_INVALIDATION];
 const isHolds = (table: string): boolean => HOLDS.some((h) => h.table === table);
 
+// Which spaces of a tenant hold an id (a version of it, or an edge touching it), found by one primary-key
+// lookup of the id's Ident row and its adjacency list (layout 5): a write of one space learns which other
+// spaces' views it must plan against without loading the tenant, and without the scan spacesOfIds makes.
+// Written with the rows, in the same transaction; Ident rows with `ignore_errors=true` (a stored id is
+// skipped), IdentIn rows once per (id, space) pair as far as this process remembers (a repeat is harmless:
+// a lookup returns each space once).
+export interface IdentSpaceRow {
+  tenant: string;
+  id: string;
+  space: string;
+}
+const IDENT: TableSpec<Pick<IdentSpaceRow, 'tenant' | 'id'>> = {
+  table: 'Ident',
+  columns: [text('key', (r) => identKey(r.tenant, r.id)), text('tenant', (r) => r.tenant)],
+};
+const IDENT_IN: TableSpec<IdentSpaceRow> & { to: string } = {
+  table: 'IdentIn',
+  to: 'TenantSpace',
+  columns: [text('ident_key', (r) => identKey(r.tenant, r.id)), text('space_key', (r) => identKey(r.tenant, r.space))],
+};
+/** Relationship tables: a row is its two ends. */
+const isRel = (table: string): boolean => isHolds(table) || table === IDENT_IN.table;
+/** Tables of the indexes by space and by id: not the ledger's rows, not counted as a commit's rows. */
+const isIndex = (table: string): boolean => isRel(table) || table === TENANT_SPACE.table || table === IDENT.table;
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -216,6 +241,8 @@ const SCHEMA = [
   nodeTableDdl(SPACE, 'name'),
   nodeTableDdl(TENANT_SPACE, 'key'),
   ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY)`),
+  nodeTableDdl(IDENT, 'key'),
+  `CREATE REL TABLE IF NOT EXISTS ${IDENT_IN.table}(FROM ${IDENT.table} TO ${IDENT_IN.to}, MANY_MANY)`,
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -373,12 +400,34 @@ function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]
   };
 }
 
+/** The (tenant, id, space) pairs a group's node and edge rows name, each once; those in `stored` left out. */
+export function identsOf(group: Pick<CommitGroup, 'nodes' | 'edges'>, stored?: ReadonlySet<string>): IdentSpaceRow[] {
+  const out = new Map<string, IdentSpaceRow>();
+  const add = (tenant: string, id: string, space: string): void => {
+    const key = identKey(identKey(tenant, id), space);
+    if (!out.has(key) && !stored?.has(key)) out.set(key, { tenant, id, space });
+  };
+  for (const n of group.nodes) add(n.tenant, n.id, n.space);
+  for (const e of group.edges) {
+    add(e.tenant, e.source_id, e.space);
+    add(e.tenant, e.target_id, e.space);
+  }
+  return [...out.values()];
+}
+
+const identPairKey = (r: IdentSpaceRow): string => identKey(identKey(r.tenant, r.id), r.space);
+/** One Ident row per id: a COPY repeating a key within its file would fail. */
+const uniqueIdents = (rows: readonly IdentSpaceRow[]): IdentSpaceRow[] => [
+  ...new Map(rows.map((r) => [identKey(r.tenant, r.id), r])).values(),
+];
+
 /**
  * Every table a commit group fills, in the order they are written. A new table adds its line here and
  * gets both write paths.
  */
-function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): TableRows[] {
+function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>, storedIdents?: ReadonlySet<string>): TableRows[] {
   const h = holdsOf(group);
+  const idents = identsOf(group, storedIdents);
   // A TenantSpace row this process has committed or journaled already is not written again: one COPY
   // statement fewer in most copies (each costs a fixed ~10-50 ms).
   if (storedSpaces) h.spaces = h.spaces.filter((r) => !storedSpaces.has(identKey(r.tenant, r.space)));
@@ -395,6 +444,8 @@ function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): Table
     tableRows(HOLDS_BLOCK, h.block),
     tableRows(HOLDS_EDGE, h.edge),
     tableRows(HOLDS_INVALIDATION, h.invalidation),
+    tableRows(IDENT, uniqueIdents(idents)),
+    tableRows(IDENT_IN, idents),
   ];
 }
 
@@ -426,11 +477,15 @@ export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
  * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
  */
-const LAYOUT = 4;
+const LAYOUT = 5;
 /** The first layout whose tables carry tseq. */
 const LAYOUT_TSEQ = 3;
 /** The first layout with TenantSpace and the Holds relationships. */
 const LAYOUT_HOLDS = 4;
+/** The first layout with the Ident index (which spaces hold an id). */
+const LAYOUT_IDENT = 5;
+/** (id, space) pairs remembered as written before the set starts over. */
+const STORED_IDENTS_MAX = 200_000;
 /** TenantSpace keys remembered as written before the set starts over. */
 const STORED_SPACES_MAX = 100_000;
 /** Rows read per page while a migration indexes them. */
@@ -513,6 +568,8 @@ export interface GraphStore {
   invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
   /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  /** The same from the Ident index by primary key (no scan), the write journal's rows included from memory. */
+  spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
   spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
   /** Deletes every row of the tenant (journal included); rows deleted per table. */
@@ -661,12 +718,16 @@ const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
   return spec;
 };
 const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
-  spec.table === BATCH.table || spec.table === TENANT_SPACE.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+  spec.table === BATCH.table || spec.table === TENANT_SPACE.table || spec.table === IDENT.table
+    ? 'key'
+    : spec.table === SPACE.table
+      ? 'name'
+      : 'seq';
 /** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
-const isRowTable = (table: string): boolean => table !== SPACE.table && table !== TENANT_SPACE.table && !isHolds(table);
+const isRowTable = (table: string): boolean => table !== SPACE.table && !isIndex(table);
 /** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
 const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
-  if (isHolds(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
+  if (isRel(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
   const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
   return (row) => row[key] ?? null;
 };
@@ -753,6 +814,10 @@ export class KuzuGraph implements GraphStore {
   #renumberedAbove: number | null = null;
   /** Spaces whose TenantSpace row this process wrote (see tablesOf), at most STORED_SPACES_MAX. */
   readonly #storedSpaces = new Set<string>();
+  /** (id, space) pairs whose IdentIn row this process wrote, at most STORED_IDENTS_MAX. */
+  readonly #storedIdents = new Set<string>();
+  /** Primary-key lookups of Ident rows made (spacesHolding), for tests and benchmarks. */
+  #identLookups = 0;
   #closed = false;
   #copyOuts = 0;
 
@@ -795,6 +860,7 @@ export class KuzuGraph implements GraphStore {
     if (from < 2) await graph.#migrateSpaces();
     if (fillTseq) await graph.#migrateTseq();
     if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
+    if (from < LAYOUT_IDENT) await graph.#migrateIdents(from);
     if (written !== LAYOUT) {
       writeFileSync(layoutFile, String(LAYOUT), { flush: true });
       syncDir(dir);
@@ -864,6 +930,52 @@ export class KuzuGraph implements GraphStore {
       console.error(
         `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
           `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  /**
+   * Layouts before 5 to 5: every (id, space) pair the node and edge rows name, read page by page, once.
+   * The index is dropped first, so a migration a crash interrupted starts again clean.
+   */
+  async #migrateIdents(from: number): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT_IN.table}`);
+      await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT.table}`);
+      for (const ddl of SCHEMA.slice(-2)) await this.#run(this.#writer, ddl);
+      // Pairs written so far: a page repeating one (an id written again in its space) skips it.
+      const written = new Set<string>();
+      let pairs = 0;
+      const col = (name: string): Column<unknown> => (name === 'seq' ? int(name, () => null) : text(name, () => null));
+      for (const [table, names] of [
+        [NODE.table, ['id']],
+        [EDGE.table, ['source_id', 'target_id']],
+      ] as const) {
+        const columns = ['seq', 'tenant', 'space', ...names].map(col);
+        for (let after = 0; ;) {
+          // Decoded as each row is parsed (the parser hands every row in the same object).
+          const page = await this.#select(
+            { table, columns },
+            `WHERE x.seq > ${after}`,
+            (r) => ({ seq: i64(r, 'seq'), tenant: str(r, 'tenant'), space: str(r, 'space'), ids: names.map((n) => str(r, n)) }),
+            MIGRATE_PAGE,
+          );
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.seq;
+          // Each named id as a self-edge of its space: identsOf reads only tenant, ends and space.
+          const named = page.flatMap((r) =>
+            r.ids.map((id) => ({ tenant: r.tenant, source_id: id, target_id: id, space: r.space }) as EdgeRecord),
+          );
+          const rows = identsOf({ nodes: [], edges: named }, written);
+          for (const r of rows) written.add(identPairKey(r));
+          await this.#commitCopy([tableRows(IDENT, uniqueIdents(rows)), tableRows(IDENT_IN, rows)].filter((p) => p.count > 0));
+          pairs += rows.length;
+        }
+      }
+      console.error(
+        `data folder: migrated once from storage layout ${from} to ${LAYOUT_IDENT}: ${pairs} (id, space) pairs indexed ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
       );
     });
   }
@@ -995,9 +1107,9 @@ export class KuzuGraph implements GraphStore {
     if (this.#closed) throw new Error('graph store is closed');
     const failure = this.#journal.failure;
     if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
-    const parts = tablesOf(group, this.#storedSpaces);
+    const parts = tablesOf(group, this.#storedSpaces, this.#storedIdents);
     // The rows the group carries and the Space row it may open; the Holds index rows are not counted.
-    const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    const rows = parts.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     if (rows === 0) return;
     // A group's Space rows (at most one per space it writes) do not move it off the journal.
     const journaledRows =
@@ -1048,6 +1160,8 @@ export class KuzuGraph implements GraphStore {
   #noteSpaces(group: CommitGroup): void {
     if (this.#storedSpaces.size > STORED_SPACES_MAX) this.#storedSpaces.clear();
     for (const r of holdsOf(group).spaces) this.#storedSpaces.add(identKey(r.tenant, r.space));
+    if (this.#storedIdents.size > STORED_IDENTS_MAX) this.#storedIdents.clear();
+    for (const r of identsOf(group)) this.#storedIdents.add(identPairKey(r));
   }
 
   #scheduleFlush(): void {
@@ -1088,7 +1202,7 @@ export class KuzuGraph implements GraphStore {
     // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
     const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
     let journal = journalParts(pending);
-    const journalRows = journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    const journalRows = journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
     const parts = merged(journal, group).filter((p) => p.count > 0);
     try {
@@ -1105,7 +1219,7 @@ export class KuzuGraph implements GraphStore {
     if (segments > 0) this.#journal.release(segments);
     if (journalRows > 0) {
       this.#stats.flushes++;
-      this.#stats.flushedRows += journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+      this.#stats.flushedRows += journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     }
   }
   /**
@@ -1232,7 +1346,8 @@ export class KuzuGraph implements GraphStore {
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
       // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
-      const skip = part.table === SPACE.table || part.table === TENANT_SPACE.table ? ', ignore_errors=true' : '';
+      const skip =
+        part.table === SPACE.table || part.table === TENANT_SPACE.table || part.table === IDENT.table ? ', ignore_errors=true' : '';
       copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
     }
     this.#stats.stageMs += performance.now() - t0;
@@ -1421,6 +1536,47 @@ export class KuzuGraph implements GraphStore {
     });
   }
 
+  /**
+   * The spaces holding each of these ids of the tenant (a version of it, or an edge touching it), from the
+   * Ident index: one primary-key lookup per id (an `IN` list scans the table: ~90-200 ms at 300k ids
+   * against ~3 ms a key), plus the pairs of the journal's records, read from memory, so the journal is not
+   * copied in first. Apart from copies (see #read): a copy either has landed or its rows are still held.
+   */
+  spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const out = new Map<string, Set<string>>();
+    const add = (id: string, space: string): void => {
+      let set = out.get(id);
+      if (!set) out.set(id, (set = new Set()));
+      set.add(space);
+    };
+    // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
+    const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
+    const spacePrefix = identKey(tenant, '').length;
+    return this.#exclusive(async () => {
+      for (const [key, id] of wanted) {
+        this.#identLookups++;
+        for (const r of await this.#run(
+          this.#reader,
+          `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table}) WHERE i.key = ${cypherString(JSON.stringify(key))} RETURN s.space AS space`,
+        ))
+          add(id, decodeText(r.space) ?? '');
+      }
+      for (const record of this.#journal.records())
+        for (const t of record.tables)
+          if (t.table === IDENT_IN.table)
+            for (const row of t.rows) {
+              const id = wanted.get(String(row[0]));
+              if (id !== undefined) add(id, String(row[1]).slice(spacePrefix));
+            }
+      return out;
+    });
+  }
+
+  /** Primary-key lookups of the Ident index made so far (tests count them). */
+  identLookups(): number {
+    return this.#identLookups;
+  }
+
   /** The tenant's highest tseq (0 when it has no row). */
   tenantLastTseq(tenant: string): Promise<number> {
     return this.#read(async () => {
@@ -1457,6 +1613,7 @@ export class KuzuGraph implements GraphStore {
       await this.#inTransaction(async () => {
         // The Holds relationships go with their TenantSpace rows (a row with relationships cannot be deleted alone).
         await this.#run(this.#writer, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} DETACH DELETE x`);
+        await this.#run(this.#writer, `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} DETACH DELETE x`);
         for (const { table } of ROW_TABLES) {
           const [row] = await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
           out[table] = decodeInt(row?.n ?? 0);
@@ -1466,6 +1623,7 @@ export class KuzuGraph implements GraphStore {
       // Its TenantSpace rows are gone: a later write of the tenant (a copy back) writes them again.
       const prefix = identKey(tenant, '');
       for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
+      for (const key of this.#storedIdents) if (key.startsWith(prefix)) this.#storedIdents.delete(key);
       return out;
     });
   }
@@ -1548,7 +1706,7 @@ export class KuzuGraph implements GraphStore {
     return this.#read(async () => {
       const out: Record<string, number> = {};
       for (const { table } of TABLES) {
-        const pattern = isHolds(table) ? `()-[x:${table}]->()` : `(x:${table})`;
+        const pattern = isRel(table) ? `()-[x:${table}]->()` : `(x:${table})`;
         const [row] = await this.#run(this.#reader, `MATCH ${pattern} RETURN count(*) AS n`);
         out[table] = decodeInt(row?.n);
       }
