@@ -14,17 +14,20 @@ import { resolveLens, type LensInput } from '../read/lens.ts';
 import { Snapshot } from '../read/snapshot.ts';
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
+import { UnionView, type PlanView } from '../read/union-view.ts';
+import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import type { Micros } from '../time.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../types.ts';
 
 const tablesSize = (g: CommitGroup): number =>
   g.batches.length + g.nodes.length + g.edges.length + g.declarations.length + g.verdicts.length + g.invalidations.length + g.spaces.length;
-import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
+import { Overlay, planWrite, StagedRows, type WriteInput, type WriteOutcome } from './write-plan.ts';
 
 /** What one queued job stages into its commit group. */
 export interface Stage {
   readonly capturedAt: Micros;
-  overlay(tenant: string): Overlay;
+  /** The tenant's staged rows over `view`, or over the tenant's view (which must then be resident). */
+  overlay(tenant: string, view?: PlanView): Overlay;
   nextSeq(): number;
   addBatch(row: BatchRow): void;
   addNodes(rows: NodeVersion[]): void;
@@ -83,6 +86,15 @@ function maxTseq(rows: CommitGroup): number {
 }
 
 const MAX_GROUP_ROWS = 50_000;
+/** Lookups of a write's spaces made again after a commit moved one of its ids, before the tenant is loaded instead. */
+const LOOKUP_ATTEMPTS = 3;
+
+/** The committed rows a write is planned against when its tenant is not resident, and the check it makes first. */
+interface SpacePlan {
+  view: PlanView;
+  /** Throws StaleLookup when a commit since the lookup put a named id in a space outside the view. */
+  check(): void;
+}
 /** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
 const SPACE_LOOKUPS = 10_000;
 
@@ -112,6 +124,8 @@ export class Ledger {
   readonly #imported = new WeakSet<object>();
   /** Per tenant, a number that changes whenever rows other than an import's are staged, committed or dropped. */
   readonly #marks = new Map<string, number>();
+  /** The spaces the latest commits brought ids into (see #spacePlanned). */
+  readonly #recent = new RecentHolds();
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
@@ -391,6 +405,7 @@ export class Ledger {
     const counts = await this.#exclusive(async () => {
       const deleted = await this.#graph.deleteTenant(tenant);
       this.#residents.drop(tenant);
+      this.#recent.drop(tenant);
       for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
       for (const [space, t] of this.#spacesLooked) if (t === tenant) this.#spacesLooked.delete(space);
       return deleted;
@@ -418,14 +433,55 @@ export class Ledger {
     }
   }
 
-  /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
-  write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
-    return this.#withTenant(tenant, () => this.#write(tenant, input));
+  /**
+   * Runs `job` against the committed rows it needs: the tenant's view when it is resident (as loaded for
+   * reads without a space); otherwise the views of `space` and of every space holding one of `ids` (a
+   * version of it, an edge touching it), looked up in the store's index by id, pinned until the job ends.
+   * A commit between the lookup and the plan that brings one of the ids into another space makes the plan
+   * throw StaleLookup: looked up again, LOOKUP_ATTEMPTS times, then the tenant is loaded.
+   */
+  async #spacePlanned<T>(
+    tenant: string,
+    space: string | undefined,
+    ids: readonly string[],
+    job: (plan: SpacePlan | undefined) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; attempt < LOOKUP_ATTEMPTS && !this.#residents.has(tenant); attempt++) {
+      const since = this.#recent.count;
+      const held = ids.length > 0 ? await this.#graph.spacesHolding(tenant, ids) : new Map<string, Set<string>>();
+      const spaces = new Set<string>(space === undefined ? [] : [space]);
+      for (const set of held.values()) for (const s of set) spaces.add(s);
+      const releases = [...spaces].map((s) => this.#residents.pinSpace(tenant, s));
+      try {
+        const views: TenantView[] = [];
+        for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
+        const check = (): void => {
+          if (this.#recent.staleSince(since, tenant, ids, spaces)) throw new StaleLookup();
+        };
+        return await job({ view: new UnionView(views), check });
+      } catch (error) {
+        if (!(error instanceof StaleLookup)) throw error;
+      } finally {
+        for (const release of releases) release();
+      }
+    }
+    return this.#withTenant(tenant, () => job(undefined));
   }
 
-  #write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+  /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
+  write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+    // The ids a plan reads: given node ids and edge ends. A node without an id gets one derived from its
+    // content and space (derivedNodeId), which only that space can hold.
+    const ids = new Set<string>();
+    for (const n of input.nodes) if (n.id !== undefined) ids.add(n.id);
+    for (const e of input.edges) ids.add(e.source_id).add(e.target_id);
+    return this.#spacePlanned(tenant, input.space, [...ids], (plan) => this.#write(tenant, input, plan));
+  }
+
+  #write(tenant: string, input: WriteInput, plan: SpacePlan | undefined): Promise<WriteOutcome> {
     return this.enqueue((stage) => {
-      const planned = planWrite(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+      plan?.check();
+      const planned = planWrite(tenant, input, stage.overlay(tenant, plan?.view), stage.capturedAt, stage);
       if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
       stage.addNodes(planned.nodes);
       stage.addEdges(planned.edges);
@@ -436,9 +492,10 @@ export class Ledger {
 
   /** Records the invalidation of a node (append-only), or answers the one already in force. */
   invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
-    return this.#withTenant(tenant, () =>
+    return this.#spacePlanned(tenant, input.space, [input.id], (plan) =>
       this.enqueue((stage) => {
-        const overlay = stage.overlay(tenant);
+        plan?.check();
+        const overlay = stage.overlay(tenant, plan?.view);
         const planned = planInvalidation(tenant, input, overlay, stage.capturedAt, stage);
         if (planned.kind === 'written') {
           if (planned.batch) stage.addBatch(planned.batch);
@@ -489,7 +546,7 @@ export class Ledger {
 
   async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
     const group: CommitGroup = emptyGroup();
-    const overlays = new Map<string, Overlay>();
+    const staged = new Map<string, StagedRows>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
     // Tenants written here (not imported): their marks change now and again once the commit is decided.
@@ -504,13 +561,10 @@ export class Ledger {
       minKnownAt = Math.min(minKnownAt, capturedAt);
       const stage: Stage = {
         capturedAt,
-        overlay: (tenant) => {
-          let o = overlays.get(tenant);
-          if (!o) {
-            o = new Overlay(this.view(tenant));
-            overlays.set(tenant, o);
-          }
-          return o;
+        overlay: (tenant, view) => {
+          let rows = staged.get(tenant);
+          if (!rows) staged.set(tenant, (rows = new StagedRows()));
+          return new Overlay(view ?? this.view(tenant), rows);
         },
         nextSeq: () => ++this.#seq,
         addBatch: (row) => {
@@ -617,6 +671,7 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
+    this.#recent.commit(group);
   }
 
   async storeCounts(): Promise<Record<string, number>> {

@@ -98,6 +98,11 @@ export class ResidentViews {
     return v.view;
   }
 
+  /** Whether the tenant's whole view is resident now. */
+  has(tenant: string): boolean {
+    return this.#views.has(keyOf(tenant));
+  }
+
   /** Loads the tenant's view unless it is resident; marks it as just used. */
   ensure(tenant: string): Promise<TenantView> {
     return this.#ensure(tenant, undefined);
