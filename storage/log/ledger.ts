@@ -126,6 +126,10 @@ export class Ledger {
   readonly #marks = new Map<string, number>();
   /** The spaces the latest commits brought ids into (see #spacePlanned). */
   readonly #recent = new RecentHolds();
+  /** How writes and invalidations were planned: against spaces' views, the tenant's, and lookups made again. */
+  readonly #plans = { spaces: 0, tenant: 0, stale: 0, widened: 0 };
+  /** Per tenant, the turn of the last write called (see #turn). */
+  readonly #turns = new Map<string, Promise<void>>();
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
@@ -250,6 +254,14 @@ export class Ledger {
   /** Tenants whose read models are in memory now. */
   tenants(): string[] {
     return this.#residents.tenants();
+  }
+
+  /**
+   * Writes and invalidations planned so far against the views of the spaces their ids live in, against the
+   * tenant's view, those whose plan added a resident space's view, and lookups made again (StaleLookup).
+   */
+  planStats(): { spaces: number; tenant: number; stale: number; widened: number } {
+    return { ...this.#plans };
   }
 
   residentStats(): ReturnType<ResidentViews['stats']> {
@@ -422,23 +434,31 @@ export class Ledger {
     while (this.#inflight && this.#inflight.minKnownAt <= asOf) await this.#inflight.done.catch(() => undefined);
   }
 
-  /** Runs `job` with the tenant resident and pinned: a write is planned against its view. */
-  async #withTenant<T>(tenant: string, job: () => Promise<T>): Promise<T> {
-    const release = this.pin(tenant);
-    try {
-      await this.load(tenant);
-      return await job();
-    } finally {
-      release();
-    }
+  /**
+   * A place in the tenant's line of writes: a write reaches the queue only after those called before it
+   * did, so concurrent requests are planned in call order (as when every write waited for one tenant
+   * load), while their lookups and space loads overlap.
+   */
+  #turn(tenant: string): { ready: Promise<void>; done: () => void } {
+    const ready = this.#turns.get(tenant) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((r) => {
+      done = r;
+    });
+    this.#turns.set(tenant, mine);
+    void mine.then(() => {
+      if (this.#turns.get(tenant) === mine) this.#turns.delete(tenant);
+    });
+    return { ready, done };
   }
 
   /**
    * Runs `job` against the committed rows it needs: the tenant's view when it is resident (as loaded for
    * reads without a space); otherwise the views of `space` and of every space holding one of `ids` (a
    * version of it, an edge touching it), looked up in the store's index by id, pinned until the job ends.
-   * A commit between the lookup and the plan that brings one of the ids into another space makes the plan
-   * throw StaleLookup: looked up again, LOOKUP_ATTEMPTS times, then the tenant is loaded.
+   * A commit between the lookup and the plan may bring one of the ids into another space: the plan then
+   * adds that space's view if it is resident, or throws StaleLookup and is looked up again (after
+   * LOOKUP_ATTEMPTS, the tenant is loaded). `job` must enqueue synchronously.
    */
   async #spacePlanned<T>(
     tenant: string,
@@ -446,26 +466,52 @@ export class Ledger {
     ids: readonly string[],
     job: (plan: SpacePlan | undefined) => Promise<T>,
   ): Promise<T> {
-    for (let attempt = 0; attempt < LOOKUP_ATTEMPTS && !this.#residents.has(tenant); attempt++) {
-      const since = this.#recent.count;
-      const held = ids.length > 0 ? await this.#graph.spacesHolding(tenant, ids) : new Map<string, Set<string>>();
-      const spaces = new Set<string>(space === undefined ? [] : [space]);
-      for (const set of held.values()) for (const s of set) spaces.add(s);
-      const releases = [...spaces].map((s) => this.#residents.pinSpace(tenant, s));
+    for (let attempt = 0; ; attempt++) {
+      const turn = this.#turn(tenant);
+      const releases: (() => void)[] = [];
       try {
+        if (attempt >= LOOKUP_ATTEMPTS || this.#residents.has(tenant)) {
+          releases.push(this.pin(tenant));
+          this.#plans.tenant++;
+          await this.load(tenant);
+          await turn.ready;
+          const queued = job(undefined);
+          turn.done();
+          return await queued;
+        }
+        this.#plans.spaces++;
+        const since = this.#recent.count;
+        const held = ids.length > 0 ? await this.#graph.spacesHolding(tenant, ids) : new Map<string, Set<string>>();
+        const spaces = new Set<string>(space === undefined ? [] : [space]);
+        for (const set of held.values()) for (const s of set) spaces.add(s);
+        for (const s of spaces) releases.push(this.#residents.pinSpace(tenant, s));
         const views: TenantView[] = [];
         for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
+        const view = new UnionView(views);
         const check = (): void => {
-          if (this.#recent.staleSince(since, tenant, ids, spaces)) throw new StaleLookup();
+          const moved = this.#recent.spacesSince(since, tenant, ids);
+          if (moved === null) throw new StaleLookup();
+          for (const s of moved) {
+            if (spaces.has(s)) continue;
+            const resident = this.#residents.residentSpace(tenant, s);
+            if (!resident) throw new StaleLookup();
+            spaces.add(s);
+            view.add(resident);
+            this.#plans.widened++;
+          }
         };
-        return await job({ view: new UnionView(views), check });
+        await turn.ready;
+        const queued = job({ view, check });
+        turn.done();
+        return await queued;
       } catch (error) {
         if (!(error instanceof StaleLookup)) throw error;
+        this.#plans.stale++;
       } finally {
+        turn.done();
         for (const release of releases) release();
       }
     }
-    return this.#withTenant(tenant, () => job(undefined));
   }
 
   /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */

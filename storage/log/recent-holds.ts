@@ -68,18 +68,19 @@ export class RecentHolds {
   }
 
   /**
-   * Whether a commit after number `since` put one of the tenant's `ids` in a space outside `spaces` (or
-   * deleted the tenant), or the ring no longer reaches back to `since`.
+   * The spaces commits after number `since` put any of the tenant's `ids` in, or null when that cannot be
+   * told: the tenant was deleted since, or the ring no longer reaches back to `since`.
    */
-  staleSince(since: number, tenant: string, ids: readonly string[], spaces: ReadonlySet<string>): boolean {
-    if (since === this.#count) return false;
+  spacesSince(since: number, tenant: string, ids: readonly string[]): Set<string> | null {
+    const out = new Set<string>();
+    if (since === this.#count) return out;
     const oldest = this.#ring[0];
-    if (!oldest || oldest.n > since + 1) return true;
+    if (!oldest || oldest.n > since + 1) return null;
     for (let i = this.#ring.length - 1; i >= 0 && this.#ring[i]!.n > since; i--) {
       const entry = this.#ring[i]!;
-      if (entry.dropped === tenant) return true;
-      for (const id of ids) for (const space of entry.held.get(identKey(tenant, id)) ?? []) if (!spaces.has(space)) return true;
+      if (entry.dropped === tenant) return null;
+      for (const id of ids) for (const space of entry.held.get(identKey(tenant, id)) ?? []) out.add(space);
     }
-    return false;
+    return out;
   }
 }

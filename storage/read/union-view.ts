@@ -18,7 +18,12 @@ function joined<R extends { seq: number }>(lists: readonly (readonly R[])[]): re
 }
 
 export class UnionView implements PlanView {
-  constructor(readonly views: readonly TenantView[]) {}
+  constructor(readonly views: TenantView[]) {}
+
+  /** Adds the view of one more space (a commit since the lookup brought a named id into it). */
+  add(view: TenantView): void {
+    this.views.push(view);
+  }
 
   versionsOf(id: string): readonly NodeVersion[] {
     return joined(this.views.map((v) => v.versionsOf(id)));
