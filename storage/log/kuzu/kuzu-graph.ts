@@ -552,6 +552,11 @@ export interface KuzuGraphOptions {
    * stands for a COMMIT whose forced checkpoint failed after the transaction reached the WAL.
    */
   fault?: (point: FaultPoint, tables: readonly string[]) => void;
+  /**
+   * A seam for race tests: awaited after a lookup of the spaces holding ids has read its answer and before
+   * it returns it, so a test can land a commit in between.
+   */
+  afterLookup?: () => Promise<void>;
 }
 
 /** The narrow port the ledger needs from a graph engine. */
@@ -797,6 +802,7 @@ export class KuzuGraph implements GraphStore {
   readonly #journal: WriteJournal;
   readonly #journalMaxRows: number;
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
+  readonly #afterLookup: KuzuGraphOptions['afterLookup'];
   readonly #flushAfterMs: number;
   readonly #stats: WriteStats = {
     journalGroups: 0,
@@ -837,6 +843,7 @@ export class KuzuGraph implements GraphStore {
     mkdirSync(this.#stage, { recursive: true });
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
     this.#fault = options.fault ?? (() => undefined);
+    this.#afterLookup = options.afterLookup;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#journal = WriteJournal.open(dir);
   }
@@ -1556,7 +1563,7 @@ export class KuzuGraph implements GraphStore {
     // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
     const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
     const spacePrefix = identKey(tenant, '').length;
-    return this.#exclusive(async () => {
+    const found = this.#exclusive(async () => {
       const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
       if (wanted.size <= IDENT_LOOKUPS_MAX)
         for (const [key, id] of wanted) {
@@ -1584,6 +1591,8 @@ export class KuzuGraph implements GraphStore {
             }
       return out;
     });
+    const after = this.#afterLookup;
+    return after ? found.then(async (answer) => (await after(), answer)) : found;
   }
 
   /** Primary-key lookups of the Ident index made so far (tests count them). */
