@@ -768,6 +768,56 @@ function journalParts(records: readonly JournalRecord[]): TableRows[] {
   });
 }
 
+/** A journal row as a read of the engine hands it to DECODE: text cells JSON-encoded, tseq filled. */
+function asRead(spec: Pick<TableRows, 'columns'>, row: readonly Cell[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
+  spec.columns.forEach((c, i) => {
+    // A record journaled by layout 2 lacks tseq (see journalParts).
+    const v = i < row.length ? (row[i] ?? null) : c.name === 'tseq' && seqAt >= 0 ? (row[seqAt] ?? null) : null;
+    out[c.name] = v === null ? null : c.type === 'text' || c.type === 'json' ? JSON.stringify(v) : v;
+  });
+  return out;
+}
+
+/**
+ * What the journal's records add to the view of one space: its node and edge rows, the invalidations
+ * recorded in it or held by it through a journaled Holds row, and the numbers of every invalidation such
+ * a row holds (some stored in the engine already).
+ */
+export function journalRowsOfSpace(
+  records: Iterable<JournalRecord>,
+  tenant: string,
+  space: string,
+): Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'> & { heldSeqs: number[] } {
+  const key = identKey(tenant, space);
+  const nodes: NodeVersion[] = [];
+  const edges: EdgeRecord[] = [];
+  const invalidations: Invalidation[] = [];
+  const held = new Set<number>();
+  const col = (spec: Pick<TableRows, 'columns'>, name: string): number => spec.columns.findIndex((c) => c.name === name);
+  const list = [...records];
+  for (const r of list)
+    for (const t of r.tables)
+      if (t.table === HOLDS_INVALIDATION.table) for (const row of t.rows) if (row[0] === key) held.add(Number(row[1]));
+  for (const r of list)
+    for (const t of r.tables) {
+      const spec = t.table === NODE.table ? NODE : t.table === EDGE.table ? EDGE : t.table === INVALIDATION.table ? INVALIDATION : null;
+      if (!spec) continue;
+      const [ti, si, qi] = [col(spec, 'tenant'), col(spec, 'space'), col(spec, 'seq')];
+      for (const row of t.rows) {
+        if (row[ti] !== tenant) continue;
+        if (spec === INVALIDATION) {
+          if (row[si] === space || held.has(Number(row[qi]))) invalidations.push(DECODE.invalidation(asRead(spec, row)));
+        } else if (row[si] === space) {
+          if (spec === NODE) nodes.push(DECODE.node(asRead(spec, row)));
+          else edges.push(DECODE.edge(asRead(spec, row)));
+        }
+      }
+    }
+  return { nodes, edges, invalidations, heldSeqs: [...held] };
+}
+
 /** A commit group as the journal records it; throws on a cell the engine would not store as given. */
 export function journalRecord(parts: readonly TableRows[]): JournalRecord {
   const tables: JournalRecord['tables'] = [];
@@ -1456,15 +1506,33 @@ export class KuzuGraph implements GraphStore {
    * primary-key lookup of the TenantSpace row, then its adjacency list), never by a scan.
    */
   loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>> {
-    const key = cypherString(JSON.stringify(identKey(tenant, space)));
+    const key = identKey(tenant, space);
     const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
-    const where = `WHERE s.key = ${key}`;
+    const where = `WHERE s.key = ${cypherString(JSON.stringify(key))}`;
     const d = DECODE;
-    return this.#read(async () => ({
-      nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
-      edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
-      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
-    }));
+    // The engine's rows, then the journal's from memory: the journal is not copied in first (a copy after a
+    // write costs ~0.1-1 s, and a write into a cold space loads that space). Apart from copies (see #read):
+    // a copy has landed and released its records, or its rows are all still in the journal.
+    return this.#exclusive(async () => {
+      const stored = {
+        nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
+        edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
+        invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
+      };
+      const journaled = journalRowsOfSpace(this.#journal.records(), tenant, space);
+      const invalidations = new Map(stored.invalidations.map((i) => [i.seq, i]));
+      for (const i of journaled.invalidations) invalidations.set(i.seq, i);
+      // Held through a journaled Holds row, stored earlier: one primary-key lookup each.
+      for (const seq of journaled.heldSeqs)
+        if (!invalidations.has(seq))
+          for (const i of await this.#select(INVALIDATION, `WHERE x.seq = ${Math.trunc(seq)}`, d.invalidation)) invalidations.set(i.seq, i);
+      const bySeq = <R extends { seq: number }>(rows: R[]): R[] => rows.sort((a, b) => a.seq - b.seq);
+      return {
+        nodes: bySeq([...stored.nodes, ...journaled.nodes]),
+        edges: bySeq([...stored.edges, ...journaled.edges]),
+        invalidations: bySeq([...invalidations.values()]),
+      };
+    });
   }
 
   /** A tenant's rows that are not any one space's: batches, declarations and verdicts (a scan of small tables). */
