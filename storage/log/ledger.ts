@@ -246,6 +246,36 @@ export class Ledger {
     }
   }
 
+  /**
+   * What the search index reads for the words of the blocks linked to `nodes` (one tenant's): the tenant's
+   * view when it is resident, else the views of the spaces holding the nodes' ids (so every edge touching
+   * them) and the ids those edges link them to. Best effort, as of the call: not pinned after it returns.
+   */
+  async linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView> {
+    if (this.#residents.has(tenant)) return this.load(tenant);
+    const spaces = new Set(nodes.map((n) => n.space));
+    const ids = new Set(nodes.map((n) => n.id));
+    const views = new Map<string, TenantView>();
+    const union = new UnionView([]);
+    const widen = async (held: Map<string, Set<string>>): Promise<void> => {
+      for (const set of held.values()) for (const s of set) spaces.add(s);
+      for (const s of spaces)
+        if (!views.has(s)) {
+          const view = await this.#residents.ensureSpace(tenant, s);
+          views.set(s, view);
+          union.add(view);
+        }
+    };
+    await widen(await this.#graph.spacesHolding(tenant, [...ids]));
+    const linked = new Set<string>();
+    for (const id of ids) {
+      for (const e of union.edgesFrom(id)) if (!ids.has(e.target_id)) linked.add(e.target_id);
+      for (const e of union.edgesTo(id)) if (!ids.has(e.source_id)) linked.add(e.source_id);
+    }
+    if (linked.size > 0) await widen(await this.#graph.spacesHolding(tenant, [...linked]));
+    return union;
+  }
+
   /** Spaces whose own read model is in memory now, as [tenant, space]. */
   residentSpaces(): [string, string][] {
     return this.#residents.spaces();

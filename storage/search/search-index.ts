@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { CommitGroup } from '../commit-group.ts';
 import type { TenantView } from '../read/tenant-view.ts';
+import type { UnionView } from '../read/union-view.ts';
 import type { NodeVersion } from '../types.ts';
 import { contextText, messageText } from './rank/context.ts';
 import type { Embedder } from './embed/embedder.ts';
@@ -31,7 +32,8 @@ import { WordVectors } from './embed/word-vectors.ts';
 export interface IndexSource {
   /** Rows above this sequence number were renumbered when the store opened (the index reads them again); null when none were. */
   renumberedAbove(): number | null;
-  load(tenant: string): Promise<TenantView>;
+  /** The rows the words of the blocks linked to `nodes` are read from (Ledger.linksView). */
+  linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView>;
   onCommit(listener: (group: Readonly<CommitGroup>) => void | Promise<void>): void;
   /** After a tenant's rows were deleted from the store: the index forgets the tenant. */
   onTenantDropped(listener: (tenant: string) => void | Promise<void>): void;
@@ -115,7 +117,7 @@ export class SearchIndex {
   /** Null when the word-vector file is missing (or the mechanism is switched off). */
   readonly words: WordVectors | null;
   /** The tenant's read model, loaded if it is not resident (the linked words of a block are read from it). */
-  readonly #view: (tenant: string) => Promise<TenantView>;
+  readonly #view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
@@ -158,7 +160,7 @@ export class SearchIndex {
     embedder: Embedder,
     words: WordVectors | null,
     seq: number,
-    view: (tenant: string) => Promise<TenantView>,
+    view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>,
   ) {
     this.#dir = dir;
     this.words = words;
@@ -189,7 +191,7 @@ export class SearchIndex {
     // Rows the store renumbered on open were indexed under their old numbers: forget and re-read them.
     const seq = fresh ? 0 : Math.min(meta.seq, ledger.renumberedAbove() ?? meta.seq);
     if (!fresh) await lance.deleteAbove(seq);
-    const index = new SearchIndex(dir, lance, embedder, words, seq, (t) => ledger.load(t));
+    const index = new SearchIndex(dir, lance, embedder, words, seq, (t, nodes) => ledger.linksView(t, nodes));
     index.#writeMeta();
     // Listening first, then reading how far the store goes: a commit that lands in between is in both,
     // and only its rows above that mark are queued from the listener, so every row is indexed once.
@@ -388,7 +390,7 @@ export class SearchIndex {
     const texts = nodes.map(indexText);
     const { vectors, wvecs } = await this.#vectors(texts);
     // Called with one tenant's rows at a time.
-    const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant) : null;
+    const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant, nodes) : null;
     return nodes.map((n, i) => ({
       id: n.id,
       seq: n.seq,
