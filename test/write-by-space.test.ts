@@ -216,6 +216,28 @@ describe('a write of a tenant not resident', () => {
   });
 });
 
+describe('the spaces of ids looked up or written', () => {
+  it('are kept by the ledger as commits land, so a write naming them again asks the store nothing', async () => {
+    const l = await ledgerIn(newDir());
+    await l.write(T, { space: 'B', nodes: [node('x')], edges: [] });
+    expect(l.planStats().lookedUp).toBe(1);
+    // Known as held by B since the commit: a conflict in C is found without asking the store.
+    const again = await l.write(T, { space: 'C', nodes: [node('x'), node('fresh')], edges: [] });
+    expect(again.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
+    expect(l.planStats().lookedUp).toBe(2);
+    // After a restart nothing is known: the store's index answers the same.
+    const r = await reopen(l);
+    const third = await r.write(T, {
+      space: 'D',
+      nodes: [node('x')],
+      edges: [{ source_id: 'fresh', target_id: 'x', edge_type: 'CAUSES' }],
+    });
+    expect(third.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
+    expect(third.accepted).toBe(1);
+    expect(r.planStats().lookedUp).toBe(2);
+  });
+});
+
 describe('a data folder of storage layout 4', () => {
   it('is indexed by id once, with one log line, and a write then finds the spaces of its ids', async () => {
     const dir = newDir();

@@ -16,6 +16,7 @@ import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import { UnionView, type PlanView } from '../read/union-view.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
+import { KnownSpaces } from './known-spaces.ts';
 import type { Micros } from '../time.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../types.ts';
 
@@ -126,8 +127,10 @@ export class Ledger {
   readonly #marks = new Map<string, number>();
   /** The spaces the latest commits brought ids into (see #spacePlanned). */
   readonly #recent = new RecentHolds();
+  /** The spaces of ids looked up or written lately, kept exact by every commit. */
+  readonly #known = new KnownSpaces();
   /** How writes and invalidations were planned: against spaces' views, the tenant's, and lookups made again. */
-  readonly #plans = { spaces: 0, tenant: 0, stale: 0, widened: 0 };
+  readonly #plans = { spaces: 0, tenant: 0, stale: 0, widened: 0, lookedUp: 0 };
   /** Per tenant, the turn of the last write called (see #turn). */
   readonly #turns = new Map<string, Promise<void>>();
   #draining = false;
@@ -266,13 +269,13 @@ export class Ledger {
           union.add(view);
         }
     };
-    await widen(await this.#graph.spacesHolding(tenant, [...ids]));
+    await widen(await this.#spacesOf(tenant, [...ids]));
     const linked = new Set<string>();
     for (const id of ids) {
       for (const e of union.edgesFrom(id)) if (!ids.has(e.target_id)) linked.add(e.target_id);
       for (const e of union.edgesTo(id)) if (!ids.has(e.source_id)) linked.add(e.source_id);
     }
-    if (linked.size > 0) await widen(await this.#graph.spacesHolding(tenant, [...linked]));
+    if (linked.size > 0) await widen(await this.#spacesOf(tenant, [...linked]));
     return union;
   }
 
@@ -288,9 +291,10 @@ export class Ledger {
 
   /**
    * Writes and invalidations planned so far against the views of the spaces their ids live in, against the
-   * tenant's view, those whose plan added a resident space's view, and lookups made again (StaleLookup).
+   * tenant's view, those whose plan added a resident space's view, lookups made again (StaleLookup), and
+   * ids looked up in the store (not known here).
    */
-  planStats(): { spaces: number; tenant: number; stale: number; widened: number } {
+  planStats(): { spaces: number; tenant: number; stale: number; widened: number; lookedUp: number } {
     return { ...this.#plans };
   }
 
@@ -448,6 +452,7 @@ export class Ledger {
       const deleted = await this.#graph.deleteTenant(tenant);
       this.#residents.drop(tenant);
       this.#recent.drop(tenant);
+      this.#known.drop(tenant);
       for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
       for (const [space, t] of this.#spacesLooked) if (t === tenant) this.#spacesLooked.delete(space);
       return deleted;
@@ -511,7 +516,7 @@ export class Ledger {
         }
         this.#plans.spaces++;
         const since = this.#recent.count;
-        const held = ids.length > 0 ? await this.#graph.spacesHolding(tenant, ids) : new Map<string, Set<string>>();
+        const held = ids.length > 0 ? await this.#spacesOf(tenant, ids) : new Map<string, Set<string>>();
         const spaces = new Set<string>(space === undefined ? [] : [space]);
         for (const set of held.values()) for (const s of set) spaces.add(s);
         for (const s of spaces) releases.push(this.#residents.pinSpace(tenant, s));
@@ -748,6 +753,32 @@ export class Ledger {
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
     this.#recent.commit(group);
+    this.#known.commit(group);
+  }
+
+  /**
+   * The spaces holding each of the tenant's ids: from those known here, the rest from the store's index
+   * (remembered when no commit landed while the lookup ran, so the answer is current).
+   */
+  async #spacesOf(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const out = new Map<string, Set<string>>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const known = this.#known.get(tenant, id);
+      if (known) out.set(id, known);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return out;
+    this.#plans.lookedUp += missing.length;
+    const since = this.#recent.count;
+    const found = await this.#graph.spacesHolding(tenant, missing);
+    const current = this.#recent.count === since;
+    for (const id of missing) {
+      const spaces = found.get(id) ?? new Set<string>();
+      out.set(id, spaces);
+      if (current) this.#known.remember(tenant, id, spaces);
+    }
+    return out;
   }
 
   async storeCounts(): Promise<Record<string, number>> {
