@@ -758,7 +758,7 @@ export class Ledger {
 
   /**
    * The spaces holding each of the tenant's ids: from those known here, the rest from the store's index
-   * (remembered when no commit landed while the lookup ran, so the answer is current).
+   * (remembered with what commits brought in while the lookup ran, so the answer kept is current).
    */
   async #spacesOf(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
     const out = new Map<string, Set<string>>();
@@ -776,7 +776,10 @@ export class Ledger {
     for (const id of missing) {
       const spaces = found.get(id) ?? new Set<string>();
       out.set(id, spaces);
-      if (current) this.#known.remember(tenant, id, spaces);
+      // Kept with what commits since the lookup brought in (when the ring still reaches back), so the
+      // entry is current; commits from now on update it.
+      const moved = current ? new Set<string>() : this.#recent.spacesSince(since, tenant, [id]);
+      if (moved) this.#known.remember(tenant, id, new Set([...spaces, ...moved]));
     }
     return out;
   }
