@@ -77,10 +77,10 @@ async function makeFolderLayout2(dataDir: string): Promise<void> {
     ...emptyGroup(),
     nodes: [nodeVersion({ seq: 6, id: 'n6', tenant: 'acme', space: 'user:1', captured_at: T + 6, known_at: T + 6 })],
   });
-  // Layout 2's tables only: today's record also carries the index of rows by space (layout 4).
+  // Layout 2's tables only: today's record also carries the indexes by space and by id (layouts 4 and 5).
   const old = {
     tables: record.tables
-      .filter((t) => t.table !== 'TenantSpace' && !t.table.startsWith('Holds'))
+      .filter((t) => t.table !== 'TenantSpace' && !t.table.startsWith('Holds') && !t.table.startsWith('Ident'))
       .map((t) => ({ table: t.table, rows: t.rows.map((r) => r.slice(0, -1)) })),
   };
   writeFileSync(join(graphDir, 'journal-0000000001.log'), encodeRecord(old));
@@ -106,7 +106,8 @@ describe('a data folder of layout 2', () => {
       expect(lines).toHaveLength(1);
       // Then on to layout 4 (the index of rows by space), in the same open.
       expect(log.mock.calls.filter((c) => String(c[0]).includes('from storage layout 2 to 4'))).toHaveLength(1);
-      expect(readFileSync(join(dataDir, 'graph', 'layout'), 'utf8')).toBe('4');
+      expect(log.mock.calls.filter((c) => String(c[0]).includes('from storage layout 2 to 5'))).toHaveLength(1);
+      expect(readFileSync(join(dataDir, 'graph', 'layout'), 'utf8')).toBe('5');
       // The row the crash left in the layout-2 journal is held by its space like the stored ones.
       expect((await ledger.viewOf('acme', 'user:1')).nodesIn().map((n) => n.id)).toEqual(['n1', 'n6']);
       expect((await ledger.viewOf('acme', 'user:2')).nodesIn().map((n) => n.id)).toEqual(['n3', 'n4']);

@@ -1,6 +1,6 @@
 // A data folder of storage layout 2 (rows with a Space table of first writers, no index of rows by space,
 // no tseq) opens with this release: migrated once through layout 3 (tested in data-folder-layout2.test.ts)
-// to layout 4, with one log line for each step, and a read of one space then
+// to layouts 4 and 5, with one log line for each step, and a read of one space then
 // finds its rows, its edges and the invalidations of its nodes (one written in another space) through
 // the new index, without loading the tenant. The old folder is made here with layout 2's schema, written
 // out below, so the test does not depend on today's.
@@ -87,10 +87,11 @@ describe('a data folder of storage layout 2', () => {
     const ledger = await Ledger.open(dataDir);
     try {
       const lines = log.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('migrated'));
-      expect(lines).toHaveLength(2);
+      expect(lines).toHaveLength(3);
       expect(lines[0]).toMatch(/migrated once to layout 3/);
       expect(lines[1]).toMatch(/from storage layout 2 to 4: 6 node and edge rows and 1 invalidations indexed by space/);
-      expect(readFileSync(join(dataDir, 'graph', 'layout'), 'utf8')).toBe('4');
+      expect(lines[2]).toMatch(/from storage layout 2 to 5: 5 \(id, space\) pairs indexed/);
+      expect(readFileSync(join(dataDir, 'graph', 'layout'), 'utf8')).toBe('5');
 
       const two = await ledger.viewOf('acme', 'user:2');
       expect(two.nodesIn().map((n) => [n.tenant, n.id, n.seq])).toEqual([

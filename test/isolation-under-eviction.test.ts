@@ -56,12 +56,14 @@ describe('isolation while read models are loaded and evicted', () => {
     const b: Context = { ledger, tenant: 'b', services: { version: 'test' } };
     const evictionsBefore = ledger.residentStats().evictions;
     let stop = false;
-    // Tenant B written in every space and read back, over and over: its model is loaded and evicts A's.
+    // Tenant B written in every space and read back, over and over: its models are loaded and evict A's.
     const churn = (async () => {
       for (let k = 0; !stop && k < 60; k++) {
         const space = `user:${k % SPACES}`;
         await ledger.write('b', { space, nodes: nodes('b', space, 2, PER_SPACE + k), edges: [] });
         await listAll(b, space);
+        // Read whole now and then (a write loads only its spaces): B's whole model evicts A's.
+        if (k % 5 === 0) await listAll(b);
       }
     })();
     const wantSpace = nodes('a', 'user:3', PER_SPACE).map((n) => n.id);

@@ -1,4 +1,4 @@
-// A space's read model is cut from its tenant's when that one is resident (a writer's tenant is), without
+// A space's read model is cut from its tenant's when that one is resident (a whole-tenant read's is), without
 // a read of the store: such a read first waits for the write journal's copy, seconds after a bulk fill.
 // The cut holds what the store's index of rows by space gives after a restart, invalidations crossing
 // spaces included.
@@ -37,6 +37,8 @@ describe("a space's read model cut from its resident tenant", () => {
       },
     }));
     let l = await f.open();
+    // Resident as a read without a space makes it (a write alone loads only the spaces it names).
+    await l.load(T);
     await l.write(T, { space: 's1', nodes: [claim('e'), claim('x'), claim('only-s1')], edges: [] });
     await l.write(T, { space: 's2', nodes: [claim('d')], edges: [{ source_id: 'e', target_id: 'd', edge_type: 'SUPERSEDES' }] });
     await l.write(T, { space: 's3', nodes: [claim('y')], edges: [{ source_id: 'x', target_id: 'y', edge_type: 'CAUSES' }] });

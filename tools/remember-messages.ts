@@ -107,13 +107,8 @@ export async function rememberMessages(
   const ordered = [...messages].sort((a, b) => a.observedAt - b.observedAt || a.index - b.index);
   const latest = ordered[ordered.length - 1]?.observedAt ?? now;
   await ctx.ledger.settled(latest);
-  // The tenant's view, held until the write is planned: the write that follows is planned against it.
-  const release = ctx.ledger.pin(ctx.tenant);
-  try {
-    return await extractAndWrite(new SpaceIndex(await ctx.ledger.load(ctx.tenant), input.space));
-  } finally {
-    release();
-  }
+  // The space's view (what it already holds is all the index reads), held until the write is planned.
+  return ctx.ledger.withView(ctx.tenant, input.space, (view) => extractAndWrite(new SpaceIndex(view, input.space)));
 
   async function extractAndWrite(index: SpaceIndex): Promise<MessagesOutcome> {
     const extractor = ctx.services.extractor ?? fallbackExtractor;

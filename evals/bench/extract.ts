@@ -79,7 +79,8 @@ async function writeRate(messages: string[]): Promise<{ rate: number; rows: numb
       await runOperation(remember, { space: `user:${(i / 100) % 4}`, messages: batch }, ctx);
     }
     const seconds = (performance.now() - t0) / 1000;
-    return { rate: messages.length / seconds, rows: ledger.view('bench').size().nodes + ledger.view('bench').size().edges };
+    const size = (await ledger.load('bench')).size();
+    return { rate: messages.length / seconds, rows: size.nodes + size.edges };
   } finally {
     await ledger.close();
     rmSync(dir, { recursive: true, force: true });

@@ -61,7 +61,7 @@ async function build(dir: string, blocks: number, rand: () => number): Promise<L
 
 async function latencies(index: SearchIndex, ledger: Ledger, rand: () => number, n: number): Promise<number[]> {
   const asOf = ledger.now();
-  const view = ledger.view(TENANT);
+  const view = await ledger.load(TENANT);
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();

@@ -66,7 +66,7 @@ const COLD = 100;
 
 async function measure(index: SearchIndex, ledger: Ledger, users: number, rand: () => number): Promise<Measured> {
   const asOf = ledger.now();
-  const view = ledger.view(TENANT);
+  const view = await ledger.load(TENANT);
   const activeUser = (): string => space(Math.floor(rand() * Math.min(ACTIVE, users)));
   const once = async (user: string | undefined): Promise<number> => {
     const query = sentence(rand, 3);

@@ -15,17 +15,21 @@ import { resolveLens, type LensInput } from '../read/lens.ts';
 import { Snapshot } from '../read/snapshot.ts';
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
+import { UnionView, type PlanView } from '../read/union-view.ts';
+import { RecentHolds, StaleLookup } from './recent-holds.ts';
+import { KnownSpaces } from './known-spaces.ts';
 import type { Micros } from '../time.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../types.ts';
 
 const tablesSize = (g: CommitGroup): number =>
   g.batches.length + g.nodes.length + g.edges.length + g.declarations.length + g.verdicts.length + g.invalidations.length + g.spaces.length;
-import { Overlay, planWrite, type WriteInput, type WriteOutcome } from './write-plan.ts';
+import { Overlay, planWrite, StagedRows, type WriteInput, type WriteOutcome } from './write-plan.ts';
 
 /** What one queued job stages into its commit group. */
 export interface Stage {
   readonly capturedAt: Micros;
-  overlay(tenant: string): Overlay;
+  /** The tenant's staged rows over `view`, or over the tenant's view (which must then be resident). */
+  overlay(tenant: string, view?: PlanView): Overlay;
   nextSeq(): number;
   addBatch(row: BatchRow): void;
   addNodes(rows: NodeVersion[]): void;
@@ -84,6 +88,15 @@ function maxTseq(rows: CommitGroup): number {
 }
 
 const MAX_GROUP_ROWS = 50_000;
+/** Lookups of a write's spaces made again after a commit moved one of its ids, before the tenant is loaded instead. */
+const LOOKUP_ATTEMPTS = 3;
+
+/** The committed rows a write is planned against when its tenant is not resident, and the check it makes first. */
+interface SpacePlan {
+  view: PlanView;
+  /** Throws StaleLookup when a commit since the lookup put a named id in a space outside the view. */
+  check(): void;
+}
 /** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
 const SPACE_LOOKUPS = 10_000;
 
@@ -132,6 +145,14 @@ export class Ledger {
   readonly #imported = new WeakSet<object>();
   /** Per tenant, a number that changes whenever rows other than an import's are staged, committed or dropped. */
   readonly #marks = new Map<string, number>();
+  /** The spaces the latest commits brought ids into (see #spacePlanned). */
+  readonly #recent = new RecentHolds();
+  /** The spaces of ids looked up or written lately, kept exact by every commit. */
+  readonly #known = new KnownSpaces();
+  /** How writes and invalidations were planned: against spaces' views, the tenant's, and lookups made again. */
+  readonly #plans = { spaces: 0, tenant: 0, stale: 0, widened: 0, lookedUp: 0 };
+  /** Per tenant, the turn of the last write called (see #turn). */
+  readonly #turns = new Map<string, Promise<void>>();
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
@@ -277,6 +298,36 @@ export class Ledger {
     }
   }
 
+  /**
+   * What the search index reads for the words of the blocks linked to `nodes` (one tenant's): the tenant's
+   * view when it is resident, else the views of the spaces holding the nodes' ids (so every edge touching
+   * them) and the ids those edges link them to. Best effort, as of the call: not pinned after it returns.
+   */
+  async linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView> {
+    if (this.#residents.has(tenant)) return this.load(tenant);
+    const spaces = new Set(nodes.map((n) => n.space));
+    const ids = new Set(nodes.map((n) => n.id));
+    const views = new Map<string, TenantView>();
+    const union = new UnionView([]);
+    const widen = async (held: Map<string, Set<string>>): Promise<void> => {
+      for (const set of held.values()) for (const s of set) spaces.add(s);
+      for (const s of spaces)
+        if (!views.has(s)) {
+          const view = await this.#residents.ensureSpace(tenant, s);
+          views.set(s, view);
+          union.add(view);
+        }
+    };
+    await widen(await this.#spacesOf(tenant, [...ids]));
+    const linked = new Set<string>();
+    for (const id of ids) {
+      for (const e of union.edgesFrom(id)) if (!ids.has(e.target_id)) linked.add(e.target_id);
+      for (const e of union.edgesTo(id)) if (!ids.has(e.source_id)) linked.add(e.source_id);
+    }
+    if (linked.size > 0) await widen(await this.#spacesOf(tenant, [...linked]));
+    return union;
+  }
+
   /** Spaces whose own read model is in memory now, as [tenant, space]. */
   residentSpaces(): [string, string][] {
     return this.#residents.spaces();
@@ -285,6 +336,15 @@ export class Ledger {
   /** Tenants whose read models are in memory now. */
   tenants(): string[] {
     return this.#residents.tenants();
+  }
+
+  /**
+   * Writes and invalidations planned so far against the views of the spaces their ids live in, against the
+   * tenant's view, those whose plan added a resident space's view, lookups made again (StaleLookup), and
+   * ids looked up in the store (not known here).
+   */
+  planStats(): { spaces: number; tenant: number; stale: number; widened: number; lookedUp: number } {
+    return { ...this.#plans };
   }
 
   residentStats(): ReturnType<ResidentViews['stats']> {
@@ -471,6 +531,8 @@ export class Ledger {
     const forget = async (): Promise<void> =>
       this.#exclusive(async () => {
         this.#residents.drop(tenant);
+        this.#recent.drop(tenant);
+        this.#known.drop(tenant);
         for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
         for (const [space, t] of this.#spacesLooked) if (t === tenant) this.#spacesLooked.delete(space);
       });
@@ -499,26 +561,101 @@ export class Ledger {
     while (this.#inflight && this.#inflight.minKnownAt <= asOf) await this.#inflight.done.catch(() => undefined);
   }
 
-  /** Runs `job` with the tenant resident and pinned: a write is planned against its view. */
-  async #withTenant<T>(tenant: string, job: () => Promise<T>): Promise<T> {
+  /**
+   * A place in the tenant's line of writes: a write reaches the queue only after those called before it
+   * did, so concurrent requests are planned in call order (as when every write waited for one tenant
+   * load), while their lookups and space loads overlap.
+   */
+  #turn(tenant: string): { ready: Promise<void>; done: () => void } {
+    const ready = this.#turns.get(tenant) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((r) => {
+      done = r;
+    });
+    this.#turns.set(tenant, mine);
+    void mine.then(() => {
+      if (this.#turns.get(tenant) === mine) this.#turns.delete(tenant);
+    });
+    return { ready, done };
+  }
+
+  /**
+   * Runs `job` against the committed rows it needs: the tenant's view when it is resident (as loaded for
+   * reads without a space); otherwise the views of `space` and of every space holding one of `ids` (a
+   * version of it, an edge touching it), looked up in the store's index by id, pinned until the job ends.
+   * A commit between the lookup and the plan may bring one of the ids into another space: the plan then
+   * adds that space's view if it is resident, or throws StaleLookup and is looked up again (after
+   * LOOKUP_ATTEMPTS, the tenant is loaded). `job` must enqueue synchronously.
+   */
+  async #spacePlanned<T>(
+    tenant: string,
+    space: string | undefined,
+    ids: readonly string[],
+    job: (plan: SpacePlan | undefined) => Promise<T>,
+  ): Promise<T> {
     if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
-    const release = this.pin(tenant);
-    try {
-      await this.load(tenant);
-      return await job();
-    } finally {
-      release();
+    for (let attempt = 0; ; attempt++) {
+      const turn = this.#turn(tenant);
+      const releases: (() => void)[] = [];
+      try {
+        if (attempt >= LOOKUP_ATTEMPTS || this.#residents.has(tenant)) {
+          releases.push(this.pin(tenant));
+          this.#plans.tenant++;
+          await this.load(tenant);
+          await turn.ready;
+          const queued = job(undefined);
+          turn.done();
+          return await queued;
+        }
+        this.#plans.spaces++;
+        const since = this.#recent.count;
+        const held = ids.length > 0 ? await this.#spacesOf(tenant, ids) : new Map<string, Set<string>>();
+        const spaces = new Set<string>(space === undefined ? [] : [space]);
+        for (const set of held.values()) for (const s of set) spaces.add(s);
+        for (const s of spaces) releases.push(this.#residents.pinSpace(tenant, s));
+        const views: TenantView[] = [];
+        for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
+        const view = new UnionView(views);
+        const check = (): void => {
+          const moved = this.#recent.spacesSince(since, tenant, ids);
+          if (moved === null) throw new StaleLookup();
+          for (const s of moved) {
+            if (spaces.has(s)) continue;
+            const resident = this.#residents.residentSpace(tenant, s);
+            if (!resident) throw new StaleLookup();
+            spaces.add(s);
+            view.add(resident);
+            this.#plans.widened++;
+          }
+        };
+        await turn.ready;
+        const queued = job({ view, check });
+        turn.done();
+        return await queued;
+      } catch (error) {
+        if (!(error instanceof StaleLookup)) throw error;
+        this.#plans.stale++;
+      } finally {
+        turn.done();
+        for (const release of releases) release();
+      }
     }
   }
 
   /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
   write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
-    return this.#withTenant(tenant, () => this.#write(tenant, input));
+    // The ids a plan reads: given node ids and edge ends. A node without an id gets one derived from its
+    // content and space (derivedNodeId), which only that space can hold.
+    const ids = new Set<string>();
+    for (const n of input.nodes) if (n.id !== undefined) ids.add(n.id);
+    for (const e of input.edges) ids.add(e.source_id).add(e.target_id);
+    return this.#spacePlanned(tenant, input.space, [...ids], (plan) => this.#write(tenant, input, plan));
   }
 
-  #write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
+  #write(tenant: string, input: WriteInput, plan: SpacePlan | undefined): Promise<WriteOutcome> {
     return this.enqueue((stage) => {
-      const planned = planWrite(tenant, input, stage.overlay(tenant), stage.capturedAt, stage);
+      plan?.check();
+      const planned = planWrite(tenant, input, stage.overlay(tenant, plan?.view), stage.capturedAt, stage);
       if (planned.outcome.batch) stage.addBatch(planned.outcome.batch);
       stage.addNodes(planned.nodes);
       stage.addEdges(planned.edges);
@@ -529,9 +666,10 @@ export class Ledger {
 
   /** Records the invalidation of a node (append-only), or answers the one already in force. */
   invalidate(tenant: string, input: InvalidateInput): Promise<InvalidateOutcome> {
-    return this.#withTenant(tenant, () =>
+    return this.#spacePlanned(tenant, input.space, [input.id], (plan) =>
       this.enqueue((stage) => {
-        const overlay = stage.overlay(tenant);
+        plan?.check();
+        const overlay = stage.overlay(tenant, plan?.view);
         const planned = planInvalidation(tenant, input, overlay, stage.capturedAt, stage);
         if (planned.kind === 'written') {
           if (planned.batch) stage.addBatch(planned.batch);
@@ -582,7 +720,7 @@ export class Ledger {
 
   async #commitGroup(jobs: Job<unknown>[]): Promise<void> {
     const group: CommitGroup = emptyGroup();
-    const overlays = new Map<string, Overlay>();
+    const staged = new Map<string, StagedRows>();
     const results: { job: Job<unknown>; value: unknown }[] = [];
     let minKnownAt = Number.POSITIVE_INFINITY;
     // Tenants written here (not imported): their marks change now and again once the commit is decided.
@@ -599,13 +737,10 @@ export class Ledger {
       minKnownAt = Math.min(minKnownAt, capturedAt);
       const stage: Stage = {
         capturedAt,
-        overlay: (tenant) => {
-          let o = overlays.get(tenant);
-          if (!o) {
-            o = new Overlay(this.view(tenant));
-            overlays.set(tenant, o);
-          }
-          return o;
+        overlay: (tenant, view) => {
+          let rows = staged.get(tenant);
+          if (!rows) staged.set(tenant, (rows = new StagedRows()));
+          return new Overlay(view ?? this.view(tenant), rows);
         },
         nextSeq: () => ++this.#seq,
         addBatch: (row) => {
@@ -714,6 +849,36 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
+    this.#recent.commit(group);
+    this.#known.commit(group);
+  }
+
+  /**
+   * The spaces holding each of the tenant's ids: from those known here, the rest from the store's index
+   * (remembered with what commits brought in while the lookup ran, so the answer kept is current).
+   */
+  async #spacesOf(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const out = new Map<string, Set<string>>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const known = this.#known.get(tenant, id);
+      if (known) out.set(id, known);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return out;
+    this.#plans.lookedUp += missing.length;
+    const since = this.#recent.count;
+    const found = await this.#graph.spacesHolding(tenant, missing);
+    const current = this.#recent.count === since;
+    for (const id of missing) {
+      const spaces = found.get(id) ?? new Set<string>();
+      out.set(id, spaces);
+      // Kept with what commits since the lookup brought in (when the ring still reaches back), so the
+      // entry is current; commits from now on update it.
+      const moved = current ? new Set<string>() : this.#recent.spacesSince(since, tenant, [id]);
+      if (moved) this.#known.remember(tenant, id, new Set([...spaces, ...moved]));
+    }
+    return out;
   }
 
   /**

@@ -5,7 +5,8 @@
 import { parseLag } from '../duration.ts';
 import { recordHasher } from '../hash.ts';
 import { OPEN_END, type Micros } from '../time.ts';
-import { edgeIdentity, push, type TenantView } from '../read/tenant-view.ts';
+import { edgeIdentity, push } from '../read/tenant-view.ts';
+import type { PlanView } from '../read/union-view.ts';
 import { EDGE_TYPES, isEdgeType, type BatchRow, type EdgeRecord, type Invalidation, type NodeVersion } from '../types.ts';
 import { overlaps } from '../visibility.ts';
 
@@ -68,16 +69,37 @@ export interface WriteOutcome {
   captured_at: Micros;
 }
 
-/** What a commit group has staged so far, layered over the committed view. */
-export class Overlay {
+/** What a commit group has staged so far for one tenant: every plan of the group sees it. */
+export class StagedRows {
   readonly versions = new Map<string, NodeVersion[]>();
   readonly edgesByIdentity = new Map<string, EdgeRecord>();
   readonly edgeHashes = new Set<string>();
   readonly invalidations = new Map<string, Invalidation[]>();
   /** Staged edges by each of their endpoints. */
   readonly edgesAt = new Map<string, EdgeRecord[]>();
+}
 
-  constructor(readonly view: TenantView) {}
+/**
+ * What a commit group has staged so far, layered over the committed rows a plan reads: the tenant's view,
+ * or the union of the views of the spaces holding the ids a request names (storage/read/union-view.ts).
+ */
+export class Overlay {
+  readonly versions: Map<string, NodeVersion[]>;
+  readonly edgesByIdentity: Map<string, EdgeRecord>;
+  readonly edgeHashes: Set<string>;
+  readonly invalidations: Map<string, Invalidation[]>;
+  readonly edgesAt: Map<string, EdgeRecord[]>;
+
+  constructor(
+    readonly view: PlanView,
+    staged: StagedRows = new StagedRows(),
+  ) {
+    this.versions = staged.versions;
+    this.edgesByIdentity = staged.edgesByIdentity;
+    this.edgeHashes = staged.edgeHashes;
+    this.invalidations = staged.invalidations;
+    this.edgesAt = staged.edgesAt;
+  }
 
   /**
    * The spaces holding the invalidations of `id` (storage layout 4): those holding a version of it or an

@@ -100,6 +100,16 @@ export class ResidentViews {
     return v.view;
   }
 
+  /** The view of one space if it is resident now (every commit since it was loaded applied to it), else undefined. */
+  residentSpace(tenant: string, space: string): TenantView | undefined {
+    return this.loaders ? this.#views.get(keyOf(tenant, space))?.view : undefined;
+  }
+
+  /** Whether the tenant's whole view is resident now. */
+  has(tenant: string): boolean {
+    return this.#views.has(keyOf(tenant));
+  }
+
   /** Loads the tenant's view unless it is resident; marks it as just used. */
   ensure(tenant: string): Promise<TenantView> {
     return this.#ensure(tenant, undefined);

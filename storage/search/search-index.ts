@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { CommitGroup } from '../commit-group.ts';
 import type { TenantView } from '../read/tenant-view.ts';
+import type { UnionView } from '../read/union-view.ts';
 import type { NodeVersion } from '../types.ts';
 import { contextText, messageText } from './rank/context.ts';
 import type { Embedder } from './embed/embedder.ts';
@@ -32,7 +33,8 @@ import { WordVectors } from './embed/word-vectors.ts';
 export interface IndexSource {
   /** Rows above this sequence number were renumbered when the store opened (the index reads them again); null when none were. */
   renumberedAbove(): number | null;
-  load(tenant: string): Promise<TenantView>;
+  /** The rows the words of the blocks linked to `nodes` are read from (Ledger.linksView). */
+  linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView>;
   /** Whether the tenant's rows are being deleted: its rows are not indexed, its table is dropped once that ends. */
   isDropping(tenant: string): boolean;
   onCommit(listener: (group: Readonly<CommitGroup>) => void | Promise<void>): void;
@@ -118,7 +120,7 @@ export class SearchIndex {
   /** Null when the word-vector file is missing (or the mechanism is switched off). */
   readonly words: WordVectors | null;
   /** The tenant's read model, loaded if it is not resident (the linked words of a block are read from it). */
-  readonly #view: (tenant: string) => Promise<TenantView>;
+  readonly #view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>;
   readonly #dropping: (tenant: string) => boolean;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
@@ -162,7 +164,7 @@ export class SearchIndex {
     embedder: Embedder,
     words: WordVectors | null,
     seq: number,
-    view: (tenant: string) => Promise<TenantView>,
+    view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>,
     dropping: (tenant: string) => boolean,
   ) {
     this.#dir = dir;
@@ -201,7 +203,7 @@ export class SearchIndex {
       embedder,
       words,
       seq,
-      (t) => ledger.load(t),
+      (t, nodes) => ledger.linksView(t, nodes),
       (t) => ledger.isDropping(t),
     );
     index.#writeMeta();
@@ -410,7 +412,7 @@ export class SearchIndex {
     const texts = nodes.map(indexText);
     const { vectors, wvecs } = await this.#vectors(texts);
     // Called with one tenant's rows at a time.
-    const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant) : null;
+    const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant, nodes) : null;
     return nodes.map((n, i) => ({
       id: n.id,
       seq: n.seq,

@@ -199,6 +199,31 @@ const HOLDS_INVALIDATION = holds('HoldsInvalidation', 'Invalidation');
 const HOLDS = [HOLDS_BLOCK, HOLDS_EDGE, HOLDS_INVALIDATION];
 const isHolds = (table: string): boolean => HOLDS.some((h) => h.table === table);
 
+// Which spaces of a tenant hold an id (a version of it, or an edge touching it), found by one primary-key
+// lookup of the id's Ident row and its adjacency list (layout 5): a write of one space learns which other
+// spaces' views it must plan against without loading the tenant, and without the scan spacesOfIds makes.
+// Written with the rows, in the same transaction; Ident rows with `ignore_errors=true` (a stored id is
+// skipped), IdentIn rows once per (id, space) pair as far as this process remembers (a repeat is harmless:
+// a lookup returns each space once).
+export interface IdentSpaceRow {
+  tenant: string;
+  id: string;
+  space: string;
+}
+const IDENT: TableSpec<Pick<IdentSpaceRow, 'tenant' | 'id'>> = {
+  table: 'Ident',
+  columns: [text('key', (r) => identKey(r.tenant, r.id)), text('tenant', (r) => r.tenant)],
+};
+const IDENT_IN: TableSpec<IdentSpaceRow> & { to: string } = {
+  table: 'IdentIn',
+  to: 'TenantSpace',
+  columns: [text('ident_key', (r) => identKey(r.tenant, r.id)), text('space_key', (r) => identKey(r.tenant, r.space))],
+};
+/** Relationship tables: a row is its two ends. */
+const isRel = (table: string): boolean => isHolds(table) || table === IDENT_IN.table;
+/** Tables of the indexes by space and by id: not the ledger's rows, not counted as a commit's rows. */
+const isIndex = (table: string): boolean => isRel(table) || table === TENANT_SPACE.table || table === IDENT.table;
+
 const KUZU_TYPE: Record<Scalar, string> = { text: 'STRING', int: 'INT64', float: 'DOUBLE', json: 'STRING' };
 
 function nodeTableDdl<R>(spec: TableSpec<R>, pk: string): string {
@@ -216,6 +241,8 @@ const SCHEMA = [
   nodeTableDdl(SPACE, 'name'),
   nodeTableDdl(TENANT_SPACE, 'key'),
   ...HOLDS.map((h) => `CREATE REL TABLE IF NOT EXISTS ${h.table}(FROM TenantSpace TO ${h.to}, MANY_MANY)`),
+  nodeTableDdl(IDENT, 'key'),
+  `CREATE REL TABLE IF NOT EXISTS ${IDENT_IN.table}(FROM ${IDENT.table} TO ${IDENT_IN.to}, MANY_MANY)`,
 ];
 
 function csvCell(value: Cell, type: Scalar): string {
@@ -373,12 +400,34 @@ function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]
   };
 }
 
+/** The (tenant, id, space) pairs a group's node and edge rows name, each once; those in `stored` left out. */
+export function identsOf(group: Pick<CommitGroup, 'nodes' | 'edges'>, stored?: ReadonlySet<string>): IdentSpaceRow[] {
+  const out = new Map<string, IdentSpaceRow>();
+  const add = (tenant: string, id: string, space: string): void => {
+    const key = identKey(identKey(tenant, id), space);
+    if (!out.has(key) && !stored?.has(key)) out.set(key, { tenant, id, space });
+  };
+  for (const n of group.nodes) add(n.tenant, n.id, n.space);
+  for (const e of group.edges) {
+    add(e.tenant, e.source_id, e.space);
+    add(e.tenant, e.target_id, e.space);
+  }
+  return [...out.values()];
+}
+
+const identPairKey = (r: IdentSpaceRow): string => identKey(identKey(r.tenant, r.id), r.space);
+/** One Ident row per id: a COPY repeating a key within its file would fail. */
+const uniqueIdents = (rows: readonly IdentSpaceRow[]): IdentSpaceRow[] => [
+  ...new Map(rows.map((r) => [identKey(r.tenant, r.id), r])).values(),
+];
+
 /**
  * Every table a commit group fills, in the order they are written. A new table adds its line here and
  * gets both write paths.
  */
-function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): TableRows[] {
+function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>, storedIdents?: ReadonlySet<string>): TableRows[] {
   const h = holdsOf(group);
+  const idents = identsOf(group, storedIdents);
   // A TenantSpace row this process has committed or journaled already is not written again: one COPY
   // statement fewer in most copies (each costs a fixed ~10-50 ms).
   if (storedSpaces) h.spaces = h.spaces.filter((r) => !storedSpaces.has(identKey(r.tenant, r.space)));
@@ -395,6 +444,8 @@ function tablesOf(group: CommitGroup, storedSpaces?: ReadonlySet<string>): Table
     tableRows(HOLDS_BLOCK, h.block),
     tableRows(HOLDS_EDGE, h.edge),
     tableRows(HOLDS_INVALIDATION, h.invalidation),
+    tableRows(IDENT, uniqueIdents(idents)),
+    tableRows(IDENT_IN, idents),
   ];
 }
 
@@ -426,11 +477,20 @@ export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
  * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
  */
-const LAYOUT = 4;
+const LAYOUT = 5;
 /** The first layout whose tables carry tseq. */
 const LAYOUT_TSEQ = 3;
 /** The first layout with TenantSpace and the Holds relationships. */
 const LAYOUT_HOLDS = 4;
+/** The first layout with the Ident index (which spaces hold an id). */
+const LAYOUT_IDENT = 5;
+/**
+ * Ids a lookup of the Ident index finds one primary-key lookup at a time (~3 ms each); more are found by
+ * `IN` lists, which scan the table (~90-200 ms a list at 300k ids) but cost the same for 500 ids as for one.
+ */
+const IDENT_LOOKUPS_MAX = 40;
+/** (id, space) pairs remembered as written before the set starts over. */
+const STORED_IDENTS_MAX = 200_000;
 /** TenantSpace keys remembered as written before the set starts over. */
 const STORED_SPACES_MAX = 100_000;
 /** Rows read per page while a migration indexes them. */
@@ -493,6 +553,11 @@ export interface KuzuGraphOptions {
    * 'after-delete-part', a process stopped after a part of a tenant's deletion committed.
    */
   fault?: (point: FaultPoint, tables: readonly string[]) => void;
+  /**
+   * A seam for race tests: awaited after a lookup of the spaces holding ids has read its answer and before
+   * it returns it, so a test can land a commit in between.
+   */
+  afterLookup?: () => Promise<void>;
 }
 
 /** The narrow port the ledger needs from a graph engine. */
@@ -514,6 +579,8 @@ export interface GraphStore {
   invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
   /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  /** The same from the Ident index by primary key (no scan), the write journal's rows included from memory. */
+  spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
   spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
   /**
@@ -667,12 +734,16 @@ const specOf = (table: string): Pick<TableRows, 'table' | 'columns'> => {
   return spec;
 };
 const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
-  spec.table === BATCH.table || spec.table === TENANT_SPACE.table ? 'key' : spec.table === SPACE.table ? 'name' : 'seq';
+  spec.table === BATCH.table || spec.table === TENANT_SPACE.table || spec.table === IDENT.table
+    ? 'key'
+    : spec.table === SPACE.table
+      ? 'name'
+      : 'seq';
 /** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
-const isRowTable = (table: string): boolean => table !== SPACE.table && table !== TENANT_SPACE.table && !isHolds(table);
+const isRowTable = (table: string): boolean => table !== SPACE.table && !isIndex(table);
 /** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
 const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
-  if (isHolds(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
+  if (isRel(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
   const key = spec.columns.findIndex((c) => c.name === keyColumn(spec));
   return (row) => row[key] ?? null;
 };
@@ -701,6 +772,56 @@ function journalParts(records: readonly JournalRecord[]): TableRows[] {
           }
     return cellRows(spec, rows);
   });
+}
+
+/** A journal row as a read of the engine hands it to DECODE: text cells JSON-encoded, tseq filled. */
+function asRead(spec: Pick<TableRows, 'columns'>, row: readonly Cell[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
+  spec.columns.forEach((c, i) => {
+    // A record journaled by layout 2 lacks tseq (see journalParts).
+    const v = i < row.length ? (row[i] ?? null) : c.name === 'tseq' && seqAt >= 0 ? (row[seqAt] ?? null) : null;
+    out[c.name] = v === null ? null : c.type === 'text' || c.type === 'json' ? JSON.stringify(v) : v;
+  });
+  return out;
+}
+
+/**
+ * What the journal's records add to the view of one space: its node and edge rows, the invalidations
+ * recorded in it or held by it through a journaled Holds row, and the numbers of every invalidation such
+ * a row holds (some stored in the engine already).
+ */
+export function journalRowsOfSpace(
+  records: Iterable<JournalRecord>,
+  tenant: string,
+  space: string,
+): Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'> & { heldSeqs: number[] } {
+  const key = identKey(tenant, space);
+  const nodes: NodeVersion[] = [];
+  const edges: EdgeRecord[] = [];
+  const invalidations: Invalidation[] = [];
+  const held = new Set<number>();
+  const col = (spec: Pick<TableRows, 'columns'>, name: string): number => spec.columns.findIndex((c) => c.name === name);
+  const list = [...records];
+  for (const r of list)
+    for (const t of r.tables)
+      if (t.table === HOLDS_INVALIDATION.table) for (const row of t.rows) if (row[0] === key) held.add(Number(row[1]));
+  for (const r of list)
+    for (const t of r.tables) {
+      const spec = t.table === NODE.table ? NODE : t.table === EDGE.table ? EDGE : t.table === INVALIDATION.table ? INVALIDATION : null;
+      if (!spec) continue;
+      const [ti, si, qi] = [col(spec, 'tenant'), col(spec, 'space'), col(spec, 'seq')];
+      for (const row of t.rows) {
+        if (row[ti] !== tenant) continue;
+        if (spec === INVALIDATION) {
+          if (row[si] === space || held.has(Number(row[qi]))) invalidations.push(DECODE.invalidation(asRead(spec, row)));
+        } else if (row[si] === space) {
+          if (spec === NODE) nodes.push(DECODE.node(asRead(spec, row)));
+          else edges.push(DECODE.edge(asRead(spec, row)));
+        }
+      }
+    }
+  return { nodes, edges, invalidations, heldSeqs: [...held] };
 }
 
 /** A commit group as the journal records it; throws on a cell the engine would not store as given. */
@@ -737,6 +858,7 @@ export class KuzuGraph implements GraphStore {
   readonly #journal: WriteJournal;
   readonly #journalMaxRows: number;
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
+  readonly #afterLookup: KuzuGraphOptions['afterLookup'];
   readonly #flushAfterMs: number;
   readonly #stats: WriteStats = {
     journalGroups: 0,
@@ -759,6 +881,10 @@ export class KuzuGraph implements GraphStore {
   #renumberedAbove: number | null = null;
   /** Spaces whose TenantSpace row this process wrote (see tablesOf), at most STORED_SPACES_MAX. */
   readonly #storedSpaces = new Set<string>();
+  /** (id, space) pairs whose IdentIn row this process wrote, at most STORED_IDENTS_MAX. */
+  readonly #storedIdents = new Set<string>();
+  /** Primary-key lookups of Ident rows made (spacesHolding), for tests and benchmarks. */
+  #identLookups = 0;
   #closed = false;
   #copyOuts = 0;
 
@@ -773,6 +899,7 @@ export class KuzuGraph implements GraphStore {
     mkdirSync(this.#stage, { recursive: true });
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
     this.#fault = options.fault ?? (() => undefined);
+    this.#afterLookup = options.afterLookup;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#journal = WriteJournal.open(dir);
   }
@@ -801,6 +928,7 @@ export class KuzuGraph implements GraphStore {
     if (from < 2) await graph.#migrateSpaces();
     if (fillTseq) await graph.#migrateTseq();
     if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
+    if (from < LAYOUT_IDENT) await graph.#migrateIdents(from);
     if (written !== LAYOUT) {
       writeFileSync(layoutFile, String(LAYOUT), { flush: true });
       syncDir(dir);
@@ -870,6 +998,52 @@ export class KuzuGraph implements GraphStore {
       console.error(
         `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
           `${invalidations.length} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
+      );
+    });
+  }
+
+  /**
+   * Layouts before 5 to 5: every (id, space) pair the node and edge rows name, read page by page, once.
+   * The index is dropped first, so a migration a crash interrupted starts again clean.
+   */
+  async #migrateIdents(from: number): Promise<void> {
+    const t0 = performance.now();
+    await this.#exclusive(async () => {
+      await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT_IN.table}`);
+      await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT.table}`);
+      for (const ddl of SCHEMA.slice(-2)) await this.#run(this.#writer, ddl);
+      // Pairs written so far: a page repeating one (an id written again in its space) skips it.
+      const written = new Set<string>();
+      let pairs = 0;
+      const col = (name: string): Column<unknown> => (name === 'seq' ? int(name, () => null) : text(name, () => null));
+      for (const [table, names] of [
+        [NODE.table, ['id']],
+        [EDGE.table, ['source_id', 'target_id']],
+      ] as const) {
+        const columns = ['seq', 'tenant', 'space', ...names].map(col);
+        for (let after = 0; ;) {
+          // Decoded as each row is parsed (the parser hands every row in the same object).
+          const page = await this.#select(
+            { table, columns },
+            `WHERE x.seq > ${after}`,
+            (r) => ({ seq: i64(r, 'seq'), tenant: str(r, 'tenant'), space: str(r, 'space'), ids: names.map((n) => str(r, n)) }),
+            MIGRATE_PAGE,
+          );
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.seq;
+          // Each named id as a self-edge of its space: identsOf reads only tenant, ends and space.
+          const named = page.flatMap((r) =>
+            r.ids.map((id) => ({ tenant: r.tenant, source_id: id, target_id: id, space: r.space }) as EdgeRecord),
+          );
+          const rows = identsOf({ nodes: [], edges: named }, written);
+          for (const r of rows) written.add(identPairKey(r));
+          await this.#commitCopy([tableRows(IDENT, uniqueIdents(rows)), tableRows(IDENT_IN, rows)].filter((p) => p.count > 0));
+          pairs += rows.length;
+        }
+      }
+      console.error(
+        `data folder: migrated once from storage layout ${from} to ${LAYOUT_IDENT}: ${pairs} (id, space) pairs indexed ` +
+          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
       );
     });
   }
@@ -1001,9 +1175,9 @@ export class KuzuGraph implements GraphStore {
     if (this.#closed) throw new Error('graph store is closed');
     const failure = this.#journal.failure;
     if (failure) throw new Error(`writes refused until the server restarts: the write journal's fdatasync failed (${failure.message})`);
-    const parts = tablesOf(group, this.#storedSpaces);
+    const parts = tablesOf(group, this.#storedSpaces, this.#storedIdents);
     // The rows the group carries and the Space row it may open; the Holds index rows are not counted.
-    const rows = parts.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    const rows = parts.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     if (rows === 0) return;
     // A group's Space rows (at most one per space it writes) do not move it off the journal.
     const journaledRows =
@@ -1054,6 +1228,8 @@ export class KuzuGraph implements GraphStore {
   #noteSpaces(group: CommitGroup): void {
     if (this.#storedSpaces.size > STORED_SPACES_MAX) this.#storedSpaces.clear();
     for (const r of holdsOf(group).spaces) this.#storedSpaces.add(identKey(r.tenant, r.space));
+    if (this.#storedIdents.size > STORED_IDENTS_MAX) this.#storedIdents.clear();
+    for (const r of identsOf(group)) this.#storedIdents.add(identPairKey(r));
   }
 
   #scheduleFlush(): void {
@@ -1094,7 +1270,7 @@ export class KuzuGraph implements GraphStore {
     // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
     const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
     let journal = journalParts(pending);
-    const journalRows = journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+    const journalRows = journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
     const parts = merged(journal, group).filter((p) => p.count > 0);
     try {
@@ -1111,7 +1287,7 @@ export class KuzuGraph implements GraphStore {
     if (segments > 0) this.#journal.release(segments);
     if (journalRows > 0) {
       this.#stats.flushes++;
-      this.#stats.flushedRows += journal.reduce((n, p) => n + (p.table === TENANT_SPACE.table || isHolds(p.table) ? 0 : p.count), 0);
+      this.#stats.flushedRows += journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     }
   }
   /**
@@ -1238,7 +1414,8 @@ export class KuzuGraph implements GraphStore {
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
       // A Space row whose space is stored already is skipped, not an error: the older row is the first writer.
-      const skip = part.table === SPACE.table || part.table === TENANT_SPACE.table ? ', ignore_errors=true' : '';
+      const skip =
+        part.table === SPACE.table || part.table === TENANT_SPACE.table || part.table === IDENT.table ? ', ignore_errors=true' : '';
       copies.push(`COPY ${part.table} FROM '${file}' (header=false, quote='"', escape='"', parallel=false${skip})`);
     }
     this.#stats.stageMs += performance.now() - t0;
@@ -1335,15 +1512,33 @@ export class KuzuGraph implements GraphStore {
    * primary-key lookup of the TenantSpace row, then its adjacency list), never by a scan.
    */
   loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>> {
-    const key = cypherString(JSON.stringify(identKey(tenant, space)));
+    const key = identKey(tenant, space);
     const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
-    const where = `WHERE s.key = ${key}`;
+    const where = `WHERE s.key = ${cypherString(JSON.stringify(key))}`;
     const d = DECODE;
-    return this.#read(async () => ({
-      nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
-      edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
-      invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
-    }));
+    // The engine's rows, then the journal's from memory: the journal is not copied in first (a copy after a
+    // write costs ~0.1-1 s, and a write into a cold space loads that space). Apart from copies (see #read):
+    // a copy has landed and released its records, or its rows are all still in the journal.
+    return this.#exclusive(async () => {
+      const stored = {
+        nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
+        edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
+        invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
+      };
+      const journaled = journalRowsOfSpace(this.#journal.records(), tenant, space);
+      const invalidations = new Map(stored.invalidations.map((i) => [i.seq, i]));
+      for (const i of journaled.invalidations) invalidations.set(i.seq, i);
+      // Held through a journaled Holds row, stored earlier: one primary-key lookup each.
+      for (const seq of journaled.heldSeqs)
+        if (!invalidations.has(seq))
+          for (const i of await this.#select(INVALIDATION, `WHERE x.seq = ${Math.trunc(seq)}`, d.invalidation)) invalidations.set(i.seq, i);
+      const bySeq = <R extends { seq: number }>(rows: R[]): R[] => rows.sort((a, b) => a.seq - b.seq);
+      return {
+        nodes: bySeq([...stored.nodes, ...journaled.nodes]),
+        edges: bySeq([...stored.edges, ...journaled.edges]),
+        invalidations: bySeq([...invalidations.values()]),
+      };
+    });
   }
 
   /** A tenant's rows that are not any one space's: batches, declarations and verdicts (a scan of small tables). */
@@ -1427,6 +1622,58 @@ export class KuzuGraph implements GraphStore {
     });
   }
 
+  /**
+   * The spaces holding each of these ids of the tenant (a version of it, or an edge touching it), from the
+   * Ident index: one primary-key lookup per id, up to IDENT_LOOKUPS_MAX ids, plus the pairs of the journal's records, read from memory, so the journal is not
+   * copied in first. Apart from copies (see #read): a copy either has landed or its rows are still held.
+   */
+  spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+    const out = new Map<string, Set<string>>();
+    const add = (id: string, space: string): void => {
+      let set = out.get(id);
+      if (!set) out.set(id, (set = new Set()));
+      set.add(space);
+    };
+    // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
+    const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
+    const spacePrefix = identKey(tenant, '').length;
+    const found = this.#exclusive(async () => {
+      const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
+      if (wanted.size <= IDENT_LOOKUPS_MAX)
+        for (const [key, id] of wanted) {
+          this.#identLookups++;
+          for (const r of await this.#run(
+            this.#reader,
+            `${path} WHERE i.key = ${cypherString(JSON.stringify(key))} RETURN s.space AS space`,
+          ))
+            add(id, decodeText(r.space) ?? '');
+        }
+      else
+        for (const list of idLists([...wanted.keys()])) {
+          this.#identLookups++;
+          for (const r of await this.#run(this.#reader, `${path} WHERE i.key IN [${list}] RETURN i.key AS k, s.space AS space`)) {
+            const id = wanted.get(decodeText(r.k) ?? '');
+            if (id !== undefined) add(id, decodeText(r.space) ?? '');
+          }
+        }
+      for (const record of this.#journal.records())
+        for (const t of record.tables)
+          if (t.table === IDENT_IN.table)
+            for (const row of t.rows) {
+              const id = wanted.get(String(row[0]));
+              if (id !== undefined) add(id, String(row[1]).slice(spacePrefix));
+            }
+      return out;
+    });
+    const after = this.#afterLookup;
+    return after ? found.then(async (answer) => (await after(), answer)) : found;
+  }
+
+  /** Primary-key lookups of the Ident index made so far (tests count them). */
+  identLookups(): number {
+    return this.#identLookups;
+  }
+
   /** The tenant's highest tseq (0 when it has no row). */
   tenantLastTseq(tenant: string): Promise<number> {
     return this.#read(async () => {
@@ -1493,6 +1740,15 @@ export class KuzuGraph implements GraphStore {
             if (left > 0) await this.#run(this.#writer, `MATCH (s:${TENANT_SPACE.table}) WHERE s.key = ${key} DETACH DELETE s`);
           }
         }
+        // The index by id (not a ledger table, so not counted): its IdentIn relationships went with the
+        // TenantSpace rows above or go with their Ident rows here.
+        if (left > 0)
+          left -= count(
+            await this.#run(
+              this.#writer,
+              `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} WITH x LIMIT ${left} DETACH DELETE x RETURN count(*) AS n`,
+            ),
+          );
         for (const { table } of ROW_TABLES) {
           if (left <= 0) break;
           const detach = HOLDS.some((h) => h.to === table) ? 'DETACH ' : '';
@@ -1509,6 +1765,7 @@ export class KuzuGraph implements GraphStore {
       // Its TenantSpace rows may be gone: a later write of the tenant (a copy back) writes them again.
       const prefix = identKey(tenant, '');
       for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
+      for (const key of this.#storedIdents) if (key.startsWith(prefix)) this.#storedIdents.delete(key);
       this.#fault(
         'after-delete-part',
         Object.keys(deleted).filter((t) => (deleted[t] ?? 0) > 0),
@@ -1596,7 +1853,7 @@ export class KuzuGraph implements GraphStore {
     return this.#read(async () => {
       const out: Record<string, number> = {};
       for (const { table } of TABLES) {
-        const pattern = isHolds(table) ? `()-[x:${table}]->()` : `(x:${table})`;
+        const pattern = isRel(table) ? `()-[x:${table}]->()` : `(x:${table})`;
         const [row] = await this.#run(this.#reader, `MATCH ${pattern} RETURN count(*) AS n`);
         out[table] = decodeInt(row?.n);
       }

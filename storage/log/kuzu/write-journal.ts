@@ -71,7 +71,10 @@ export function encodeRecord(record: JournalRecord): Buffer {
  * `TenantSpace` are the store's index of rows by space, written with them: not counted.
  */
 const rowsOf = (r: JournalRecord): number =>
-  r.tables.reduce((n, t) => n + (t.table === 'TenantSpace' || t.table.startsWith('Holds') ? 0 : t.rows.length), 0);
+  r.tables.reduce(
+    (n, t) => n + (t.table === 'TenantSpace' || t.table.startsWith('Holds') || t.table.startsWith('Ident') ? 0 : t.rows.length),
+    0,
+  );
 /** Each record's encoded size, set where it is encoded or read back, for the journal's byte count. */
 const sizes = new WeakMap<JournalRecord, number>();
 
@@ -122,6 +125,12 @@ export class WriteJournal {
   /** Why no more writes are taken in this process (a failed fdatasync), or null. */
   get failure(): Error | null {
     return this.#failed;
+  }
+
+  /** Every record appended or recovered and not yet released, oldest first (read from memory). */
+  *records(): Iterable<JournalRecord> {
+    for (const seg of this.#sealed) yield* seg.records;
+    yield* this.#activeRecords;
   }
 
   /** Rows appended or recovered and not yet released. */

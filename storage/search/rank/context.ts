@@ -4,6 +4,7 @@
 // written before it or in the same write (same captured_at), so a read that sees the block sees them too
 // (no leak through the context) and a rebuild from the ledger indexes the same words.
 import type { TenantView } from '../../read/tenant-view.ts';
+import { UnionView } from '../../read/union-view.ts';
 import type { NodeVersion } from '../../types.ts';
 import { enabled } from './mechanisms.ts';
 import { grownPerView } from '../copies/view-scan.ts';
@@ -82,10 +83,12 @@ export function exchangeOf(view: TenantView, n: NodeVersion, [before, after] = A
 }
 
 /** Statements of the blocks linked to `n` (either direction), as readable with `n`; '' when none. */
-export function contextText(view: TenantView, n: NodeVersion, max = CONTEXT_NEIGHBOURS): string {
+export function contextText(view: TenantView | UnionView, n: NodeVersion, max = CONTEXT_NEIGHBOURS): string {
   const from = view.edgesFrom(n.id);
   const to = view.edgesTo(n.id);
-  const exchange = exchangeOf(view, n);
+  // The exchange is the block's write, all in its own space: that space's view has every episode of it.
+  const own = view instanceof UnionView ? view.views.find((v) => v.space === n.space) : view;
+  const exchange = own ? exchangeOf(own, n) : [];
   // Most blocks have no link: no map and no closures, each of which costs a call to a naming helper per
   // row when run through tsx (the server from a source checkout, the bench).
   if (from.length === 0 && to.length === 0 && exchange.length === 0) return '';

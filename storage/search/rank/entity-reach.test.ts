@@ -23,6 +23,8 @@ beforeAll(async () => {
   index = await SearchIndex.open(join(temp.dir, 'search'), new LocalEmbedder(), ledger, null);
   // Blocks linked to the entities they name; the trip's names no town, its MENTIONS edge does. The
   // link to the town is learned a week after the episodes (a later pass over the same messages).
+  // Resident, as a read without a space makes it: the test reads the tenant's view.
+  await ledger.load('trip');
   await ledger.write('trip', {
     space: 's',
     nodes: [
@@ -35,6 +37,7 @@ beforeAll(async () => {
     edges: ['trip', 'movie', 'hike'].map((id) => ({ source_id: id, target_id: 'joanna', edge_type: 'MENTIONS' })),
     backfill: { declared_captured_at: T1, reason: 'test' },
   });
+  await ledger.load('trip');
   await ledger.write('trip', {
     space: 's',
     nodes: [{ id: 'woodhaven', kind: 'entity', statement: 'Woodhaven' }],

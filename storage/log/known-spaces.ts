@@ -1,0 +1,47 @@
+// The spaces holding ids a write looked up or wrote lately, kept exact: every commit passes through the
+// ledger, which adds each (id, space) pair it commits to the ids held here, and a dropped tenant's ids
+// are forgotten. A write naming an id held here needs no lookup in the store; the search index, asking
+// for the ids a write just committed, finds them here too. Least recently used first, at most `max`.
+import { identKey, type CommitGroup } from '../commit-group.ts';
+
+export const KNOWN_IDS = 100_000;
+
+export class KnownSpaces {
+  readonly #spaces = new Map<string, Set<string>>();
+
+  constructor(private readonly max = KNOWN_IDS) {}
+
+  /** The spaces holding the tenant's id, if known here (a copy). */
+  get(tenant: string, id: string): Set<string> | undefined {
+    const key = identKey(tenant, id);
+    const spaces = this.#spaces.get(key);
+    if (!spaces) return undefined;
+    this.#spaces.delete(key);
+    this.#spaces.set(key, spaces);
+    return new Set(spaces);
+  }
+
+  /** What a lookup in the store answered, when no commit landed while it ran (so it is current). */
+  remember(tenant: string, id: string, spaces: ReadonlySet<string>): void {
+    this.#spaces.set(identKey(tenant, id), new Set(spaces));
+    if (this.#spaces.size > this.max) this.#spaces.delete(this.#spaces.keys().next().value as string);
+  }
+
+  /** A committed group's pairs, added to the ids held here. */
+  commit(group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>): void {
+    if (this.#spaces.size === 0) return;
+    const add = (tenant: string, id: string, space: string): void => {
+      this.#spaces.get(identKey(tenant, id))?.add(space);
+    };
+    for (const n of group.nodes) add(n.tenant, n.id, n.space);
+    for (const e of group.edges) {
+      add(e.tenant, e.source_id, e.space);
+      add(e.tenant, e.target_id, e.space);
+    }
+  }
+
+  drop(tenant: string): void {
+    const prefix = identKey(tenant, '');
+    for (const key of this.#spaces.keys()) if (key.startsWith(prefix)) this.#spaces.delete(key);
+  }
+}

@@ -1,0 +1,86 @@
+// Which spaces the latest commits brought each id into. A write whose tenant is not resident looks up the
+// spaces holding the ids it names (outside the writer queue), then is planned against their views inside
+// it; a commit landing in between may have put one of those ids in another space. The plan asks here
+// whether any commit after its lookup did, and is looked up again if so (StaleLookup). The ring is bounded
+// by the pairs it holds: a lookup older than what it still reaches counts as stale.
+import type { CommitGroup } from '../commit-group.ts';
+import { identKey } from '../commit-group.ts';
+
+/** Thrown by a plan whose lookup of spaces is outdated: the caller looks them up again. */
+export class StaleLookup extends Error {
+  constructor() {
+    super('the spaces holding the ids of this write changed since they were looked up');
+  }
+}
+
+/** (id, space) pairs kept across the latest commits before the oldest commit is forgotten. */
+export const RECENT_PAIRS = 100_000;
+
+interface Entry {
+  n: number;
+  /** identKey(tenant, id) to the spaces the commit wrote it in; `dropped` for a tenant deleted whole. */
+  held: Map<string, Set<string>>;
+  dropped: string | null;
+  pairs: number;
+}
+
+export class RecentHolds {
+  #count = 0;
+  #pairs = 0;
+  readonly #ring: Entry[] = [];
+
+  constructor(private readonly maxPairs = RECENT_PAIRS) {}
+
+  /** The number of the latest commit recorded: a lookup started after it sees that commit's rows. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Records a committed group's (id, space) pairs: every node's id, every edge's two ends. */
+  commit(group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>): void {
+    const held = new Map<string, Set<string>>();
+    let pairs = 0;
+    const add = (tenant: string, id: string, space: string): void => {
+      const key = identKey(tenant, id);
+      let set = held.get(key);
+      if (!set) held.set(key, (set = new Set()));
+      if (!set.has(space)) pairs++;
+      set.add(space);
+    };
+    for (const n of group.nodes) add(n.tenant, n.id, n.space);
+    for (const e of group.edges) {
+      add(e.tenant, e.source_id, e.space);
+      add(e.tenant, e.target_id, e.space);
+    }
+    this.#push({ n: ++this.#count, held, dropped: null, pairs });
+  }
+
+  /** Every lookup of the tenant made before now is stale (its rows were deleted). */
+  drop(tenant: string): void {
+    this.#push({ n: ++this.#count, held: new Map(), dropped: tenant, pairs: 0 });
+  }
+
+  #push(entry: Entry): void {
+    this.#ring.push(entry);
+    this.#pairs += entry.pairs;
+    // The newest entry is kept whatever its size.
+    while (this.#ring.length > 1 && this.#pairs > this.maxPairs) this.#pairs -= this.#ring.shift()!.pairs;
+  }
+
+  /**
+   * The spaces commits after number `since` put any of the tenant's `ids` in, or null when that cannot be
+   * told: the tenant was deleted since, or the ring no longer reaches back to `since`.
+   */
+  spacesSince(since: number, tenant: string, ids: readonly string[]): Set<string> | null {
+    const out = new Set<string>();
+    if (since === this.#count) return out;
+    const oldest = this.#ring[0];
+    if (!oldest || oldest.n > since + 1) return null;
+    for (let i = this.#ring.length - 1; i >= 0 && this.#ring[i]!.n > since; i--) {
+      const entry = this.#ring[i]!;
+      if (entry.dropped === tenant) return null;
+      for (const id of ids) for (const space of entry.held.get(identKey(tenant, id)) ?? []) out.add(space);
+    }
+    return out;
+  }
+}
