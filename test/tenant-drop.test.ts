@@ -118,6 +118,7 @@ describe('deleting a tenant in parts', () => {
     );
     await expect(ledger.load('gone')).rejects.toBeInstanceOf(TenantDropping);
     await expect(ledger.tenantRows('gone', 0, 10, 10)).rejects.toBeInstanceOf(TenantDropping);
+    await expect(ledger.spaceCounts('gone', ledger.now())).rejects.toBeInstanceOf(TenantDropping);
     expect((await write).accepted).toBe(1);
     await drop;
     expect(order).toEqual(['write', 'drop']);

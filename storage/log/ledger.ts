@@ -886,6 +886,7 @@ export class Ledger {
    * could change the counts have landed: a whole tenant's `list_spaces` never loads its rows.
    */
   async spaceCounts(tenant: string, asOf: Micros): Promise<SpaceCounts[]> {
+    if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
     await this.settled(asOf);
     return this.#graph.spaceCounts(tenant, asOf);
   }
