@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { CaptureClock } from './clock.ts';
+import { envWholeNumber } from '../env-megabytes.ts';
 import { KuzuGraph, type GraphStore, type KuzuGraphOptions } from './kuzu/kuzu-graph.ts';
 import { TenantDropping, TenantDrops } from './tenant-drops.ts';
 import { emptyGroup, type CommitGroup } from '../commit-group.ts';
@@ -908,10 +909,5 @@ export class Ledger {
 
 /** SVC_DROP_PART_ROWS, or DROP_PART_ROWS. */
 function dropPartRows(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SVC_DROP_PART_ROWS;
-  if (raw === undefined || raw === '') return DROP_PART_ROWS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(`SVC_DROP_PART_ROWS: expected a whole number of rows from 1, got ${JSON.stringify(raw)}`);
-  return n;
+  return envWholeNumber(env, 'SVC_DROP_PART_ROWS', DROP_PART_ROWS, 1, 'rows');
 }

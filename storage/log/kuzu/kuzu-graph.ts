@@ -16,7 +16,7 @@ import kuzu, { type Connection, type Database, type QueryResult } from 'kuzu';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { envMegabytes } from '../../env-megabytes.ts';
+import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
@@ -511,11 +511,7 @@ const RENUMBER_GAP = 1_000_000;
 
 /** SVC_JOURNAL_MAX_ROWS: the largest group journaled; 0 writes every group by COPY at once. */
 export function journalMaxRows(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SVC_JOURNAL_MAX_ROWS;
-  if (raw === undefined || raw === '') return JOURNAL_MAX_ROWS;
-  const rows = Number(raw);
-  if (!Number.isInteger(rows) || rows < 0) throw new Error(`SVC_JOURNAL_MAX_ROWS: expected a whole number of rows, got "${raw}"`);
-  return rows;
+  return envWholeNumber(env, 'SVC_JOURNAL_MAX_ROWS', JOURNAL_MAX_ROWS, 0, 'rows');
 }
 
 export interface WriteStats {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
-import { envMegabytes } from '../../env-megabytes.ts';
+import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../../time.ts';
@@ -27,13 +27,9 @@ export const HNSW_MIN_ROWS = 20_000;
  * rows. Beyond this the index answers (approximate). SVC_SEARCH_EXACT_ROWS sets it; 0 keeps the index for
  * every query. Measured cost: docs/search.md.
  */
-export const exactVectorRows = (env: NodeJS.ProcessEnv = process.env): number => {
-  const raw = env.SVC_SEARCH_EXACT_ROWS;
-  if (raw === undefined || raw.trim() === '') return EXACT_VECTOR_ROWS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`SVC_SEARCH_EXACT_ROWS: expected a whole number of rows (0 or more), got "${raw}"`);
-  return n;
-};
+export const exactVectorRows = (env: NodeJS.ProcessEnv = process.env): number =>
+  // Blank counts as unset here (Number('  ') is 0, which would keep the index for every query).
+  env.SVC_SEARCH_EXACT_ROWS?.trim() === '' ? EXACT_VECTOR_ROWS : envWholeNumber(env, 'SVC_SEARCH_EXACT_ROWS', EXACT_VECTOR_ROWS, 0, 'rows');
 /**
  * As many rows as a space searched in memory holds (SPACE_COPY_MAX_ROWS), where a flat scan is as fast as
  * HNSW (HNSW_MIN_ROWS): exact at 100k rows cost ~14× (docs/search.md), so larger filters keep the index.
