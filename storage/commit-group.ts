@@ -35,3 +35,17 @@ export const emptyGroup = (): CommitGroup => ({
   spaces: [],
   invalidationSpaces: [],
 });
+
+/**
+ * Each (tenant, id, space) a group's rows put an id in a space by: every node version's id, and both ends
+ * of every edge (the index by id, the ring of recent commits and the ids known here all follow this rule).
+ */
+export function* idPlacements(
+  group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>,
+): Generator<[tenant: string, id: string, space: string]> {
+  for (const n of group.nodes) yield [n.tenant, n.id, n.space];
+  for (const e of group.edges) {
+    yield [e.tenant, e.source_id, e.space];
+    yield [e.tenant, e.target_id, e.space];
+  }
+}

@@ -2,7 +2,7 @@
 // ledger, which adds each (id, space) pair it commits to the ids held here, and a dropped tenant's ids
 // are forgotten. A write naming an id held here needs no lookup in the store; the search index, asking
 // for the ids a write just committed, finds them here too. Least recently used first, at most `max`.
-import { identKey, type CommitGroup } from '../commit-group.ts';
+import { identKey, idPlacements, type CommitGroup } from '../commit-group.ts';
 
 export const KNOWN_IDS = 100_000;
 
@@ -30,14 +30,7 @@ export class KnownSpaces {
   /** A committed group's pairs, added to the ids held here. */
   commit(group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>): void {
     if (this.#spaces.size === 0) return;
-    const add = (tenant: string, id: string, space: string): void => {
-      this.#spaces.get(identKey(tenant, id))?.add(space);
-    };
-    for (const n of group.nodes) add(n.tenant, n.id, n.space);
-    for (const e of group.edges) {
-      add(e.tenant, e.source_id, e.space);
-      add(e.tenant, e.target_id, e.space);
-    }
+    for (const [tenant, id, space] of idPlacements(group)) this.#spaces.get(identKey(tenant, id))?.add(space);
   }
 
   drop(tenant: string): void {

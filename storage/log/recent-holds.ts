@@ -4,7 +4,7 @@
 // whether any commit after its lookup did, and is looked up again if so (StaleLookup). The ring is bounded
 // by the pairs it holds: a lookup older than what it still reaches counts as stale.
 import type { CommitGroup } from '../commit-group.ts';
-import { identKey } from '../commit-group.ts';
+import { identKey, idPlacements } from '../commit-group.ts';
 
 /** Thrown by a plan whose lookup of spaces is outdated: the caller looks them up again. */
 export class StaleLookup extends Error {
@@ -40,17 +40,12 @@ export class RecentHolds {
   commit(group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>): void {
     const held = new Map<string, Set<string>>();
     let pairs = 0;
-    const add = (tenant: string, id: string, space: string): void => {
+    for (const [tenant, id, space] of idPlacements(group)) {
       const key = identKey(tenant, id);
       let set = held.get(key);
       if (!set) held.set(key, (set = new Set()));
       if (!set.has(space)) pairs++;
       set.add(space);
-    };
-    for (const n of group.nodes) add(n.tenant, n.id, n.space);
-    for (const e of group.edges) {
-      add(e.tenant, e.source_id, e.space);
-      add(e.tenant, e.target_id, e.space);
     }
     this.#push({ n: ++this.#count, held, dropped: null, pairs });
   }

@@ -20,7 +20,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
-import { emptyGroup, IDENT_SEP, identKey, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
+import { emptyGroup, IDENT_SEP, identKey, idPlacements, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
 
 interface Column<Row> {
   name: string;
@@ -403,14 +403,9 @@ function holdsOf(group: CommitGroup): { spaces: SpaceKeyRow[]; block: HoldsRow[]
 /** The (tenant, id, space) pairs a group's node and edge rows name, each once; those in `stored` left out. */
 export function identsOf(group: Pick<CommitGroup, 'nodes' | 'edges'>, stored?: ReadonlySet<string>): IdentSpaceRow[] {
   const out = new Map<string, IdentSpaceRow>();
-  const add = (tenant: string, id: string, space: string): void => {
+  for (const [tenant, id, space] of idPlacements(group)) {
     const key = identKey(identKey(tenant, id), space);
     if (!out.has(key) && !stored?.has(key)) out.set(key, { tenant, id, space });
-  };
-  for (const n of group.nodes) add(n.tenant, n.id, n.space);
-  for (const e of group.edges) {
-    add(e.tenant, e.source_id, e.space);
-    add(e.tenant, e.target_id, e.space);
   }
   return [...out.values()];
 }
