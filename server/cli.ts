@@ -1,7 +1,12 @@
 // The `memory-ledger` command. Help and --version answer from this file and cli-usage.ts alone; each
 // command's module (and through it Kuzu and LanceDB) is imported only when that command runs.
 import { AGENT_USAGE, BUNDLE_USAGE, MAIN_USAGE, MOVE_USAGE, SERVE_USAGE, STDIO_USAGE, SYNC_USAGE } from './cli-usage.ts';
+import module from 'node:module';
 import { SERVICE_VERSION } from './version.ts';
+
+// V8 keeps the code it compiled for the command's modules between starts (in the system's temporary folder,
+// or NODE_COMPILE_CACHE): a restart of the built server spends ~0.1–0.2 s of CPU less. Failing to cache only costs that.
+module.enableCompileCache?.();
 
 interface Command {
   usage: string;

@@ -21,10 +21,11 @@ export interface StartedServices {
   close(): Promise<void>;
 }
 
-export async function startServices(config: Config, ledger: Ledger): Promise<StartedServices> {
+/** Starts them while `ledger` opens; when it fails to open, closes what it opened and throws that failure. */
+export async function startServices(config: Config, ledger: Ledger | Promise<Ledger>): Promise<StartedServices> {
   const search = await startSearch(
     { dataDir: config.dataDir, embedder: config.embedder, openaiBaseUrl: config.openaiBaseUrl, openaiApiKey: config.openaiApiKey },
-    ledger,
+    Promise.resolve(ledger),
   );
   const extraction = await createExtractor(config);
   const stopNice = search.index ? keepIndexThreadsLow(config.indexNice) : () => undefined;

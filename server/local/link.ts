@@ -163,9 +163,14 @@ export class LocalLink {
     // Said at once, so processes arriving while the ledger loads know whom they wait for.
     writeRecord(config.dataDir, { ...record, ready: false, socket: null, port: null });
     let ledger: Ledger;
+    const opening = Ledger.open(config.dataDir);
+    // The search index, embedder and word vectors load while the store opens on Kuzu's threads.
+    const starting = startServices(config, opening);
+    starting.catch(() => undefined); // its failure is met below, after the store's
     try {
-      ledger = await Ledger.open(config.dataDir);
+      ledger = await opening;
     } catch (error) {
+      await starting.catch(() => undefined);
       removeRecord(config.dataDir, process.pid);
       await lock.release();
       if (isEngineLockError(error))
@@ -176,7 +181,7 @@ export class LocalLink {
       if (isPermissionError(error)) throw new FolderHeldError(config.dataDir, `cannot open the ledger: ${(error as Error).message}`);
       throw error;
     }
-    const started = await startServices(config, ledger);
+    const started = await starting;
     const door = await openHolderDoor({ config, ledger, started });
     writeRecord(config.dataDir, { ...record, ready: true, socket: door.socket, port: door.port });
     this.#holding = { held: { config, ledger, started }, door, lock };

@@ -44,6 +44,16 @@ export interface IndexSource {
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
 }
 
+/** An index whose tables are open, not yet reading a ledger (SearchIndex.prepare). */
+export interface PreparedIndex {
+  readonly dir: string;
+  readonly embedder: Embedder;
+  readonly words: WordVectors | null;
+  readonly lance: LanceIndex;
+  /** How far the index had read the store, or null when it starts over. */
+  readonly indexedSeq: number | null;
+}
+
 interface Meta {
   embedder: string;
   dimension: number;
@@ -184,6 +194,19 @@ export class SearchIndex {
     words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
     pageRows = CATCH_UP_PAGE,
   ): Promise<SearchIndex> {
+    return SearchIndex.attach(await SearchIndex.prepare(dir, embedder, words), ledger, pageRows);
+  }
+
+  /**
+   * The part of opening that needs no ledger (the embedder ready, the tables open, the progress read), so a
+   * server runs it while the store opens; `attach` finishes. A prepared index not attached is closed with
+   * `closePrepared`.
+   */
+  static async prepare(
+    dir: string,
+    embedder: Embedder,
+    words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
+  ): Promise<PreparedIndex> {
     mkdirSync(dir, { recursive: true });
     await embedder.ready();
     const meta = readMeta(dir);
@@ -194,9 +217,18 @@ export class SearchIndex {
       for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
     }
     const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension(), words?.dimension ?? 0);
+    return { dir, embedder, words, lance, indexedSeq: fresh ? null : meta.seq };
+  }
+
+  static async closePrepared(p: PreparedIndex): Promise<void> {
+    await p.lance.close();
+  }
+
+  static async attach(p: PreparedIndex, ledger: IndexSource, pageRows = CATCH_UP_PAGE): Promise<SearchIndex> {
+    const { dir, lance, embedder, words, indexedSeq } = p;
     // Rows the store renumbered on open were indexed under their old numbers: forget and re-read them.
-    const seq = fresh ? 0 : Math.min(meta.seq, ledger.renumberedAbove() ?? meta.seq);
-    if (!fresh) await lance.deleteAbove(seq);
+    const seq = indexedSeq === null ? 0 : Math.min(indexedSeq, ledger.renumberedAbove() ?? indexedSeq);
+    if (indexedSeq !== null) await lance.deleteAbove(seq);
     const index = new SearchIndex(
       dir,
       lance,

@@ -32,20 +32,42 @@ export async function embedderFor(s: SearchSettings): Promise<Embedder> {
 
 export const searchDir = (dataDir: string): string => join(dataDir, 'search');
 
+/**
+ * Opens the search index of a server. Its tables, embedder and word vectors load while `ledger` opens (on
+ * Kuzu's threads): a restart answers its first read that much sooner. When the ledger fails to open, what
+ * was opened is closed and that failure is thrown.
+ */
 export async function startSearch(
   s: SearchSettings,
-  ledger: Ledger,
+  ledger: Promise<Ledger>,
 ): Promise<{ index: SearchIndex | null; checks: (() => Promise<InstallCheck>)[] }> {
-  const embedder = await embedderFor(s);
   let index: SearchIndex | null = null;
   let failure: string | null = null;
-  try {
-    index = await SearchIndex.open(searchDir(s.dataDir), embedder, ledger);
-  } catch (error) {
+  const failed = (error: unknown): void => {
     // Reads and writes work without the index; search answers 503 and check_install says why.
     failure = (error as Error).message;
     console.error('search index did not start:', error);
+  };
+  const embedder = await embedderFor(s);
+  // A failure to prepare is reported once the ledger opened: when both fail, the ledger's failure is the one said.
+  const prepared = await SearchIndex.prepare(searchDir(s.dataDir), embedder).then(
+    (p) => ({ p }),
+    (error: unknown) => ({ error }),
+  );
+  let opened: Ledger;
+  try {
+    opened = await ledger;
+  } catch (error) {
+    if ('p' in prepared) await SearchIndex.closePrepared(prepared.p);
+    throw error;
   }
+  if ('error' in prepared) failed(prepared.error);
+  else
+    index = await SearchIndex.attach(prepared.p, opened).catch(async (error: unknown) => {
+      failed(error);
+      await SearchIndex.closePrepared(prepared.p).catch(() => undefined);
+      return null;
+    });
   const checks = [
     async (): Promise<InstallCheck> => {
       if (!index) return { name: 'vector_index', ok: false, detail: `LanceDB index did not open: ${failure}` };
