@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Certificate } from '../storage/read/certificate.ts';
 import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodeRow } from '../storage/read/rows-out.ts';
 import { defineOperation } from './operation.ts';
-import { openRead } from './read.ts';
+import { readById } from './read.ts';
+import type { Snapshot } from '../storage/read/snapshot.ts';
 import { AsOf, Flag, SpaceName, ValidAt } from './schemas.ts';
 import { GetMemoryOutputSchema } from './output-schemas.ts';
 
@@ -34,20 +35,23 @@ export const getMemory = defineOperation({
   confinable: true,
   rest: { method: 'GET', path: '/v1/memories/:id', from: 'query' },
   effect: { readOnly: true },
-  async handler(input, ctx): Promise<GetMemoryOutput> {
-    const snap = await openRead(ctx, input);
-    const r = snap.get(input.id);
-    const out: GetMemoryOutput = {
-      item: r.item ? snap.row(r.item) : null,
-      versions: r.versions.map((v) => snap.row(v)),
-      edges: { in: r.edgesIn.map(edgeRow), out: r.edgesOut.map(edgeRow) },
-      certificate: snap.certificate({
-        masked: r.masked,
-        shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id),
-      }),
-    };
-    if (r.reason) out.reason = r.reason;
-    if (r.invalidation && r.reason === 'invalidated') out.invalidation = invalidationRow(r.invalidation);
-    return out;
+  handler(input, ctx): Promise<GetMemoryOutput> {
+    return readById(ctx, input, (snap) => answer(snap, input.id));
   },
 });
+
+function answer(snap: Snapshot, id: string): GetMemoryOutput {
+  const r = snap.get(id);
+  const out: GetMemoryOutput = {
+    item: r.item ? snap.row(r.item) : null,
+    versions: r.versions.map((v) => snap.row(v)),
+    edges: { in: r.edgesIn.map(edgeRow), out: r.edgesOut.map(edgeRow) },
+    certificate: snap.certificate({
+      masked: r.masked,
+      shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id),
+    }),
+  };
+  if (r.reason) out.reason = r.reason;
+  if (r.invalidation && r.reason === 'invalidated') out.invalidation = invalidationRow(r.invalidation);
+  return out;
+}

@@ -4,7 +4,8 @@ import type { NodeRow } from '../storage/read/rows-out.ts';
 import type { Role } from '../storage/read/why.ts';
 import type { EdgeType } from '../storage/types.ts';
 import { defineOperation } from './operation.ts';
-import { openRead } from './read.ts';
+import { readById } from './read.ts';
+import type { Snapshot } from '../storage/read/snapshot.ts';
 import { AsOf, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 import { WhyOutputSchema } from './output-schemas.ts';
 
@@ -48,17 +49,20 @@ export const why = defineOperation({
   rest: { method: 'GET', path: '/v1/memories/:id/why', from: 'query' },
   effect: { readOnly: true },
   heavy: 'always',
-  async handler(input, ctx): Promise<WhyOutput> {
-    const snap = await openRead(ctx, input);
-    const r = snap.why(input.id, input.depth);
-    const out: WhyOutput = {
-      chain: r.chain.map((l) => ({ node: snap.row(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
-      certificate: snap.certificate({
-        masked: r.masked,
-        shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
-      }),
-    };
-    if (r.reason) out.reason = r.reason;
-    return out;
+  handler(input, ctx): Promise<WhyOutput> {
+    return readById(ctx, input, (snap) => answer(snap, input.id, input.depth));
   },
 });
+
+function answer(snap: Snapshot, id: string, depth: number): WhyOutput {
+  const r = snap.why(id, depth);
+  const out: WhyOutput = {
+    chain: r.chain.map((l) => ({ node: snap.row(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
+    certificate: snap.certificate({
+      masked: r.masked,
+      shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
+    }),
+  };
+  if (r.reason) out.reason = r.reason;
+  return out;
+}

@@ -1,0 +1,238 @@
+// A read by id without a space (get_memory, why) when the tenant's view is not resident: answered from
+// the views of the spaces holding the ids it reads, never from the whole tenant. The answer is run over a
+// view that joins the spaces loaded so far and notes every id it is asked about; the spaces holding those
+// ids are looked up (the store's index by id) and the answer is run again with the missing ones loaded,
+// until it asked about no id whose spaces are not all there. A why walk thus widens one hop per round.
+// What get and why read of the view is by id only (versions, edges, SUPERSEDES edges and invalidations of
+// one id), and each is held whole by the spaces holding that id (see idPlacements), so the final answer
+// is the one the tenant's view gives; anything else the view is asked throws, so a read that would need
+// the tenant's lists cannot quietly answer from a part of them.
+import { TenantView } from './tenant-view.ts';
+import type { EdgeRecord, Invalidation, NodeVersion } from '../types.ts';
+
+/**
+ * Spaces a read by id may load before the tenant's view is loaded instead. A why walk that reaches ids of
+ * more spaces than this is spread over a good part of the tenant: each space costs a load of its own
+ * (a query per table, ~2-10 ms here), and past a few dozen one scan of the tenant costs less than the
+ * round trips; a get reaches that many only for an id linked from that many spaces.
+ */
+export const MAX_READ_SPACES = 64;
+
+/**
+ * Rounds of look-up-and-load before the tenant's view is loaded instead. A why of depth d needs about d+2
+ * (one hop a round); more come only from lookups outdated by commits landing meanwhile.
+ */
+export const MAX_READ_ROUNDS = 24;
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** What a read asked of one id: every space holding it (its versions and edges), or any one (its invalidations). */
+type Need = 'all' | 'any';
+
+function joined<R extends { seq: number }>(lists: readonly (readonly R[])[]): readonly R[] {
+  const full = lists.filter((l) => l.length > 0);
+  if (full.length <= 1) return full[0] ?? NONE;
+  return full.flat().sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * The views of some spaces of one tenant read as the tenant's view, for reads by id: each node version
+ * and edge is held by its own space's view only; an invalidation by every space holding its node, so it
+ * is kept once. Notes each id asked about.
+ */
+export class SpacesByIdView extends TenantView {
+  readonly #views: readonly TenantView[];
+  readonly #asked = new Map<string, Need>();
+
+  constructor(tenant: string, views: readonly TenantView[]) {
+    super(tenant);
+    this.#views = views;
+  }
+
+  /** The ids asked about so far, with what was asked of each. */
+  asked(): ReadonlyMap<string, Need> {
+    return this.#asked;
+  }
+
+  #ask(id: string, need: Need): void {
+    if (need === 'all' || !this.#asked.has(id)) this.#asked.set(id, need);
+  }
+
+  override versionsOf(id: string): readonly NodeVersion[] {
+    this.#ask(id, 'all');
+    return joined(this.#views.map((v) => v.versionsOf(id)));
+  }
+
+  override edgesFrom(id: string): readonly EdgeRecord[] {
+    this.#ask(id, 'all');
+    return joined(this.#views.map((v) => v.edgesFrom(id)));
+  }
+
+  override edgesTo(id: string): readonly EdgeRecord[] {
+    this.#ask(id, 'all');
+    return joined(this.#views.map((v) => v.edgesTo(id)));
+  }
+
+  override supersedingEdges(id: string): readonly EdgeRecord[] {
+    this.#ask(id, 'all');
+    return joined(this.#views.map((v) => v.supersedingEdges(id)));
+  }
+
+  override invalidationsOf(id: string): readonly Invalidation[] {
+    this.#ask(id, 'any');
+    const all = joined(this.#views.map((v) => v.invalidationsOf(id)));
+    return all.filter((row, i) => i === 0 || all[i - 1]!.seq !== row.seq);
+  }
+
+  /**
+   * The latest knowledge instant of a node or edge in these spaces. Why skips its second walk (what as_of
+   * hid) when as_of is past it: then nothing in these spaces is hidden, and a walk over every committed
+   * row would take the same steps as the one made, so it would read only these spaces too.
+   */
+  override latestBlockKnownAt(): number {
+    let top = Number.NEGATIVE_INFINITY;
+    for (const v of this.#views) top = Math.max(top, v.latestBlockKnownAt());
+    return top;
+  }
+
+  override latestKnownAt(): number {
+    return refuse('latestKnownAt');
+  }
+  override latestInvalidationKnownAt(): number {
+    return refuse('latestInvalidationKnownAt');
+  }
+  override nodesIn(): readonly NodeVersion[] {
+    return refuse('nodesIn');
+  }
+  override edgesOfSpace(): readonly EdgeRecord[] {
+    return refuse('edgesOfSpace');
+  }
+  override supersedesEdges(): readonly EdgeRecord[] {
+    return refuse('supersedesEdges');
+  }
+  override edgeByIdentity(): EdgeRecord | undefined {
+    return refuse('edgeByIdentity');
+  }
+  override hasEdgeHash(): boolean {
+    return refuse('hasEdgeHash');
+  }
+  override factRows(): readonly NodeVersion[] {
+    return refuse('factRows');
+  }
+  override batch(): undefined {
+    return refuse('batch');
+  }
+  override declarations(): never {
+    return refuse('declarations');
+  }
+  override verdicts(): never {
+    return refuse('verdicts');
+  }
+  override hasVerdictHash(): boolean {
+    return refuse('hasVerdictHash');
+  }
+  override invalidations(): never {
+    return refuse('invalidations');
+  }
+  override rowsOfSpace(): never {
+    return refuse('rowsOfSpace');
+  }
+  override spaceNames(): never {
+    return refuse('spaceNames');
+  }
+  override size(): never {
+    return refuse('size');
+  }
+  override addNode(): void {
+    refuse('addNode');
+  }
+  override addEdge(): void {
+    refuse('addEdge');
+  }
+  override addBatch(): void {
+    refuse('addBatch');
+  }
+  override addDeclaration(): void {
+    refuse('addDeclaration');
+  }
+  override addVerdict(): void {
+    refuse('addVerdict');
+  }
+  override addInvalidation(): void {
+    refuse('addInvalidation');
+  }
+}
+
+function refuse(what: string): never {
+  throw new Error(`a read by id over some spaces' views asked for ${what}, which only the tenant's view answers`);
+}
+
+/** How a read by id finds and holds spaces; the ledger gives it. */
+export interface SpaceSource {
+  /** The spaces holding each id now, and a mark to ask later what commits since brought them into. */
+  lookUp(ids: readonly string[]): Promise<{ held: Map<string, Set<string>>; since: number }>;
+  /** The spaces commits after `since` brought any of `ids` into, or null when that cannot be told. */
+  movedSince(since: number, ids: readonly string[]): Set<string> | null;
+  /** Pins the view of `space` (released by the returned function) and loads it unless resident. */
+  hold(space: string): Promise<{ view: TenantView; release: () => void }>;
+}
+
+/**
+ * Runs `answer` (synchronous, and free of effects: it may run several times) over the views of the spaces
+ * holding every id it reads, loading them round by round. Returns its answer, or `undefined` when that
+ * needs more than MAX_READ_SPACES spaces or MAX_READ_ROUNDS rounds: the caller then answers from the
+ * tenant's view.
+ */
+export async function answerFromSpaces<T>(
+  tenant: string,
+  source: SpaceSource,
+  answer: (view: TenantView) => T,
+): Promise<{ value: T; spaces: number } | undefined> {
+  const views = new Map<string, TenantView>();
+  const releases: (() => void)[] = [];
+  // Each id looked up: the spaces holding it then, and the mark of commits at that lookup.
+  const looked = new Map<string, { spaces: Set<string>; since: number }>();
+  try {
+    for (let round = 0; round < MAX_READ_ROUNDS; round++) {
+      const view = new SpacesByIdView(tenant, [...views.values()]);
+      const value = answer(view);
+      // Checked right after the answer, with no wait in between: what holds the ids now.
+      const unknown: string[] = [];
+      const wanted = new Set<string>();
+      for (const [id, need] of view.asked()) {
+        const seen = looked.get(id);
+        const moved = seen ? source.movedSince(seen.since, [id]) : null;
+        if (!seen || !moved) {
+          unknown.push(id);
+          continue;
+        }
+        const spaces = new Set([...seen.spaces, ...moved]);
+        if (need === 'all') {
+          for (const s of spaces) if (!views.has(s)) wanted.add(s);
+        } else if (spaces.size > 0 && ![...spaces].some((s) => views.has(s))) wanted.add(spaces.values().next().value as string);
+      }
+      if (unknown.length === 0 && wanted.size === 0) return { value, spaces: views.size };
+      if (unknown.length > 0) {
+        const { held, since } = await source.lookUp(unknown);
+        for (const id of unknown) {
+          const spaces = held.get(id) ?? new Set<string>();
+          looked.set(id, { spaces, since });
+          if (view.asked().get(id) === 'all') {
+            for (const s of spaces) if (!views.has(s)) wanted.add(s);
+          } else if (spaces.size > 0 && ![...spaces].some((s) => views.has(s) || wanted.has(s))) {
+            wanted.add(spaces.values().next().value as string);
+          }
+        }
+      }
+      if (views.size + wanted.size > MAX_READ_SPACES) return undefined;
+      for (const s of wanted) {
+        const held = await source.hold(s);
+        releases.push(held.release);
+        views.set(s, held.view);
+      }
+    }
+    return undefined;
+  } finally {
+    for (const release of releases) release();
+  }
+}
