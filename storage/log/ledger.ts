@@ -433,7 +433,7 @@ export class Ledger {
       listCounts: (q: Parameters<GraphStore['listCounts']>[1]) => this.#graph.listCounts(tenant, q),
       viewOfIds: (ids: readonly string[]) => this.#viewOfIds(tenant, ids),
     };
-    return listByPages(source, tenant, resolved, this.now(), params);
+    return listByPages(source, tenant, resolved, this.now(), params, this.clock.latest());
   }
 
   /** The tenant's view when resident, else the union of the views of the spaces holding `ids` (best effort, not pinned). */

@@ -71,11 +71,13 @@ export async function listByPages(
   lens: ReadLens,
   txAsOf: Micros,
   p: ListParams,
+  latestIssued: Micros,
 ): Promise<PagedList> {
   const { asOf, validAt } = lens;
-  // Every row is known by the present instant, so only a read before it can hide anything.
+  // No row is known after the latest instant the clock handed out, so only a read before it can hide
+  // anything (a read as of `now` is at it, or after it); any other asks the engine.
   const counts =
-    asOf >= txAsOf
+    asOf >= latestIssued
       ? null
       : await source.listCounts({
           asOf,

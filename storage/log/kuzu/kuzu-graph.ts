@@ -21,7 +21,14 @@ import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows 
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
 import { emptyGroup, IDENT_SEP, identKey, idPlacements, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
-import { edgeInForceCypher, nodeFilterCypher, nodeMatches, type ListCounts, type ListCountsQuery, type NodePageQuery } from './node-page-query.ts';
+import {
+  edgeInForceCypher,
+  nodeFilterCypher,
+  nodeMatches,
+  type ListCounts,
+  type ListCountsQuery,
+  type NodePageQuery,
+} from './node-page-query.ts';
 
 interface Column<Row> {
   name: string;

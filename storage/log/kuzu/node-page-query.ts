@@ -46,10 +46,7 @@ function inForceCypher(validAt: Micros | undefined): string {
 }
 
 /** The filters of a node row on `x` but the tenant's and the page's, as Cypher conditions each led by AND. */
-export function nodeFilterCypher(
-  q: Pick<NodePageQuery, 'kind' | 'category' | 'validAt' | 'knownBy'>,
-  lit: EncodedLiteral,
-): string {
+export function nodeFilterCypher(q: Pick<NodePageQuery, 'kind' | 'category' | 'validAt' | 'knownBy'>, lit: EncodedLiteral): string {
   let out = '';
   if (q.kind !== undefined) out += ` AND x.kind = ${lit(q.kind)}`;
   if (q.category !== undefined) out += ` AND x.category = ${lit(q.category)}`;
