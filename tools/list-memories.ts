@@ -3,7 +3,10 @@ import { nonZeroMasked } from '../storage/read/certificate.ts';
 import type { NodePage } from '../storage/read/rows-out.ts';
 import { invalidInput } from './errors.ts';
 import { defineOperation } from './operation.ts';
-import { openRead } from './read.ts';
+import { lensOf, openRead } from './read.ts';
+import type { Context } from './context.ts';
+import type { ListResult } from '../storage/read/reads.ts';
+import type { ListParams, Snapshot } from '../storage/read/snapshot.ts';
 import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 import { decodeCursor, encodeCursor } from '../storage/read/cursor.ts';
 import { ListMemoriesOutputSchema } from './output-schemas.ts';
@@ -20,6 +23,7 @@ export const ListMemoriesInput = z.strictObject({
   include_invalidated: Flag.optional().describe('true: keep invalidated blocks, marked with their invalidation.'),
 });
 
+export type ListMemoriesInput = z.output<typeof ListMemoriesInput>;
 export type ListMemoriesOutput = NodePage;
 
 function afterSeqOf(cursor: string): number {
@@ -27,6 +31,19 @@ function afterSeqOf(cursor: string): number {
   if (seq === null)
     throw invalidInput([{ type: 'cursor', loc: ['cursor'], msg: 'not a cursor this server issued', input: cursor.slice(0, 100) }]);
   return seq;
+}
+
+/**
+ * The page and the snapshot it is shown through. Without a space, a tenant whose view is not in memory is
+ * read from the store page by page rather than loaded whole; a resident view answers as before (free).
+ */
+async function listPage(ctx: Context, input: ListMemoriesInput, params: ListParams): Promise<{ snap: Snapshot; result: ListResult }> {
+  if (input.space === undefined && !ctx.ledger.tenants().includes(ctx.tenant)) {
+    const paged = await ctx.ledger.listByPages(ctx.tenant, lensOf(input), params);
+    return { snap: paged.snapshot, result: paged };
+  }
+  const snap = await openRead(ctx, input);
+  return { snap, result: snap.list(params) };
 }
 
 export const listMemories = defineOperation({
@@ -42,8 +59,8 @@ export const listMemories = defineOperation({
   effect: { readOnly: true },
   async handler(input, ctx): Promise<ListMemoriesOutput> {
     const afterSeq = input.cursor === undefined ? undefined : afterSeqOf(input.cursor);
-    const snap = await openRead(ctx, input);
-    const result = snap.list({ kind: input.kind, category: input.category, limit: input.limit, afterSeq });
+    const params = { kind: input.kind, category: input.category, limit: input.limit, afterSeq };
+    const { snap, result } = await listPage(ctx, input, params);
     const certificate = snap.certificate({
       masked: result.masked,
       shownBatches: result.items.map((n) => n.batch_id),

@@ -12,7 +12,8 @@ export interface LensFields {
   include_invalidated?: boolean | undefined;
 }
 
-const lensOf = (input: LensFields): LensInput => ({
+/** The lens a read's input names. */
+export const lensOf = (input: LensFields): LensInput => ({
   asOf: input.as_of,
   validAt: input.valid_at,
   space: input.space,

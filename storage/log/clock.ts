@@ -24,6 +24,11 @@ export class CaptureClock {
     if (instant > this.#last) this.#last = instant;
   }
 
+  /** The latest instant handed out (or advanced to): no row stored or being committed carries a later one. */
+  latest(): Micros {
+    return this.#last;
+  }
+
   /** The server's present instant for answers (`tx_as_of`): never before an instant already handed out. */
   peek(): Micros {
     return Math.max(this.now(), this.#last);

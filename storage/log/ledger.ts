@@ -13,7 +13,8 @@ import { TenantDropping, TenantDrops } from './tenant-drops.ts';
 import { emptyGroup, type CommitGroup } from '../commit-group.ts';
 import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
 import { resolveLens, type LensInput } from '../read/lens.ts';
-import { Snapshot } from '../read/snapshot.ts';
+import { Snapshot, type ListParams } from '../read/snapshot.ts';
+import { listByPages, type JudgeView, type PagedList } from '../read/list-by-pages.ts';
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import { UnionView, type PlanView } from '../read/union-view.ts';
@@ -465,6 +466,32 @@ export class Ledger {
   tenantLastTseq(tenant: string): Promise<number> {
     if (this.#drops.has(tenant)) return Promise.reject(new TenantDropping(tenant));
     return this.#graph.tenantLastTseq(tenant);
+  }
+
+  /**
+   * A page of the whole tenant's node versions read from the store page by page, never loading the tenant
+   * (list_memories without a space when the tenant's view is not resident: storage/read/list-by-pages.ts).
+   */
+  async listByPages(tenant: string, lens: LensInput, params: ListParams): Promise<PagedList> {
+    if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
+    const resolved = resolveLens(lens, this.now());
+    await this.settled(resolved.asOf);
+    const source = {
+      nodePage: (q: Parameters<GraphStore['tenantNodePage']>[1]) => this.#graph.tenantNodePage(tenant, q),
+      listCounts: (q: Parameters<GraphStore['listCounts']>[1]) => this.#graph.listCounts(tenant, q),
+      viewOfIds: (ids: readonly string[]) => this.#viewOfIds(tenant, ids),
+    };
+    return listByPages(source, tenant, resolved, this.now(), params, this.clock.latest());
+  }
+
+  /** The tenant's view when resident, else the union of the views of the spaces holding `ids` (best effort, not pinned). */
+  async #viewOfIds(tenant: string, ids: readonly string[]): Promise<JudgeView> {
+    if (this.#residents.has(tenant)) return this.load(tenant);
+    const spaces = new Set<string>();
+    for (const set of (await this.#spacesOf(tenant, ids)).values()) for (const s of set) spaces.add(s);
+    const views: TenantView[] = [];
+    for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
+    return new UnionView(views);
   }
 
   /**

@@ -21,6 +21,14 @@ import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows 
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
 import { emptyGroup, IDENT_SEP, identKey, idPlacements, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
+import {
+  edgeInForceCypher,
+  nodeFilterCypher,
+  nodeMatches,
+  type ListCounts,
+  type ListCountsQuery,
+  type NodePageQuery,
+} from './node-page-query.ts';
 
 interface Column<Row> {
   name: string;
@@ -584,6 +592,10 @@ export interface GraphStore {
   counts(): Promise<Record<string, number>>;
   /** Per space of the tenant holding rows known at `asOf`: its node and edge rows known then, counted in the engine. */
   spaceCounts(tenant: string, asOf: number): Promise<SpaceCounts[]>;
+  /** A page of the tenant's node rows in tseq order, the write journal's included from memory. */
+  tenantNodePage(tenant: string, q: NodePageQuery): Promise<NodeVersion[]>;
+  /** What a whole tenant's list at a past as_of counts over all its rows, by aggregations in the engine. */
+  listCounts(tenant: string, q: ListCountsQuery): Promise<ListCounts>;
   /** Rows above this sequence number were renumbered when the store opened; null when none were. */
   renumberedAbove(): number | null;
   close(): Promise<void>;
@@ -1878,6 +1890,78 @@ export class KuzuGraph implements GraphStore {
         }
       }
       return [...bySpace.values()];
+    });
+  }
+
+  /**
+   * A page of the tenant's node rows with tseq above `q.after`, in tseq order, that the filters admit: a
+   * scan of the Block table's columns with a top-k sort in the engine (no index orders a tenant's rows),
+   * then the journal's rows of the tenant from memory, merged; at most `q.limit` rows decoded. Apart from
+   * copies, as loadSpace reads: a copy has landed and released its records, or its rows are still held.
+   */
+  tenantNodePage(tenant: string, q: NodePageQuery): Promise<NodeVersion[]> {
+    const lit = (text: string): string => cypherString(JSON.stringify(text));
+    const where = `WHERE x.tenant = ${lit(tenant)} AND x.tseq > ${Math.trunc(q.after)}${nodeFilterCypher(q, lit)}`;
+    const n = Math.max(1, Math.trunc(q.limit));
+    return this.#exclusive(async () => {
+      const rows = await this.#select(NODE, where, DECODE.node, n, 'tseq');
+      const seqs = new Set(rows.map((r) => r.seq));
+      const ti = NODE.columns.findIndex((c) => c.name === 'tenant');
+      for (const record of this.#journal.records())
+        for (const t of record.tables)
+          if (t.table === NODE.table)
+            for (const cells of t.rows) {
+              if (cells[ti] !== tenant) continue;
+              const row = DECODE.node(asRead(NODE, cells));
+              if (nodeMatches(row, q) && !seqs.has(row.seq)) {
+                seqs.add(row.seq);
+                rows.push(row);
+              }
+            }
+      return rows.sort((a, b) => a.tseq - b.tseq).slice(0, n);
+    });
+  }
+
+  /**
+   * What a whole tenant's list at a past as_of reports besides its page, counted in the engine after the
+   * journal is copied in (one scan of each table's columns, and a hash join of the invalidated ids with the
+   * tenant's Block rows, in the engine's buffer pool): nothing is decoded in JavaScript, so memory stays
+   * flat whatever the tenant holds, while the time grows with it.
+   */
+  listCounts(tenant: string, q: ListCountsQuery): Promise<ListCounts> {
+    const lit = (text: string): string => cypherString(JSON.stringify(text));
+    const of = `WHERE x.tenant = ${lit(tenant)}`;
+    const a = Math.trunc(q.asOf);
+    const hiddenNode = `x.known_at > ${a}${nodeFilterCypher({ kind: q.kind, category: q.category, validAt: q.validAt }, lit)}`;
+    const hiddenEdge = `x.known_at > ${a}${edgeInForceCypher(q.validAt)}`;
+    const num = (v: unknown): number => (v === null || v === undefined ? 0 : decodeInt(v));
+    return this.#read(async () => {
+      let latest = Number.NEGATIVE_INFINITY;
+      const masked = { node: 0, edge: 0, verdict: 0 };
+      for (const [table, hidden, kind] of [
+        [NODE.table, hiddenNode, 'node'],
+        [EDGE.table, hiddenEdge, 'edge'],
+        [VERDICT.table, `x.known_at > ${a}`, 'verdict'],
+        [INVALIDATION.table, 'false', null],
+      ] as const) {
+        const [row] = await this.#run(
+          this.#reader,
+          `MATCH (x:${table}) ${of} RETURN max(x.known_at) AS hi, sum(CASE WHEN ${hidden} THEN 1 ELSE 0 END) AS n`,
+        );
+        if (row?.hi !== null && row?.hi !== undefined) latest = Math.max(latest, decodeInt(row.hi));
+        if (kind !== null) masked[kind] = num(row?.n);
+      }
+      let invalidated = 0;
+      if (q.countInvalidated) {
+        const shown = nodeFilterCypher({ kind: q.kind, category: q.category, validAt: q.validAt, knownBy: q.asOf }, lit);
+        const [row] = await this.#run(
+          this.#reader,
+          `MATCH (i:${INVALIDATION.table}) WHERE i.tenant = ${lit(tenant)} AND i.known_at <= ${a} WITH DISTINCT i.target_id AS id ` +
+            `MATCH (x:${NODE.table}) ${of} AND x.id = id${shown} RETURN count(*) AS n`,
+        );
+        invalidated = num(row?.n);
+      }
+      return { latestKnownAt: latest, masked, invalidated };
     });
   }
 
