@@ -8,12 +8,14 @@ import { rmSync } from 'node:fs';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const OP = 'operator-key-0123456789';
-const env = { SVC_API_KEYS: 'ka=acme,kb=beta,kc=gamma', SVC_OPERATOR_KEY: OP };
+const env = { SVC_API_KEYS: 'ka=acme,kb=beta', SVC_OPERATOR_KEY: OP };
 const HOUR = 3_600_000_000;
 
 let a: TestApp;
 let b: TestApp;
 let now: string;
+/** After the rows the second copy brings. */
+let later: string;
 const stopped: string[] = [];
 
 const write = async (t: TestApp, body: unknown, key = 'ka'): Promise<void> => {
@@ -156,10 +158,10 @@ describe('a tenant copied from A to B', () => {
   });
 
   it('serves a read confined to one space from the index by space imported with the rows', async () => {
-    // Another tenant, copied on its own (its rows would change acme's search scores, compared below). Ids
-    // living in two spaces, invalidated: 'moved' before its version in s2 is written (s2 then holds the
-    // older invalidation), 'twin' after both (held by both at once). Imported 2 rows a call, so an
-    // invalidation and a version it retracts come in different calls.
+    // More rows of acme, copied after the first copy (the rows it holds are skipped). Ids living in two
+    // spaces, invalidated: 'moved' before its version in s2 is written (s2 then holds the older
+    // invalidation), 'twin' after both (held by both at once). Imported 2 rows a call, so an invalidation
+    // and a version it retracts come in different calls, and a write's nodes and edges too.
     const until = (statement: string): object => ({
       kind: 'claim',
       statement,
@@ -168,7 +170,7 @@ describe('a tenant copied from A to B', () => {
     });
     const since = (statement: string): object => ({ kind: 'claim', statement, asserted_at: '2024-02-01T00:00:00Z' });
     const invalidate = async (id: string): Promise<void> => {
-      expect((await a.call('POST', `/v1/memories/${id}/invalidate`, { key: 'kc', body: { reason: 'wrong' } })).status).toBe(200);
+      expect((await a.call('POST', `/v1/memories/${id}/invalidate`, { key: 'ka', body: { reason: 'wrong' } })).status).toBe(200);
     };
     await write(
       a,
@@ -180,7 +182,7 @@ describe('a tenant copied from A to B', () => {
           { id: 'stays', kind: 'claim', statement: 'stays', asserted_at: '2023-06-01T00:00:00Z' },
         ],
       },
-      'kc',
+      'ka',
     );
     await invalidate('moved');
     await write(
@@ -193,14 +195,16 @@ describe('a tenant copied from A to B', () => {
           { id: 'other', kind: 'claim', statement: 'other', asserted_at: '2023-06-01T00:00:00Z' },
         ],
       },
-      'kc',
+      'ka',
     );
     await invalidate('twin');
     const at = await serverNow(a);
-    const { rows } = await exportAll(a, 'gamma', 2);
-    expect(await importAll(b, 'gamma', rows, 2)).toEqual({ stored: rows.length, skipped: 0 });
+    later = at;
+    const { rows } = await exportAll(a, 'acme', 2);
+    expect(await importAll(b, 'acme', rows, 2)).toEqual({ stored: rows.length - exported.length, skipped: exported.length });
+    exported = rows;
     const ids = async (t: TestApp, space: string, validAt: string): Promise<string[]> => {
-      const r = await t.call('GET', '/v1/memories', { key: 'kc', query: { as_of: at, space, valid_at: validAt, limit: 50 } });
+      const r = await t.call('GET', '/v1/memories', { key: 'ka', query: { as_of: at, space, valid_at: validAt, limit: 50 } });
       expect(r.status, JSON.stringify(r.json)).toBe(200);
       return r.json.items.map((n: { id: string }) => n.id).sort();
     };
@@ -212,14 +216,14 @@ describe('a tenant copied from A to B', () => {
       ['s2', '2024-03-01T00:00:00Z'],
     ] as const) {
       expect(await ids(b, space, validAt)).toEqual(await ids(a, space, validAt));
-      const got = await b.call('GET', '/v1/memories/twin', { key: 'kc', query: { as_of: at, space, valid_at: validAt } });
+      const got = await b.call('GET', '/v1/memories/twin', { key: 'ka', query: { as_of: at, space, valid_at: validAt } });
       expect(got.json.reason).toBe('invalidated');
     }
     // Answered from the spaces' own read models, loaded through the index imported with the rows.
     expect(b.ledger.residentSpaces()).toEqual(
       expect.arrayContaining([
-        ['gamma', 's1'],
-        ['gamma', 's2'],
+        ['acme', 's1'],
+        ['acme', 's2'],
       ]),
     );
     // acme's spaces too.
@@ -241,7 +245,12 @@ describe('a tenant copied from A to B', () => {
       ['GET', '/v1/memories/rate-new', { query: { as_of: now } }],
       ['GET', '/v1/memories/rain/why', { query: { as_of: now } }],
       ['POST', '/v1/search', { body: { as_of: now, query: 'rain flood river' } }],
+      ['POST', '/v1/search', { body: { as_of: now, query: 'rate rain valley' } }],
       ['POST', '/v1/search', { body: { as_of: now, query: 'note', space: 'user:1' } }],
+      ['POST', '/v1/search', { body: { as_of: now, query: 'rate rain', space: 'user:1' } }],
+      ['POST', '/v1/search', { body: { as_of: later, query: 'rain flood river moved twin' } }],
+      ['POST', '/v1/search', { body: { as_of: later, query: 'moved in February', space: 's2', valid_at: '2024-03-01T00:00:00Z' } }],
+      ['POST', '/v1/search', { body: { as_of: later, query: 'twin January', space: 's1' } }],
       ['POST', '/v1/resolve', { body: { fact: 'rate', as_of: now } }],
       ['GET', '/v1/spaces', { query: { as_of: now } }],
     ];

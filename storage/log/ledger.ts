@@ -277,6 +277,11 @@ export class Ledger {
     return this.#drops.has(tenant);
   }
 
+  /** Whether a committed node or edge was stored by importRows (copied from another server), not written here. */
+  isImported(row: NodeVersion | EdgeRecord): boolean {
+    return this.#imported.has(row);
+  }
+
   /** Keeps the tenant resident until the returned function is called (an operation holds it while it runs). */
   pin(tenant: string): () => void {
     return this.#residents.pin(tenant);

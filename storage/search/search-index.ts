@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { CommitGroup } from '../commit-group.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import type { UnionView } from '../read/union-view.ts';
-import type { NodeVersion } from '../types.ts';
+import type { EdgeRecord, NodeVersion } from '../types.ts';
 import { contextText, messageText } from './rank/context.ts';
 import type { Embedder } from './embed/embedder.ts';
 import { EmbedThread } from './embed/embed-thread.ts';
@@ -19,6 +19,7 @@ import { embedBatch, rowViews } from './embed/embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
 import { enabled } from './rank/mechanisms.ts';
 import { LanceIndex } from './lance/lance-index.ts';
+import { OpenWrites } from './open-writes.ts';
 import type { SpaceCopy } from './copies/space-copies.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 import { timeWindow } from './rank/time-query.ts';
@@ -37,6 +38,8 @@ export interface IndexSource {
   linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView>;
   /** Whether the tenant's rows are being deleted: its rows are not indexed, its table is dropped once that ends. */
   isDropping(tenant: string): boolean;
+  /** Whether a committed row was copied from another server (a page of a tenant copy), not written here. */
+  isImported(row: NodeVersion | EdgeRecord): boolean;
   onCommit(listener: (group: Readonly<CommitGroup>) => void | Promise<void>): void;
   /** After a tenant's rows were deleted from the store: the index forgets the tenant. */
   onTenantDropped(listener: (tenant: string) => void | Promise<void>): void;
@@ -157,7 +160,7 @@ export class SearchIndex {
   #closed = false;
   /** Reading the rows the index lacks from the store; commits arriving meanwhile wait in #held. */
   #catchingUp: Promise<void> | null = null;
-  #held: { nodes: NodeVersion[]; seq: number }[] = [];
+  #held: { nodes: NodeVersion[]; edges: EdgeRecord[]; seq: number }[] = [];
   /** Rows at or below this seq are read by the catch-up (they landed before it began); commits held meanwhile keep the rest. */
   #catchUpTo = 0;
   /** Started with the first large batch; null when it could not start or has stopped. */
@@ -167,6 +170,8 @@ export class SearchIndex {
   #metaQueued = false;
   /** Resolves #queueShort when the queue holds fewer rows than the catch-up waits for. */
   #queueShort: (() => void) | null = null;
+  /** Nodes of imported writes that may go on in the next page: indexed once whole (open-writes.ts). */
+  readonly #open: OpenWrites;
 
   private constructor(
     dir: string,
@@ -176,7 +181,9 @@ export class SearchIndex {
     seq: number,
     view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>,
     dropping: (tenant: string) => boolean,
+    imported: (row: NodeVersion | EdgeRecord) => boolean,
   ) {
+    this.#open = new OpenWrites(imported);
     this.#dir = dir;
     this.#dropping = dropping;
     this.words = words;
@@ -237,6 +244,7 @@ export class SearchIndex {
       seq,
       (t, nodes) => ledger.linksView(t, nodes),
       (t) => ledger.isDropping(t),
+      (r) => ledger.isImported(r),
     );
     index.#writeMeta();
     // Listening first, then reading how far the store goes: a commit that lands in between is in both,
@@ -258,8 +266,11 @@ export class SearchIndex {
         // Maintenance waited for the catch-up (an HNSW build between its pages would slow every page).
         if (!index.#working && !index.#closed) index.#maintenanceSoon();
         for (const g of index.#held.splice(0))
-          index.#push(
-            g.nodes.filter((n) => n.seq > index.#catchUpTo),
+          index.#admit(
+            {
+              nodes: g.nodes.filter((n) => n.seq > index.#catchUpTo),
+              edges: g.edges.filter((e) => e.seq > index.#catchUpTo),
+            },
             g.seq,
           );
       });
@@ -299,9 +310,26 @@ export class SearchIndex {
   onCommit(group: Readonly<CommitGroup>): void {
     let seq = 0;
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
-    if (this.#catchingUp === null) return this.#push(group.nodes, seq);
+    if (this.#catchingUp === null) return this.#admit(group, seq);
     // Still catching up: rows the store held when it began are read by it; the rest follow it in order.
-    this.#held.push({ nodes: group.nodes, seq });
+    this.#held.push({ nodes: group.nodes, edges: group.edges, seq });
+  }
+
+  /**
+   * Queues a commit's nodes whose writes are whole; the nodes of an imported write that may go on in the
+   * next page are held (open-writes.ts), and the progress recorded stays below them until they are indexed.
+   */
+  #admit(rows: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>, seq: number): void {
+    const nodes = this.#open.admit(rows);
+    this.#push(nodes, Math.min(seq, this.#open.lowestSeq() - 1));
+  }
+
+  /** Queues the held nodes of `tenant` (of every tenant when undefined): a read needs them now. */
+  #release(tenant?: string): void {
+    const nodes = this.#open.release(tenant);
+    if (nodes.length === 0) return;
+    const top = nodes.reduce((m, n) => Math.max(m, n.seq), 0);
+    this.#push(nodes, Math.min(top, this.#open.lowestSeq() - 1));
   }
 
   #push(nodes: NodeVersion[], seq: number): void {
@@ -533,6 +561,8 @@ export class SearchIndex {
   async caughtUp(tenant?: string, space?: string): Promise<number> {
     // Until the catch-up has read the store, nobody knows which tenants' rows it will queue.
     while (this.#catchingUp) await this.#catchingUp;
+    // An imported write held back as possibly unfinished: a read is answered from what is stored now.
+    this.#release(tenant);
     if (tenant !== undefined && space !== undefined && (await this.#freshCopy(tenant, space))) {
       noteWait(0);
       return 0;
@@ -611,7 +641,7 @@ export class SearchIndex {
    * writes that wait is seconds, and must stay behind the heavy slots).
    */
   searchesInMemory(tenant: string, space: string): boolean {
-    if (this.#catchingUp) return false;
+    if (this.#catchingUp || this.#open.holds(tenant)) return false;
     const copy = this.#lance.loadedSpaceCopy(tenant, space);
     return copy !== undefined && this.#notInCopy(tenant, space, copy).length === 0;
   }
@@ -626,7 +656,10 @@ export class SearchIndex {
     return this.#lance.fullText(tenant, terms, { ...filter, hidden: true }, cap);
   }
 
-  /** Resolves when nothing is queued, no indexing or maintenance is running and the progress is recorded. */
+  /**
+   * Resolves when nothing is queued, no indexing or maintenance is running and the progress is recorded
+   * (an imported write held back as possibly unfinished stays held: a read or an optimize indexes it).
+   */
   async idle(): Promise<void> {
     while (this.#catchingUp || this.#working || this.#maintaining) await (this.#catchingUp ?? this.#working ?? this.#maintaining);
     await this.#metaWriting;
@@ -637,6 +670,7 @@ export class SearchIndex {
    * a queued commit of the tenant would otherwise bring its table back.
    */
   async dropTenant(tenant: string): Promise<void> {
+    this.#open.release(tenant);
     await this.idle();
     this.#unsettled.delete(tenant);
     this.#stale.delete(tenant);
@@ -645,6 +679,7 @@ export class SearchIndex {
 
   /** Brings every tenant's full-text and vector index up to date now (benchmarks, tests). */
   async optimize(tenants: readonly string[]): Promise<void> {
+    for (const t of tenants) this.#release(t);
     await this.idle();
     for (const t of tenants) {
       // Settled now: the optimize due once writes pause would only repeat this one.
@@ -662,7 +697,7 @@ export class SearchIndex {
       embedder: this.embedder.id,
       dimension: this.#lance.dimension,
       indexedSeq: this.#seq,
-      pendingRows: this.#pendingRows() + rowsIn(this.#held),
+      pendingRows: this.#pendingRows() + rowsIn(this.#held) + this.#open.size,
       failure: this.#failure,
     };
   }
