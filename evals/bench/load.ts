@@ -347,7 +347,7 @@ function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB`,
+        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB`,
     )
     .join('; ');
 }
@@ -372,7 +372,9 @@ export const loadBench: BenchSection = {
     const doors = envList('LOAD_DOORS', 'rest,mcp') as Door[];
     const mixes = envList('LOAD_MIXES', Object.keys(MIXES).join(','));
     const rows: BenchRow[] = [];
-    const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000 });
+    // LOAD_PORT pins the server's port (a shared machine hands each session its own range).
+    const port = process.env.LOAD_PORT ? Number(process.env.LOAD_PORT) : undefined;
+    const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000, port });
     let stopping = false;
     server.child.once('exit', (code, signal) => {
       if (!stopping) console.error(`load: the server exited (${code ?? signal}):\n${server.log().slice(-4000)}`);
@@ -389,8 +391,11 @@ export const loadBench: BenchSection = {
           const searchRuns = new Map<number, RunResult[]>();
           for (const c of connectionsList) {
             await settle(server);
+            const runLog = server.log().length;
             const r = await drive(server, door, MIXES[mix] ?? [], c, seconds, rowsPerUser);
             console.error(`load: ${door} ${mix} ${c}: ${describeRun(r)}`);
+            const during = statsSince(server, runLog);
+            if (during.length) console.error(`load: ${door} ${mix} ${c}, server every 10 s: ${describeStats(during)}`);
             rows.push({ metric: `${door} ${mix}, ${c} conn, ${seconds} s`, value: describeRun(r), target: '', met: null });
             if (door === 'rest' && mix === 'mixed' && c === 64) mixed64 = r;
             if (mix === 'searches') searchRuns.set(c, [...(searchRuns.get(c) ?? []), r]);
