@@ -353,8 +353,14 @@ function describeStats(xs: LoadStats[]): string {
 }
 
 function serverEnv(): Record<string, string> {
-  // The allocator as the container image sets it (Dockerfile): LanceDB's threads keep ~270 MB less.
-  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app`, SVC_LOAD_STATS: '1', MALLOC_ARENA_MAX: '2' };
+  // The allocator as the container image sets it (Dockerfile): LanceDB's threads keep ~270 MB less with
+  // two arenas, and a fixed mmap threshold returns its large buffers when freed (docs/load.md).
+  const env: Record<string, string> = {
+    SVC_API_KEYS: `${KEY}=app`,
+    SVC_LOAD_STATS: '1',
+    MALLOC_ARENA_MAX: '2',
+    MALLOC_MMAP_THRESHOLD_: '131072',
+  };
   for (const pair of envList('LOAD_ENV', '')) {
     const eq = pair.indexOf('=');
     if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
