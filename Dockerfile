@@ -35,7 +35,9 @@ COPY --from=build /src/bin/memory-ledger.mjs bin/
 COPY --from=build /src/dist dist
 COPY --from=build /src/node_modules node_modules
 COPY LICENSE ./
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8787 SVC_DATA_DIR=/data MALLOC_ARENA_MAX=2
+# glibc: two allocator arenas, and blocks of 128 KB and more always mapped on their own and returned when
+# freed (the threshold otherwise rises to 32 MB and LanceDB's buffers stay in the arenas): docs/load.md.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8787 SVC_DATA_DIR=/data MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
 USER ledger
 VOLUME ["/data"]
 EXPOSE 8787

@@ -7,6 +7,7 @@ import { memoryBudgetMb } from '../storage/read/resident-views.ts';
 import { exactVectorRows } from '../storage/search/lance/lance-index.ts';
 import { indexNice } from '../storage/search/lance/index-priority.ts';
 import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
+import { heapGrowthPercent } from './heap-growth.ts';
 
 export interface Config {
   port: number;
@@ -24,6 +25,8 @@ export interface Config {
   kuzuBufferMb: number;
   /** Read-model budget (SVC_MEMORY_MB); the ledger reads the same variable when it opens. */
   memoryMb: number;
+  /** V8's heap growing factor in percent (SVC_HEAP_GROWTH_PERCENT, server/heap-growth.ts); 0 leaves V8's. */
+  heapGrowthPercent: number;
   /** Nice value of the search index's threads (SVC_INDEX_NICE); 0 leaves them at the server's. */
   indexNice: number;
   /** This server's name in a cluster (SVC_SERVER_ID): sent in `x-ledger-server`, matched against placements. */
@@ -128,12 +131,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let kuzuBuffer: number;
   let memoryMb: number;
   let nice: number;
+  let heapGrowth: number;
   let admission: AdmissionLimits;
   try {
     admission = admissionLimits(env);
     kuzuBuffer = kuzuBufferMb(env);
     memoryMb = memoryBudgetMb(env);
     nice = indexNice(env);
+    heapGrowth = heapGrowthPercent(env);
     exactVectorRows(env); // read by the search index when it opens; refused here, before anything starts
   } catch (error) {
     throw new ConfigError((error as Error).message);
@@ -160,6 +165,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes,
     kuzuBufferMb: kuzuBuffer,
     memoryMb,
+    heapGrowthPercent: heapGrowth,
     indexNice: nice,
     serverId,
     etcd,

@@ -20,6 +20,8 @@ import type { Services } from '../tools/context.ts';
 import { startLoadStats } from './load-stats.ts';
 import { createServerShedding } from './early-shed.ts';
 import { listenWide } from './listen-wide.ts';
+import { applyHeapGrowth, describeMemory } from './heap-growth.ts';
+import { LANCE_CACHE_BYTES, spaceCopyBytes, vectorMirrorBytes } from '../storage/search/lance/lance-index.ts';
 import type { Admission } from '../tools/admission.ts';
 import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
@@ -47,6 +49,8 @@ async function startPlacement(
 
 export async function runServe(): Promise<void> {
   const config = readConfig();
+  // Before the stores open and the first requests allocate: V8 reads it at every full collection.
+  const growth = applyHeapGrowth(config.heapGrowthPercent);
   let link: LocalLink;
   try {
     link = await LocalLink.open(config, 'serve', (m) => console.log(m));
@@ -123,6 +127,16 @@ export async function runServe(): Promise<void> {
     placement?.etcd.register(config.etcd?.advertiseUrl ?? advertised);
     // Logged once it serves: a process refused the folder prints nothing but its one line on stderr.
     console.log(describeLimits(config.admission, heavyOperationNames));
+    console.log(
+      describeMemory({
+        growth,
+        memoryMb: config.memoryMb,
+        kuzuBufferMb: config.kuzuBufferMb,
+        spaceCopiesMb: spaceCopyBytes() / 1048576,
+        vectorMirrorsMb: vectorMirrorBytes() / 1048576,
+        lanceCachesMb: LANCE_CACHE_BYTES / 1048576,
+      }),
+    );
     if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });
   }, listenFailed);
   stopOnSignals(link, async () => {

@@ -347,14 +347,20 @@ function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB`,
+        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB`,
     )
     .join('; ');
 }
 
 function serverEnv(): Record<string, string> {
-  // The allocator as the container image sets it (Dockerfile): LanceDB's threads keep ~270 MB less.
-  const env: Record<string, string> = { SVC_API_KEYS: `${KEY}=app`, SVC_LOAD_STATS: '1', MALLOC_ARENA_MAX: '2' };
+  // The allocator as the container image sets it (Dockerfile): LanceDB's threads keep ~270 MB less with
+  // two arenas, and a fixed mmap threshold returns its large buffers when freed (docs/load.md).
+  const env: Record<string, string> = {
+    SVC_API_KEYS: `${KEY}=app`,
+    SVC_LOAD_STATS: '1',
+    MALLOC_ARENA_MAX: '2',
+    MALLOC_MMAP_THRESHOLD_: '131072',
+  };
   for (const pair of envList('LOAD_ENV', '')) {
     const eq = pair.indexOf('=');
     if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
@@ -372,7 +378,9 @@ export const loadBench: BenchSection = {
     const doors = envList('LOAD_DOORS', 'rest,mcp') as Door[];
     const mixes = envList('LOAD_MIXES', Object.keys(MIXES).join(','));
     const rows: BenchRow[] = [];
-    const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000 });
+    // LOAD_PORT pins the server's port (a shared machine hands each session its own range).
+    const port = process.env.LOAD_PORT ? Number(process.env.LOAD_PORT) : undefined;
+    const server = await spawnServer({ env: serverEnv(), timeoutMs: 120_000, port });
     let stopping = false;
     server.child.once('exit', (code, signal) => {
       if (!stopping) console.error(`load: the server exited (${code ?? signal}):\n${server.log().slice(-4000)}`);
@@ -389,8 +397,11 @@ export const loadBench: BenchSection = {
           const searchRuns = new Map<number, RunResult[]>();
           for (const c of connectionsList) {
             await settle(server);
+            const runLog = server.log().length;
             const r = await drive(server, door, MIXES[mix] ?? [], c, seconds, rowsPerUser);
             console.error(`load: ${door} ${mix} ${c}: ${describeRun(r)}`);
+            const during = statsSince(server, runLog);
+            if (during.length) console.error(`load: ${door} ${mix} ${c}, server every 10 s: ${describeStats(during)}`);
             rows.push({ metric: `${door} ${mix}, ${c} conn, ${seconds} s`, value: describeRun(r), target: '', met: null });
             if (door === 'rest' && mix === 'mixed' && c === 64) mixed64 = r;
             if (mix === 'searches') searchRuns.set(c, [...(searchRuns.get(c) ?? []), r]);

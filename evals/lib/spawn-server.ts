@@ -38,9 +38,9 @@ export const BUILT_ENTRY = join(PROJECT_ROOT, 'dist', 'server', 'cli.js');
  * compiles every module first: a benchmark of start-up measures what a deployment starts.
  */
 export async function spawnServer(
-  opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; entry?: 'sources' | 'build' } = {},
+  opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; entry?: 'sources' | 'build'; port?: number } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ledger-proc-'));
   if (opts.entry === 'build' && !existsSync(BUILT_ENTRY)) throw new Error(`${BUILT_ENTRY} is missing: run \`npm run build\` first`);
   const entry = opts.entry === 'build' ? BUILT_ENTRY : join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs');

@@ -3,6 +3,7 @@
 // folder: the first holds the ledger and the others forward to it (server/local/). stdout carries
 // protocol messages only, so every log goes to stderr.
 import { readConfig } from '../config.ts';
+import { applyHeapGrowth } from '../heap-growth.ts';
 import { FolderHeldError } from '../local/folder-held.ts';
 import { LocalLink, stopOnSignals } from '../local/link.ts';
 import { relayStdio } from '../local/stdio-relay.ts';
@@ -21,6 +22,8 @@ export async function runStdio(): Promise<void> {
   keepStdoutForProtocol();
   process.env.LANCEDB_LOG ??= 'error';
   const config = readConfig();
+  // The first stdio process on a folder holds the ledger as `serve` does: the same heap bound.
+  applyHeapGrowth(config.heapGrowthPercent);
   const log = (m: string): void => console.error(m);
   let link: LocalLink;
   try {

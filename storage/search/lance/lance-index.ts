@@ -69,6 +69,8 @@ const HNSW_EF_CONSTRUCTION = 150;
  */
 const INDEX_CACHE_BYTES = 256n * 1024n * 1024n;
 const METADATA_CACHE_BYTES = 64n * 1024n * 1024n;
+/** LanceDB's session caches together, in bytes (the start-up memory line). */
+export const LANCE_CACHE_BYTES = Number(INDEX_CACHE_BYTES + METADATA_CACHE_BYTES);
 
 /** Memory for the in-memory vector columns of tables without a vector index (vector-mirror.ts); 0 turns them off. */
 export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number =>
