@@ -13,9 +13,10 @@
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
 import kuzu, { type Connection, type Database, type QueryResult } from 'kuzu';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
@@ -458,6 +459,8 @@ export const JOURNAL_MAX_ROWS = 1_000_000;
 export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** The journal is copied into the engine once it holds this many rows, or FLUSH_AFTER_MS after its first. */
 export const FLUSH_ROWS = 2_000;
+/** A scan of one column (tenantKeys) reads its file this many bytes at a time. */
+const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 export const FLUSH_AFTER_MS = 1_000;
 /**
  * A write waits for the copy in progress when the journal holds this many rows or bytes: writers cannot
@@ -570,6 +573,11 @@ export interface GraphStore {
   invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
   /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  /**
+   * Every id of the tenant the Ident index holds and every space it has rows in, the journal's included:
+   * how many first, then each (a scan, made once when the tenant's filter of held ids is built).
+   */
+  tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void>;
   /** The same from the Ident index by primary key (no scan), the write journal's rows included from memory. */
   spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
@@ -1658,6 +1666,58 @@ export class KuzuGraph implements GraphStore {
     });
     const after = this.#afterLookup;
     return after ? found.then(async (answer) => (await after(), answer)) : found;
+  }
+
+  /**
+   * Every id of the tenant in the Ident index and every space in its TenantSpace rows, after the journal
+   * is copied in: how many first, then each one, read through `COPY (…) TO` a file parsed a chunk at a
+   * time (a 3M-row tenant's keys are never held as one text). A scan of both tables, made once per tenant
+   * when its writes' filter of held ids is first built (storage/log/held-keys.ts), never at start-up.
+   */
+  tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void> {
+    const lit = cypherString(JSON.stringify(tenant));
+    const prefix = identKey(tenant, '').length;
+    return this.#read(async () => {
+      const [ids] = await this.#run(this.#reader, `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+      const [spaces] = await this.#run(this.#reader, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+      sink.count(decodeInt(ids?.n ?? 0) + decodeInt(spaces?.n ?? 0));
+      await this.#scanColumn(`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN x.key`, (key) => sink.id(key.slice(prefix)));
+      await this.#scanColumn(`MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN x.space`, (space) => sink.space(space));
+    });
+  }
+
+  /** Each text cell of a one-column query, decoded, through a file read in chunks of whole lines. */
+  async #scanColumn(query: string, each: (text: string) => void): Promise<void> {
+    const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
+    const column: Column<unknown>[] = [{ name: 'v', type: 'text', get: () => null }];
+    const decode = (row: Readonly<Record<string, unknown>>): void => {
+      const text = decodeText(row.v);
+      if (text !== null) each(text);
+    };
+    try {
+      await this.#run(this.#reader, `COPY (${query}) TO '${file}' (header=false)`);
+      const fd = openSync(file, 'r');
+      try {
+        const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
+        // A character cut by a chunk's end is held back until the next chunk completes it.
+        const utf8 = new StringDecoder('utf8');
+        let carry = '';
+        for (;;) {
+          const n = readSync(fd, chunk, 0, chunk.length, null);
+          if (n === 0) break;
+          // Text cells are JSON-encoded, so a record is one line: cut at the last line end, keep the rest.
+          const text = carry + utf8.write(chunk.subarray(0, n));
+          const end = text.lastIndexOf('\n') + 1;
+          if (end > 0) parseCsvRows(text.slice(0, end), column, decode);
+          carry = text.slice(end);
+        }
+        if (carry !== '') parseCsvRows(`${carry}\n`, column, decode);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      rmSync(file, { force: true });
+    }
   }
 
   /** Primary-key lookups of the Ident index made so far (tests count them). */
