@@ -552,6 +552,11 @@ export interface KuzuGraphOptions {
    * it returns it, so a test can land a commit in between.
    */
   afterLookup?: () => Promise<void>;
+  /**
+   * A seam for race tests: awaited inside a copy's transaction after its statements ran and before its
+   * COMMIT, so a test can hold the copy open while it looks ids up beside it.
+   */
+  beforeCopyCommit?: () => Promise<void>;
 }
 
 /** The narrow port the ledger needs from a graph engine. */
@@ -858,6 +863,14 @@ export class KuzuGraph implements GraphStore {
   readonly #journalMaxRows: number;
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
   readonly #afterLookup: KuzuGraphOptions['afterLookup'];
+  readonly #beforeCopyCommit: KuzuGraphOptions['beforeCopyCommit'];
+  /**
+   * Lookups by id (spacesHolding) run on the reader connection beside a copy's statements, not behind
+   * them: open only while a copy's transaction runs its statements (see #inTransaction), never while
+   * anything else uses the writer, nor during a COMMIT (a read transaction running when a commit
+   * checkpoints stalls both, see #read). `waiting` are lookups queued that start when it opens.
+   */
+  readonly #beside = { open: false, running: 0, waiting: new Set<() => void>(), idle: [] as (() => void)[] };
   readonly #flushAfterMs: number;
   readonly #stats: WriteStats = {
     journalGroups: 0,
@@ -899,6 +912,7 @@ export class KuzuGraph implements GraphStore {
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
     this.#fault = options.fault ?? (() => undefined);
     this.#afterLookup = options.afterLookup;
+    this.#beforeCopyCommit = options.beforeCopyCommit;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#journal = WriteJournal.open(dir);
   }
@@ -1145,6 +1159,45 @@ export class KuzuGraph implements GraphStore {
     const run = this.#writing.then(fn);
     this.#writing = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * A read that may run beside a copy's statements (see #beside): at once while a copy has them open,
+   * otherwise in the writer's turn, or as soon as a copy opens them, whichever comes first. `fn` must read
+   * only what is true both before and after the copy commits (the journal's rows from memory, the engine's
+   * committed rows), as spacesHolding does.
+   */
+  #besideCopy<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let started = false;
+      const early = (): void => void start(true);
+      const start = (beside: boolean): Promise<void> | undefined => {
+        if (started) return undefined;
+        started = true;
+        this.#beside.waiting.delete(early);
+        if (!beside) return fn().then(resolve, reject);
+        this.#beside.running++;
+        void fn()
+          .then(resolve, reject)
+          .finally(() => {
+            if (--this.#beside.running === 0) for (const w of this.#beside.idle.splice(0)) w();
+          });
+        return undefined;
+      };
+      if (this.#beside.open) return void start(true);
+      this.#beside.waiting.add(early);
+      void this.#exclusive(async () => start(false));
+    });
+  }
+
+  #openBeside(): void {
+    this.#beside.open = true;
+    for (const w of [...this.#beside.waiting]) w();
+  }
+
+  async #closeBeside(): Promise<void> {
+    this.#beside.open = false;
+    while (this.#beside.running > 0) await new Promise<void>((r) => this.#beside.idle.push(r));
   }
 
   /**
@@ -1428,15 +1481,27 @@ export class KuzuGraph implements GraphStore {
     } else {
       await this.#inTransaction(async () => {
         for (const copy of copies) await this.#run(this.#writer, copy);
-      });
+      }, true);
     }
     this.#fault('after-commit', tables);
   }
 
-  async #inTransaction(body: () => Promise<void>): Promise<void> {
+  /**
+   * `body` in one write transaction. With `beside`, lookups by id run on the reader connection while the
+   * body's statements run (a copy of a large journal takes seconds, and a write's lookup waited for all of
+   * it); they are let finish, and no new one starts, before the COMMIT, whose checkpoint would otherwise
+   * wait for their read transactions while holding the lock they need to end.
+   */
+  async #inTransaction(body: () => Promise<void>, beside = false): Promise<void> {
     await this.#run(this.#writer, 'BEGIN TRANSACTION');
     try {
-      await body();
+      if (beside) this.#openBeside();
+      try {
+        await body();
+        await this.#beforeCopyCommit?.();
+      } finally {
+        if (beside) await this.#closeBeside();
+      }
       await this.#run(this.#writer, 'COMMIT');
     } catch (error) {
       // Kuzu has already rolled back a transaction whose statement failed; a ROLLBACK then reports
@@ -1624,7 +1689,8 @@ export class KuzuGraph implements GraphStore {
   /**
    * The spaces holding each of these ids of the tenant (a version of it, or an edge touching it), from the
    * Ident index: one primary-key lookup per id, up to IDENT_LOOKUPS_MAX ids, plus the pairs of the journal's records, read from memory, so the journal is not
-   * copied in first. Apart from copies (see #read): a copy either has landed or its rows are still held.
+   * copied in first. Beside a copy's statements (see #besideCopy): the engine's committed rows and the journal's
+   * records (released only after the copy commits) hold every stored pair whether or not it lands meanwhile.
    */
   spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
     const out = new Map<string, Set<string>>();
@@ -1636,7 +1702,7 @@ export class KuzuGraph implements GraphStore {
     // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
     const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
     const spacePrefix = identKey(tenant, '').length;
-    const found = this.#exclusive(async () => {
+    const found = this.#besideCopy(async () => {
       const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
       if (wanted.size <= IDENT_LOOKUPS_MAX)
         for (const [key, id] of wanted) {
