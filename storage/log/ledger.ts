@@ -867,6 +867,8 @@ export class Ledger {
       // and a later journal copy retrying would skip rows reusing them as "already stored".
       // The spaces it was first to write are asked of the store again next time.
       for (const space of newSpaces) this.#spacesStaged.delete(space);
+      // The filters of held ids may only ever hold too much: its rows count as held, should they be stored.
+      this.#held?.commit(group);
       failure = { error };
     }
     for (const tenant of written) this.#touch(tenant);

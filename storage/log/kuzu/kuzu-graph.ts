@@ -870,7 +870,16 @@ export class KuzuGraph implements GraphStore {
    * anything else uses the writer, nor during a COMMIT (a read transaction running when a commit
    * checkpoints stalls both, see #read). `waiting` are lookups queued that start when it opens.
    */
-  readonly #beside = { open: false, running: 0, waiting: new Set<() => void>(), idle: [] as (() => void)[] };
+  readonly #beside = {
+    open: false,
+    running: 0,
+    waiting: new Set<() => void>(),
+    idle: [] as (() => void)[],
+    /** Reads beside run one after another on the reader connection, as they would in the writer's turn. */
+    chain: Promise.resolve() as Promise<unknown>,
+  };
+  /** A scan of a tenant's keys (tenantKeys) runs on its own connection, so lookups beside it are not queued behind it. */
+  readonly #scanner: Connection;
   readonly #flushAfterMs: number;
   readonly #stats: WriteStats = {
     journalGroups: 0,
@@ -905,6 +914,7 @@ export class KuzuGraph implements GraphStore {
     this.#db = new kuzu.Database(join(dir, 'graph.kuzu'), kuzuBufferMb() * 1024 * 1024);
     this.#writer = new kuzu.Connection(this.#db);
     this.#reader = new kuzu.Connection(this.#db);
+    this.#scanner = new kuzu.Connection(this.#db);
     this.#dir = dir;
     this.#stage = join(dir, 'staging');
     rmSync(this.#stage, { recursive: true, force: true });
@@ -1141,6 +1151,7 @@ export class KuzuGraph implements GraphStore {
     await this.#journal.close();
     await this.#writer.close();
     await this.#reader.close();
+    await this.#scanner.close();
     await this.#db.close();
   }
 
@@ -1177,11 +1188,11 @@ export class KuzuGraph implements GraphStore {
         this.#beside.waiting.delete(early);
         if (!beside) return fn().then(resolve, reject);
         this.#beside.running++;
-        void fn()
-          .then(resolve, reject)
-          .finally(() => {
-            if (--this.#beside.running === 0) for (const w of this.#beside.idle.splice(0)) w();
-          });
+        const run = this.#beside.chain.then(fn);
+        this.#beside.chain = run.catch(() => undefined);
+        void run.then(resolve, reject).finally(() => {
+          if (--this.#beside.running === 0) for (const w of this.#beside.idle.splice(0)) w();
+        });
         return undefined;
       };
       if (this.#beside.open) return void start(true);
@@ -1190,6 +1201,7 @@ export class KuzuGraph implements GraphStore {
     });
   }
 
+  /** Opens the reader connection to lookups beside the writer's turn: only while nothing can commit. */
   #openBeside(): void {
     this.#beside.open = true;
     for (const w of [...this.#beside.waiting]) w();
@@ -1743,12 +1755,19 @@ export class KuzuGraph implements GraphStore {
   tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void> {
     const lit = cypherString(JSON.stringify(tenant));
     const prefix = identKey(tenant, '').length;
+    // Lookups by id run beside the scan (nothing commits while it holds the writer's turn): a write's
+    // lookup does not wait for a scan of a large tenant.
     return this.#read(async () => {
-      const [ids] = await this.#run(this.#reader, `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
-      const [spaces] = await this.#run(this.#reader, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
-      sink.count(decodeInt(ids?.n ?? 0) + decodeInt(spaces?.n ?? 0));
-      await this.#scanColumn(`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN x.key`, (key) => sink.id(key.slice(prefix)));
-      await this.#scanColumn(`MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN x.space`, (space) => sink.space(space));
+      this.#openBeside();
+      try {
+        const [ids] = await this.#run(this.#scanner, `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+        const [spaces] = await this.#run(this.#scanner, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+        sink.count(decodeInt(ids?.n ?? 0) + decodeInt(spaces?.n ?? 0));
+        await this.#scanColumn(`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN x.key`, (key) => sink.id(key.slice(prefix)));
+        await this.#scanColumn(`MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN x.space`, (space) => sink.space(space));
+      } finally {
+        await this.#closeBeside();
+      }
     });
   }
 
@@ -1761,7 +1780,7 @@ export class KuzuGraph implements GraphStore {
       if (text !== null) each(text);
     };
     try {
-      await this.#run(this.#reader, `COPY (${query}) TO '${file}' (header=false)`);
+      await this.#run(this.#scanner, `COPY (${query}) TO '${file}' (header=false)`);
       const fd = openSync(file, 'r');
       try {
         const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
