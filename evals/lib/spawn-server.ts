@@ -18,11 +18,29 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
+/**
+ * A port nothing listens on: any the system gives, or with BENCH_PORTS=<from>-<to> (a shared machine
+ * where each job keeps to its own range) the first free one in that range.
+ */
+export async function freePort(range = process.env.BENCH_PORTS): Promise<number> {
+  const m = range ? /^(\d+)-(\d+)$/.exec(range) : null;
+  if (range && !m) throw new Error(`BENCH_PORTS: expected <from>-<to>, got "${range}"`);
+  if (m) for (let p = Number(m[1]); p <= Number(m[2]); p++) if (await listens(p)) return p;
+  if (m) throw new Error(`BENCH_PORTS: no free port in ${range}`);
+  return listenOn(0);
+}
+
+const listens = (port: number): Promise<boolean> =>
+  listenOn(port).then(
+    () => true,
+    () => false,
+  );
+
+function listenOn(port: number): Promise<number> {
   return new Promise((res, rej) => {
     const s = createServer();
     s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => {
+    s.listen(port, '127.0.0.1', () => {
       const addr = s.address();
       const port = typeof addr === 'object' && addr ? addr.port : 0;
       s.close(() => res(port));

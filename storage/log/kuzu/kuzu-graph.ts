@@ -13,9 +13,10 @@
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
 import kuzu, { type Connection, type Database, type QueryResult } from 'kuzu';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
@@ -466,6 +467,8 @@ export const JOURNAL_MAX_ROWS = 1_000_000;
 export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 /** The journal is copied into the engine once it holds this many rows, or FLUSH_AFTER_MS after its first. */
 export const FLUSH_ROWS = 2_000;
+/** A scan of one column (tenantKeys) reads its file this many bytes at a time. */
+const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 export const FLUSH_AFTER_MS = 1_000;
 /**
  * A write waits for the copy in progress when the journal holds this many rows or bytes: writers cannot
@@ -557,6 +560,11 @@ export interface KuzuGraphOptions {
    * it returns it, so a test can land a commit in between.
    */
   afterLookup?: () => Promise<void>;
+  /**
+   * A seam for race tests: awaited inside a copy's transaction after its statements ran and before its
+   * COMMIT, so a test can hold the copy open while it looks ids up beside it.
+   */
+  beforeCopyCommit?: () => Promise<void>;
 }
 
 /** The narrow port the ledger needs from a graph engine. */
@@ -578,6 +586,11 @@ export interface GraphStore {
   invalidationsOfIds(tenant: string, ids: readonly string[]): Promise<Invalidation[]>;
   /** The spaces holding the invalidations of each of these ids of the tenant (a version of it, or an edge touching it). */
   spacesOfIds(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  /**
+   * Every id of the tenant the Ident index holds and every space it has rows in, the journal's included:
+   * how many first, then each (a scan, made once when the tenant's filter of held ids is built).
+   */
+  tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void>;
   /** The same from the Ident index by primary key (no scan), the write journal's rows included from memory. */
   spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
@@ -862,6 +875,23 @@ export class KuzuGraph implements GraphStore {
   readonly #journalMaxRows: number;
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
   readonly #afterLookup: KuzuGraphOptions['afterLookup'];
+  readonly #beforeCopyCommit: KuzuGraphOptions['beforeCopyCommit'];
+  /**
+   * Lookups by id (spacesHolding) run on the reader connection beside a copy's statements, not behind
+   * them: open only while a copy's transaction runs its statements (see #inTransaction), never while
+   * anything else uses the writer, nor during a COMMIT (a read transaction running when a commit
+   * checkpoints stalls both, see #read). `waiting` are lookups queued that start when it opens.
+   */
+  readonly #beside = {
+    open: false,
+    running: 0,
+    waiting: new Set<() => void>(),
+    idle: [] as (() => void)[],
+    /** Reads beside run one after another on the reader connection, as they would in the writer's turn. */
+    chain: Promise.resolve() as Promise<unknown>,
+  };
+  /** A scan of a tenant's keys (tenantKeys) runs on its own connection, so lookups beside it are not queued behind it. */
+  readonly #scanner: Connection;
   readonly #flushAfterMs: number;
   readonly #stats: WriteStats = {
     journalGroups: 0,
@@ -896,6 +926,7 @@ export class KuzuGraph implements GraphStore {
     this.#db = new kuzu.Database(join(dir, 'graph.kuzu'), kuzuBufferMb() * 1024 * 1024);
     this.#writer = new kuzu.Connection(this.#db);
     this.#reader = new kuzu.Connection(this.#db);
+    this.#scanner = new kuzu.Connection(this.#db);
     this.#dir = dir;
     this.#stage = join(dir, 'staging');
     rmSync(this.#stage, { recursive: true, force: true });
@@ -903,6 +934,7 @@ export class KuzuGraph implements GraphStore {
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
     this.#fault = options.fault ?? (() => undefined);
     this.#afterLookup = options.afterLookup;
+    this.#beforeCopyCommit = options.beforeCopyCommit;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#journal = WriteJournal.open(dir);
   }
@@ -1131,6 +1163,7 @@ export class KuzuGraph implements GraphStore {
     await this.#journal.close();
     await this.#writer.close();
     await this.#reader.close();
+    await this.#scanner.close();
     await this.#db.close();
   }
 
@@ -1149,6 +1182,46 @@ export class KuzuGraph implements GraphStore {
     const run = this.#writing.then(fn);
     this.#writing = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * A read that may run beside a copy's statements (see #beside): at once while a copy has them open,
+   * otherwise in the writer's turn, or as soon as a copy opens them, whichever comes first. `fn` must read
+   * only what is true both before and after the copy commits (the journal's rows from memory, the engine's
+   * committed rows), as spacesHolding does.
+   */
+  #besideCopy<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let started = false;
+      const early = (): void => void start(true);
+      const start = (beside: boolean): Promise<void> | undefined => {
+        if (started) return undefined;
+        started = true;
+        this.#beside.waiting.delete(early);
+        if (!beside) return fn().then(resolve, reject);
+        this.#beside.running++;
+        const run = this.#beside.chain.then(fn);
+        this.#beside.chain = run.catch(() => undefined);
+        void run.then(resolve, reject).finally(() => {
+          if (--this.#beside.running === 0) for (const w of this.#beside.idle.splice(0)) w();
+        });
+        return undefined;
+      };
+      if (this.#beside.open) return void start(true);
+      this.#beside.waiting.add(early);
+      void this.#exclusive(async () => start(false));
+    });
+  }
+
+  /** Opens the reader connection to lookups beside the writer's turn: only while nothing can commit. */
+  #openBeside(): void {
+    this.#beside.open = true;
+    for (const w of [...this.#beside.waiting]) w();
+  }
+
+  async #closeBeside(): Promise<void> {
+    this.#beside.open = false;
+    while (this.#beside.running > 0) await new Promise<void>((r) => this.#beside.idle.push(r));
   }
 
   /**
@@ -1432,15 +1505,27 @@ export class KuzuGraph implements GraphStore {
     } else {
       await this.#inTransaction(async () => {
         for (const copy of copies) await this.#run(this.#writer, copy);
-      });
+      }, true);
     }
     this.#fault('after-commit', tables);
   }
 
-  async #inTransaction(body: () => Promise<void>): Promise<void> {
+  /**
+   * `body` in one write transaction. With `beside`, lookups by id run on the reader connection while the
+   * body's statements run (a copy of a large journal takes seconds, and a write's lookup waited for all of
+   * it); they are let finish, and no new one starts, before the COMMIT, whose checkpoint would otherwise
+   * wait for their read transactions while holding the lock they need to end.
+   */
+  async #inTransaction(body: () => Promise<void>, beside = false): Promise<void> {
     await this.#run(this.#writer, 'BEGIN TRANSACTION');
     try {
-      await body();
+      if (beside) this.#openBeside();
+      try {
+        await body();
+        await this.#beforeCopyCommit?.();
+      } finally {
+        if (beside) await this.#closeBeside();
+      }
       await this.#run(this.#writer, 'COMMIT');
     } catch (error) {
       // Kuzu has already rolled back a transaction whose statement failed; a ROLLBACK then reports
@@ -1628,7 +1713,8 @@ export class KuzuGraph implements GraphStore {
   /**
    * The spaces holding each of these ids of the tenant (a version of it, or an edge touching it), from the
    * Ident index: one primary-key lookup per id, up to IDENT_LOOKUPS_MAX ids, plus the pairs of the journal's records, read from memory, so the journal is not
-   * copied in first. Apart from copies (see #read): a copy either has landed or its rows are still held.
+   * copied in first. Beside a copy's statements (see #besideCopy): the engine's committed rows and the journal's
+   * records (released only after the copy commits) hold every stored pair whether or not it lands meanwhile.
    */
   spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
     const out = new Map<string, Set<string>>();
@@ -1640,7 +1726,7 @@ export class KuzuGraph implements GraphStore {
     // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
     const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
     const spacePrefix = identKey(tenant, '').length;
-    const found = this.#exclusive(async () => {
+    const found = this.#besideCopy(async () => {
       const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
       if (wanted.size <= IDENT_LOOKUPS_MAX)
         for (const [key, id] of wanted) {
@@ -1670,6 +1756,65 @@ export class KuzuGraph implements GraphStore {
     });
     const after = this.#afterLookup;
     return after ? found.then(async (answer) => (await after(), answer)) : found;
+  }
+
+  /**
+   * Every id of the tenant in the Ident index and every space in its TenantSpace rows, after the journal
+   * is copied in: how many first, then each one, read through `COPY (…) TO` a file parsed a chunk at a
+   * time (a 3M-row tenant's keys are never held as one text). A scan of both tables, made once per tenant
+   * when its writes' filter of held ids is first built (storage/log/held-keys.ts), never at start-up.
+   */
+  tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void> {
+    const lit = cypherString(JSON.stringify(tenant));
+    const prefix = identKey(tenant, '').length;
+    // Lookups by id run beside the scan (nothing commits while it holds the writer's turn): a write's
+    // lookup does not wait for a scan of a large tenant.
+    return this.#read(async () => {
+      this.#openBeside();
+      try {
+        const [ids] = await this.#run(this.#scanner, `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+        const [spaces] = await this.#run(this.#scanner, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
+        sink.count(decodeInt(ids?.n ?? 0) + decodeInt(spaces?.n ?? 0));
+        await this.#scanColumn(`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN x.key`, (key) => sink.id(key.slice(prefix)));
+        await this.#scanColumn(`MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN x.space`, (space) => sink.space(space));
+      } finally {
+        await this.#closeBeside();
+      }
+    });
+  }
+
+  /** Each text cell of a one-column query, decoded, through a file read in chunks of whole lines. */
+  async #scanColumn(query: string, each: (text: string) => void): Promise<void> {
+    const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
+    const column: Column<unknown>[] = [{ name: 'v', type: 'text', get: () => null }];
+    const decode = (row: Readonly<Record<string, unknown>>): void => {
+      const text = decodeText(row.v);
+      if (text !== null) each(text);
+    };
+    try {
+      await this.#run(this.#scanner, `COPY (${query}) TO '${file}' (header=false)`);
+      const fd = openSync(file, 'r');
+      try {
+        const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
+        // A character cut by a chunk's end is held back until the next chunk completes it.
+        const utf8 = new StringDecoder('utf8');
+        let carry = '';
+        for (;;) {
+          const n = readSync(fd, chunk, 0, chunk.length, null);
+          if (n === 0) break;
+          // Text cells are JSON-encoded, so a record is one line: cut at the last line end, keep the rest.
+          const text = carry + utf8.write(chunk.subarray(0, n));
+          const end = text.lastIndexOf('\n') + 1;
+          if (end > 0) parseCsvRows(text.slice(0, end), column, decode);
+          carry = text.slice(end);
+        }
+        if (carry !== '') parseCsvRows(`${carry}\n`, column, decode);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      rmSync(file, { force: true });
+    }
   }
 
   /** Primary-key lookups of the Ident index made so far (tests count them). */
