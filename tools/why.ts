@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import type { Certificate } from '../storage/read/certificate.ts';
-import type { NodeRow } from '../storage/read/rows-out.ts';
-import type { Role } from '../storage/read/why.ts';
-import type { EdgeType } from '../storage/types.ts';
+import { whyAnswer, type WhyAnswer } from '../storage/read/by-id-answers.ts';
 import { defineOperation } from './operation.ts';
 import { readById } from './read.ts';
-import type { Snapshot } from '../storage/read/snapshot.ts';
 import { AsOf, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 import { WhyOutputSchema } from './output-schemas.ts';
 
@@ -23,19 +19,7 @@ export const WhyInput = z.strictObject({
   space: SpaceName.optional().describe('Walk only nodes and edges of this space. Omitted: the whole tenant.'),
 });
 
-export interface WhyLink {
-  node: NodeRow;
-  depth: number;
-  path: string[];
-  via: EdgeType | null;
-  role: Role;
-}
-
-export interface WhyOutput {
-  chain: WhyLink[];
-  reason?: 'not_yet' | 'absent' | 'invalidated';
-  certificate: Certificate;
-}
+export type WhyOutput = WhyAnswer;
 
 export const why = defineOperation({
   name: 'why',
@@ -50,19 +34,6 @@ export const why = defineOperation({
   effect: { readOnly: true },
   heavy: 'always',
   handler(input, ctx): Promise<WhyOutput> {
-    return readById(ctx, input, (snap) => answer(snap, input.id, input.depth));
+    return readById(ctx, input, (snap) => whyAnswer(snap, input.id, input.depth));
   },
 });
-
-function answer(snap: Snapshot, id: string, depth: number): WhyOutput {
-  const r = snap.why(id, depth);
-  const out: WhyOutput = {
-    chain: r.chain.map((l) => ({ node: snap.row(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
-    certificate: snap.certificate({
-      masked: r.masked,
-      shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
-    }),
-  };
-  if (r.reason) out.reason = r.reason;
-  return out;
-}

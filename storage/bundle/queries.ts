@@ -1,12 +1,11 @@
 // list / get / why over a loaded bundle, answered by the server's own Snapshot on the bundle's
 // TenantView and shaped as the server's JSON responses. The certificate's tx_as_of is the bundle's exported_as_of: the instant the answer's knowledge was cut.
-import { nonZeroMasked, type Certificate } from '../read/certificate.ts';
+import { nonZeroMasked } from '../read/certificate.ts';
 import { resolveLens, type ReadLens } from '../read/lens.ts';
-import { edgeRow, invalidationRow, type EdgeRow, type InvalidationRow, type NodePage, type NodeRow } from '../read/rows-out.ts';
+import type { NodePage } from '../read/rows-out.ts';
 import { Snapshot } from '../read/snapshot.ts';
+import { getAnswer, whyAnswer, type GetAnswer, type WhyAnswer } from '../read/by-id-answers.ts';
 import type { Micros } from '../time.ts';
-import type { EdgeType } from '../types.ts';
-import type { Role } from '../read/why.ts';
 import type { LoadedBundle } from './reader.ts';
 import { decodeCursor, encodeCursor } from '../read/cursor.ts';
 
@@ -81,45 +80,14 @@ export function bundleList(b: LoadedBundle, q: BundleListQuery): BundleListOutpu
   };
 }
 
-export interface BundleGetOutput {
-  item: NodeRow | null;
-  versions: NodeRow[];
-  edges: { in: EdgeRow[]; out: EdgeRow[] };
-  reason?: 'not_yet' | 'absent' | 'invalidated';
-  invalidation?: InvalidationRow;
-  certificate: Certificate;
-}
+export type BundleGetOutput = GetAnswer;
 
 export function bundleGet(b: LoadedBundle, id: string, q: BundleReadQuery): BundleGetOutput {
-  const snap = snapshotOf(b, q);
-  const r = snap.get(id);
-  const out: BundleGetOutput = {
-    item: r.item ? snap.row(r.item) : null,
-    versions: r.versions.map((v) => snap.row(v)),
-    edges: { in: r.edgesIn.map(edgeRow), out: r.edgesOut.map(edgeRow) },
-    certificate: snap.certificate({ masked: r.masked, shownBatches: [...r.versions, ...r.edgesIn, ...r.edgesOut].map((x) => x.batch_id) }),
-  };
-  if (r.reason) out.reason = r.reason;
-  if (r.invalidation && r.reason === 'invalidated') out.invalidation = invalidationRow(r.invalidation);
-  return out;
+  return getAnswer(snapshotOf(b, q), id);
 }
 
-export interface BundleWhyOutput {
-  chain: { node: NodeRow; depth: number; path: string[]; via: EdgeType | null; role: Role }[];
-  reason?: 'not_yet' | 'absent' | 'invalidated';
-  certificate: Certificate;
-}
+export type BundleWhyOutput = WhyAnswer;
 
 export function bundleWhy(b: LoadedBundle, id: string, q: BundleReadQuery & { depth?: number | undefined }): BundleWhyOutput {
-  const snap = snapshotOf(b, q);
-  const r = snap.why(id, q.depth ?? 3);
-  const out: BundleWhyOutput = {
-    chain: r.chain.map((l) => ({ node: snap.row(l.node), depth: l.depth, path: l.path, via: l.via, role: l.role })),
-    certificate: snap.certificate({
-      masked: r.masked,
-      shownBatches: r.chain.flatMap((l) => (l.edge ? [l.node.batch_id, l.edge.batch_id] : [l.node.batch_id])),
-    }),
-  };
-  if (r.reason) out.reason = r.reason;
-  return out;
+  return whyAnswer(snapshotOf(b, q), id, q.depth ?? 3);
 }
