@@ -11,6 +11,9 @@ import { BloomFilter, HeldKeys } from '../storage/log/held-keys.ts';
 import { Ledger } from '../storage/log/ledger.ts';
 import type { WriteInput } from '../storage/log/write-plan.ts';
 import type { NodeVersion } from '../storage/types.ts';
+import { emptyGroup } from '../storage/commit-group.ts';
+import { commitStaged, stagedClaim } from './helpers/rows.ts';
+import { lookupGate, spacesLoaded } from './helpers/temp-ledger.ts';
 
 const T = 'acme';
 const node = (id: string): WriteInput['nodes'][number] => ({ id, kind: 'claim', statement: `about ${id}` });
@@ -39,28 +42,7 @@ async function reopen(l: Ledger): Promise<Ledger> {
 }
 
 /** A node row of `id` in `space`, staged directly (nothing of the space is loaded for it). */
-function stagedRow(id: string, space: string): NodeVersion {
-  return {
-    seq: 0,
-    tseq: 0,
-    tenant: T,
-    id,
-    space,
-    kind: 'claim',
-    statement: `${id} in ${space}`,
-    category: null,
-    payload: '{}',
-    asserted_at: 0,
-    valid_from: 0,
-    valid_to: Number.MAX_SAFE_INTEGER,
-    captured_at: 0,
-    known_at: 0,
-    batch_id: null,
-    fact_key: null,
-    fact_value: null,
-    hash: 'c'.repeat(64),
-  };
-}
+const stagedRow = (id: string, space: string): NodeVersion => stagedClaim(T, id, space);
 
 describe('the filter of ids a tenant holds', () => {
   it('never answers absent for a key added, and answers present for few keys never added', () => {
@@ -87,16 +69,7 @@ describe('the filter of ids a tenant holds', () => {
     expect(held.idAbsent('a', 'x')).toBe(false); // not built: starts the build
     // Landed while the store was read: kept.
     const row = { ...stagedRow('during', 'S'), tenant: 'a' };
-    held.commit({
-      batches: [],
-      nodes: [row],
-      edges: [],
-      declarations: [],
-      verdicts: [],
-      invalidations: [],
-      spaces: [],
-      invalidationSpaces: [],
-    });
+    held.commit({ ...emptyGroup(), nodes: [row] });
     finish();
     await held.settled('a');
     expect(held.ready('a')).toBe(true);
@@ -107,16 +80,7 @@ describe('the filter of ids a tenant holds', () => {
     expect(held.spaceAbsent('a', 'T')).toBe(true);
     // Far past its room (4,096 keys at least): still no key lost.
     const many = Array.from({ length: 20_000 }, (_, i) => ({ ...stagedRow(`n${i}`, 'S'), tenant: 'a' }));
-    held.commit({
-      batches: [],
-      nodes: many,
-      edges: [],
-      declarations: [],
-      verdicts: [],
-      invalidations: [],
-      spaces: [],
-      invalidationSpaces: [],
-    });
+    held.commit({ ...emptyGroup(), nodes: many });
     expect(held.ready('a')).toBe(true);
     for (const r of many) expect(held.idAbsent('a', r.id)).toBe(false);
     expect(held.ready('a')).toBe(true);
@@ -146,12 +110,7 @@ describe('the filter of ids a tenant holds', () => {
     // An id written before (x, in B) is still found: a conflict in D, and B's view joins the plan.
     const crossing = await l.write(T, { space: 'D', nodes: [node('x')], edges: [] });
     expect(crossing.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
-    expect(
-      l
-        .residentSpaces()
-        .map(([, s]) => s)
-        .sort(),
-    ).toEqual(['B', 'C', 'D']);
+    expect(spacesLoaded(l)).toEqual(['B', 'C', 'D']);
     expect(l.tenants()).toEqual([]);
   });
 
@@ -179,45 +138,23 @@ describe('the filter of ids a tenant holds', () => {
 
   it('never misses a commit that brings an id the filter called absent into another space before the plan', async () => {
     for (const resident of [false, true]) {
-      let hold: Promise<void> | null = null;
-      let arrived!: () => void;
-      const atLookup = new Promise<void>((r) => {
-        arrived = r;
-      });
-      const l = await ledgerIn(undefined, async () => {
-        if (!hold) return;
-        arrived();
-        await hold;
-      });
+      const gate = lookupGate();
+      const l = await ledgerIn(undefined, gate.afterLookup);
       // p's lookup starts the filter's build; q is staged directly, so this process has not looked it up.
       await l.write(T, { space: 'B', nodes: [node('p')], edges: [] });
-      const q = stagedRow('q', 'B');
-      await l.enqueue((stage) => {
-        q.seq = q.tseq = stage.nextSeq();
-        q.captured_at = q.known_at = q.asserted_at = q.valid_from = stage.capturedAt;
-        stage.addNodes([q]);
-      });
+      await commitStaged(l, stagedRow('q', 'B'));
       expect(await l.heldKeysSettled(T)).toBe(true);
       if (resident) await l.viewOf(T, 'C');
-      let release!: () => void;
-      hold = new Promise<void>((r) => {
-        release = r;
-      });
+      gate.shut();
       // x is absent (no lookup); q is held, so the write's lookup runs and waits here.
       const writing = l.write(T, {
         space: 'A',
         nodes: [node('x'), node('q2')],
         edges: [{ source_id: 'q2', target_id: 'q', edge_type: 'CAUSES' }],
       });
-      await atLookup;
-      const row = stagedRow('x', 'C');
-      await l.enqueue((stage) => {
-        row.seq = row.tseq = stage.nextSeq();
-        row.captured_at = row.known_at = row.asserted_at = row.valid_from = stage.capturedAt;
-        stage.addNodes([row]);
-      });
-      hold = null;
-      release();
+      await gate.reached;
+      await commitStaged(l, stagedRow('x', 'C'));
+      gate.open();
       const outcome = await writing;
       expect(outcome.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
       expect(l.planStats()).toMatchObject(resident ? { stale: 0, widened: 1 } : { stale: 1, widened: 0 });

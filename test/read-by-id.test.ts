@@ -11,20 +11,12 @@ import { formatInstant, type Micros } from '../storage/time.ts';
 import type { Context } from '../tools/context.ts';
 import { getMemory, GetMemoryInput } from '../tools/get-memory.ts';
 import { why, WhyInput } from '../tools/why.ts';
-import { restartableLedger, type RestartableLedger } from './helpers/temp-ledger.ts';
+import { restartableLedger, spacesLoaded, type RestartableLedger } from './helpers/temp-ledger.ts';
+import { claimInput, DAY, edgeInput, T0 } from './helpers/write-inputs.ts';
 
 const T = 'acme';
-const DAY = 86_400_000_000;
-const T0 = Date.UTC(2025, 0, 1) * 1000;
-const node = (id: string, extra: Partial<WriteInput['nodes'][number]> = {}): WriteInput['nodes'][number] => ({
-  id,
-  kind: 'claim',
-  statement: `about ${id}`,
-  valid_from: T0,
-  ...extra,
-});
-const edge = (source_id: string, edge_type: string, target_id: string): WriteInput['edges'][number] =>
-  ({ source_id, target_id, edge_type }) as WriteInput['edges'][number];
+const node = claimInput;
+const edge = edgeInput;
 
 /** Read models' budget: ~280 rows (ROW_BYTES each), more than a read below loads. */
 const BUDGET_MB = 0.2;
@@ -124,11 +116,7 @@ describe('a read by id without a space, of a tenant not resident', () => {
     for (const read of reads) {
       if (read.op === 'get' ? read.input['include_invalidated'] === undefined : read.input['depth'] === 1) await evictAll(l);
       cold.push(await answer(l, read));
-      const loaded = l
-        .residentSpaces()
-        .map(([, s]) => s)
-        .filter((s) => s !== 'filler')
-        .sort();
+      const loaded = spacesLoaded(l).filter((s) => s !== 'filler');
       expect(l.tenants()).toEqual([]);
       // A get loads exactly the spaces holding its id (its versions, the edges touching it) and, for the
       // invalidation of a successor, one of the successor's.

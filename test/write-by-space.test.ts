@@ -14,18 +14,12 @@ import type { InvalidateInput } from '../storage/log/invalidation-plan.ts';
 import type { WriteInput } from '../storage/log/write-plan.ts';
 import type { TenantView } from '../storage/read/tenant-view.ts';
 import type { NodeVersion } from '../storage/types.ts';
+import { commitStaged, stagedClaim } from './helpers/rows.ts';
+import { lookupGate, spacesLoaded } from './helpers/temp-ledger.ts';
+import { claimInput, DAY, T0 } from './helpers/write-inputs.ts';
 
 const T = 'acme';
-const DAY = 86_400_000_000;
-const T0 = Date.UTC(2025, 0, 1) * 1000;
-const node = (id: string, extra: Partial<WriteInput['nodes'][number]> = {}): WriteInput['nodes'][number] => ({
-  id,
-  kind: 'claim',
-  statement: `about ${id}`,
-  // Given, so two ledgers store the same rows whatever their capture instants.
-  valid_from: T0,
-  ...extra,
-});
+const node = claimInput;
 
 let dirs: string[] = [];
 let open: Ledger[] = [];
@@ -128,12 +122,7 @@ describe('a write of a tenant not resident', () => {
       expect(s.tenants()).toEqual([]);
       if (i === 0) {
         expect(before).toBe(0);
-        expect(
-          s
-            .residentSpaces()
-            .map(([, sp]) => sp)
-            .sort(),
-        ).toEqual(['A', 'B']);
+        expect(spacesLoaded(s)).toEqual(['A', 'B']);
       }
     }
     expect(got).toEqual(expected);
@@ -157,60 +146,18 @@ describe('a write of a tenant not resident', () => {
 
   it('never misses a commit that brings a named id into another space between its lookup and its plan', async () => {
     for (const resident of [false, true]) {
-      let hold: Promise<void> | null = null;
-      let arrived!: () => void;
-      const atLookup = new Promise<void>((r) => {
-        arrived = r;
-      });
+      const gate = lookupGate();
       // Without the filter of held ids, x (new) would not be looked up at all: test/held-ids.test.ts races that path.
-      const l = await ledgerIn(
-        newDir(),
-        {
-          afterLookup: async () => {
-            if (!hold) return;
-            arrived();
-            await hold;
-          },
-        },
-        false,
-      );
+      const l = await ledgerIn(newDir(), { afterLookup: gate.afterLookup }, false);
       await l.write(T, { space: 'B', nodes: [node('q')], edges: [] });
       if (resident) await l.viewOf(T, 'C');
-      let release!: () => void;
-      hold = new Promise<void>((r) => {
-        release = r;
-      });
+      gate.shut();
       // The write's lookup has read its answer (x in no space) and waits here.
       const writing = l.write(T, { space: 'A', nodes: [node('x')], edges: [] });
-      await atLookup;
+      await gate.reached;
       // Meanwhile a commit puts x in C (staged directly, so nothing of C is loaded for it).
-      const row: NodeVersion = {
-        seq: 0,
-        tseq: 0,
-        tenant: T,
-        id: 'x',
-        space: 'C',
-        kind: 'claim',
-        statement: 'x in C',
-        category: null,
-        payload: '{}',
-        asserted_at: 0,
-        valid_from: 0,
-        valid_to: Number.MAX_SAFE_INTEGER,
-        captured_at: 0,
-        known_at: 0,
-        batch_id: null,
-        fact_key: null,
-        fact_value: null,
-        hash: 'c'.repeat(64),
-      };
-      await l.enqueue((stage) => {
-        row.seq = row.tseq = stage.nextSeq();
-        row.captured_at = row.known_at = row.asserted_at = row.valid_from = stage.capturedAt;
-        stage.addNodes([row]);
-      });
-      hold = null;
-      release();
+      await commitStaged(l, stagedClaim(T, 'x', 'C'));
+      gate.open();
       const outcome = await writing;
       // Planned without x in C it would have been accepted.
       expect(outcome.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
@@ -271,12 +218,7 @@ describe('a data folder of storage layout 4', () => {
     expect(readFileSync(join(dir, 'graph', 'layout'), 'utf8')).toBe('5');
     const outcome = await l.write(T, { space: 'A', nodes: [node('x')], edges: [] });
     expect(outcome.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
-    expect(
-      l
-        .residentSpaces()
-        .map(([, s]) => s)
-        .sort(),
-    ).toEqual(['A', 'B', 'C']);
+    expect(spacesLoaded(l)).toEqual(['A', 'B', 'C']);
     log.mockClear();
     l = await reopen(l);
     expect(log.mock.calls.filter((c) => String(c[0]).includes('migrated'))).toHaveLength(0);

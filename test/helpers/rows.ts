@@ -2,6 +2,7 @@
 // the ones a test cares about given.
 import { OPEN_END } from '../../storage/time.ts';
 import type { IndexRow } from '../../storage/search/index-row.ts';
+import type { Ledger } from '../../storage/log/ledger.ts';
 import type { NodeVersion } from '../../storage/types.ts';
 
 export function nodeVersion(row: Pick<NodeVersion, 'seq' | 'id'> & Partial<NodeVersion>): NodeVersion {
@@ -43,4 +44,31 @@ export function indexRow(i: number, over: Partial<IndexRow> = {}): IndexRow {
     wvec: Float32Array.from({ length: 2 }, (_, k) => -i - k),
     ...over,
   };
+}
+
+/** A claim of `id` in `space` as a commit stages it directly (numbered by the stage; nothing of the space loaded for it). */
+export function stagedClaim(tenant: string, id: string, space: string): NodeVersion {
+  return nodeVersion({
+    seq: 0,
+    tseq: 0,
+    tenant,
+    id,
+    space,
+    statement: `${id} in ${space}`,
+    asserted_at: 0,
+    valid_from: 0,
+    valid_to: Number.MAX_SAFE_INTEGER,
+    captured_at: 0,
+    known_at: 0,
+    hash: 'c'.repeat(64),
+  });
+}
+
+/** Commits `row` straight through the ledger's stage, numbered and timed by it: no view of its space is loaded. */
+export async function commitStaged(l: Pick<Ledger, 'enqueue'>, row: NodeVersion): Promise<void> {
+  await l.enqueue((stage) => {
+    row.seq = row.tseq = stage.nextSeq();
+    row.captured_at = row.known_at = row.asserted_at = row.valid_from = stage.capturedAt;
+    stage.addNodes([row]);
+  });
 }

@@ -53,3 +53,40 @@ export function restartableLedger(prefix: string, opts?: Parameters<typeof Ledge
 
 /** A node the tests of spaces write: its id is its statement's subject. */
 export const claim = (id: string): { id: string; kind: string; statement: string } => ({ id, kind: 'claim', statement: `about ${id}` });
+
+/** The names of the spaces whose views are resident, sorted (tests asserting what a request loaded). */
+export const spacesLoaded = (l: Pick<Ledger, 'residentSpaces'>): string[] =>
+  l
+    .residentSpaces()
+    .map(([, space]) => space)
+    .sort();
+
+/**
+ * Holds a write after its lookup by id (KuzuGraphOptions.afterLookup) while a test lands a commit: `shut()`
+ * before the write, `reached` once it waits there, `open()` to let it plan.
+ */
+export function lookupGate(): { afterLookup: () => Promise<void>; reached: Promise<void>; shut(): void; open(): void } {
+  let hold: Promise<void> | null = null;
+  let release = (): void => undefined;
+  let arrived!: () => void;
+  const reached = new Promise<void>((r) => {
+    arrived = r;
+  });
+  return {
+    afterLookup: async () => {
+      if (!hold) return;
+      arrived();
+      await hold;
+    },
+    reached,
+    shut() {
+      hold = new Promise<void>((r) => {
+        release = r;
+      });
+    },
+    open() {
+      hold = null;
+      release();
+    },
+  };
+}
