@@ -121,6 +121,10 @@ describe('list_memories without a space, from the store page by page', () => {
     expect(paged.flat().some((p) => p.includes('"masked":{'))).toBe(true);
     expect(paged.flat().some((p) => p.includes('"invalidated":'))).toBe(true);
     expect(paged.flat().some((p) => p.includes('"backfill":'))).toBe(true);
+    // Past its deadline a paged read stops before it reads a page (its signal is checked at every one).
+    const late = AbortSignal.abort(new Error('past its deadline'));
+    await expect(l.listByPages(T, { asOf: 'now', currentOnly: true }, { limit: 5 }, late)).rejects.toThrow('past its deadline');
+    expect(l.tenants()).toEqual([]);
 
     // The same reads through the tenant's view, once it is resident.
     await l.load(T);

@@ -39,7 +39,7 @@ function afterSeqOf(cursor: string): number {
  */
 async function listPage(ctx: Context, input: ListMemoriesInput, params: ListParams): Promise<{ snap: Snapshot; result: ListResult }> {
   if (input.space === undefined && !ctx.ledger.tenants().includes(ctx.tenant)) {
-    const paged = await ctx.ledger.listByPages(ctx.tenant, lensOf(input), params);
+    const paged = await ctx.ledger.listByPages(ctx.tenant, lensOf(input), params, ctx.signal);
     return { snap: paged.snapshot, result: paged };
   }
   const snap = await openRead(ctx, input);

@@ -517,7 +517,7 @@ export class Ledger {
    * A page of the whole tenant's node versions read from the store page by page, never loading the tenant
    * (list_memories without a space when the tenant's view is not resident: storage/read/list-by-pages.ts).
    */
-  async listByPages(tenant: string, lens: LensInput, params: ListParams): Promise<PagedList> {
+  async listByPages(tenant: string, lens: LensInput, params: ListParams, signal?: AbortSignal): Promise<PagedList> {
     if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
     const resolved = resolveLens(lens, this.now());
     await this.settled(resolved.asOf);
@@ -526,7 +526,7 @@ export class Ledger {
       listCounts: (q: Parameters<GraphStore['listCounts']>[1]) => this.#graph.listCounts(tenant, q),
       viewOfIds: (ids: readonly string[]) => this.#viewOfIds(tenant, ids),
     };
-    return listByPages(source, tenant, resolved, this.now(), params, this.clock.latest());
+    return listByPages(source, tenant, resolved, this.now(), params, this.clock.latest(), signal);
   }
 
   /** The tenant's view when resident, else the union of the views of the spaces holding `ids` (best effort, not pinned). */

@@ -72,6 +72,7 @@ export async function listByPages(
   txAsOf: Micros,
   p: ListParams,
   latestIssued: Micros,
+  signal?: AbortSignal,
 ): Promise<PagedList> {
   const { asOf, validAt } = lens;
   // No row is known after the latest instant the clock handed out, so only a read before it can hide
@@ -96,6 +97,8 @@ export async function listByPages(
   let after = p.afterSeq ?? 0;
   let batch = p.limit + 1;
   for (;;) {
+    // A read whose rows are mostly left out may page through much of the tenant: past its deadline, stop.
+    signal?.throwIfAborted();
     const rows = await source.nodePage({
       after,
       limit: batch,
