@@ -521,22 +521,43 @@ export class Ledger {
     if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
     const resolved = resolveLens(lens, this.now());
     await this.settled(resolved.asOf);
+    const releases: (() => void)[] = [];
     const source = {
       nodePage: (q: Parameters<GraphStore['tenantNodePage']>[1]) => this.#graph.tenantNodePage(tenant, q),
       listCounts: (q: Parameters<GraphStore['listCounts']>[1]) => this.#graph.listCounts(tenant, q),
-      viewOfIds: (ids: readonly string[]) => this.#viewOfIds(tenant, ids),
+      // A page's spaces are pinned while that page is judged, not for the whole read, which may pass through
+      // much of the tenant.
+      viewOfIds: (ids: readonly string[]) => {
+        for (const release of releases.splice(0)) release();
+        return this.#viewOfIds(tenant, ids, releases);
+      },
     };
-    return listByPages(source, tenant, resolved, this.now(), params, this.clock.latest(), signal);
+    try {
+      return await listByPages(source, tenant, resolved, this.now(), params, this.clock.latest(), signal);
+    } finally {
+      for (const release of releases) release();
+    }
   }
 
-  /** The tenant's view when resident, else the union of the views of the spaces holding `ids` (best effort, not pinned). */
-  async #viewOfIds(tenant: string, ids: readonly string[]): Promise<JudgeView> {
+  /** The tenant's view when resident, else the union of the views of the spaces holding `ids`, pinned until `releases` run. */
+  async #viewOfIds(tenant: string, ids: readonly string[], releases: (() => void)[]): Promise<JudgeView> {
     if (this.#residents.has(tenant)) return this.load(tenant);
-    const spaces = new Set<string>();
-    for (const set of (await this.#spacesOf(tenant, ids)).values()) for (const s of set) spaces.add(s);
+    return new UnionView(await this.#holdSpaces(tenant, await this.#spacesHolding(tenant, ids), releases));
+  }
+
+  /** The spaces holding any of `ids` (see #spacesOf), with `also`. */
+  async #spacesHolding(tenant: string, ids: readonly string[], also: readonly string[] = []): Promise<Set<string>> {
+    const spaces = new Set(also);
+    if (ids.length > 0) for (const set of (await this.#spacesOf(tenant, ids)).values()) for (const s of set) spaces.add(s);
+    return spaces;
+  }
+
+  /** Pins the views of `spaces` (their releases pushed to `releases`, run by the caller), then loads those not resident. */
+  async #holdSpaces(tenant: string, spaces: ReadonlySet<string>, releases: (() => void)[]): Promise<TenantView[]> {
+    for (const s of spaces) releases.push(this.#residents.pinSpace(tenant, s));
     const views: TenantView[] = [];
     for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
-    return new UnionView(views);
+    return views;
   }
 
   /**
@@ -731,13 +752,8 @@ export class Ledger {
         }
         this.#plans.spaces++;
         const since = this.#recent.count;
-        const held = ids.length > 0 ? await this.#spacesOf(tenant, ids) : new Map<string, Set<string>>();
-        const spaces = new Set<string>(space === undefined ? [] : [space]);
-        for (const set of held.values()) for (const s of set) spaces.add(s);
-        for (const s of spaces) releases.push(this.#residents.pinSpace(tenant, s));
-        const views: TenantView[] = [];
-        for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
-        const view = new UnionView(views);
+        const spaces = await this.#spacesHolding(tenant, ids, space === undefined ? [] : [space]);
+        const view = new UnionView(await this.#holdSpaces(tenant, spaces, releases));
         const check = (): void => {
           const moved = this.#recent.spacesSince(since, tenant, ids);
           if (moved === null) throw new StaleLookup();
