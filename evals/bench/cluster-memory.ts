@@ -37,7 +37,8 @@ function nodes(tenant: string, from: number, n: number): Record<string, unknown>
 }
 
 /** Seeds every tenant with `rows` rows on whatever server it is placed on, CLIENTS requests at a time. */
-async function seed(cluster: Cluster, rows: number): Promise<number> {
+async function seed(cluster: Cluster, rows: number): Promise<{ rate: number; timedOut: number }> {
+  let timedOut = 0;
   const jobs: [string, number][] = [];
   for (let from = 0; from < rows; from += SEED_BATCH) for (const t of TENANTS) jobs.push([t, from]);
   const t0 = performance.now();
@@ -46,7 +47,15 @@ async function seed(cluster: Cluster, rows: number): Promise<number> {
       const [t, from] = job;
       const body = { space: `user:${t}`, nodes: nodes(t, from, Math.min(SEED_BATCH, rows - from)) };
       for (let attempt = 0; ; attempt++) {
-        const r = await cluster.request('POST', '/v1/memories', { key: keyOf(t), body });
+        // Writes are idempotent by content: a request the client gave up on is sent again as it was.
+        const r = await cluster.request('POST', '/v1/memories', { key: keyOf(t), body }).catch((e: unknown) => {
+          if (attempt < 120 && e instanceof DOMException && e.name === 'TimeoutError') return null;
+          throw e;
+        });
+        if (r === null) {
+          timedOut++;
+          continue;
+        }
         if (r.status === 200) break;
         // Bulk writes are heavy: a busy server refuses them with a Retry-After, which is honoured.
         if (attempt >= 120 || (r.status !== 503 && r.status !== 429))
@@ -56,8 +65,15 @@ async function seed(cluster: Cluster, rows: number): Promise<number> {
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, worker));
-  return (rows * TENANTS.length) / ((performance.now() - t0) / 1000);
+  return { rate: (rows * TENANTS.length) / ((performance.now() - t0) / 1000), timedOut };
 }
+
+/** A request's answer, or null when the client gave up on it (its 30 s timeout): a failure, not a crash. */
+const orTimeout = <T>(p: Promise<T>): Promise<T | null> =>
+  p.catch((e: unknown) => {
+    if (e instanceof DOMException && e.name === 'TimeoutError') return null;
+    throw e;
+  });
 
 interface LoadResult {
   writeRowsPerS: number;
@@ -78,8 +94,8 @@ async function load(cluster: Cluster, seconds: number, tag: string): Promise<Loa
     while (performance.now() < deadline) {
       const t = pick(TENANTS);
       const batch = nodes(t, 0, 10).map((node, j) => ({ ...node, id: `${t}-${tag}-${++n}-${j}` }));
-      const r = await cluster.request('POST', '/v1/memories', { key: keyOf(t), body: { space: `user:${t}`, nodes: batch } });
-      if (r.status === 200) written += batch.length;
+      const r = await orTimeout(cluster.request('POST', '/v1/memories', { key: keyOf(t), body: { space: `user:${t}`, nodes: batch } }));
+      if (r?.status === 200) written += batch.length;
       else failed++;
     }
   };
@@ -87,8 +103,8 @@ async function load(cluster: Cluster, seconds: number, tag: string): Promise<Loa
     while (performance.now() < deadline) {
       const t = pick(TENANTS);
       const body = { query: `${pick(REGIONS)} tea harvest price`, as_of: 'now', space: `user:${t}`, limit: 10 };
-      const r = await cluster.request('POST', '/v1/search', { key: keyOf(t), body });
-      if (r.status === 200) searches.push(r.ms);
+      const r = await orTimeout(cluster.request('POST', '/v1/search', { key: keyOf(t), body }));
+      if (r?.status === 200) searches.push(r.ms);
       else failed++;
     }
   };
@@ -111,8 +127,15 @@ export async function memoryBoundFigures(rowsPerTenant: number, seconds: number)
       where.set(t, 's1');
     }
     await cluster.waitFor('the agent routing the 30 keys', 30_000, async () => (await cluster.mapEntries('keys')).size >= TENANTS.length);
-    const seedRate = await seed(cluster, rowsPerTenant);
-    rows.push({ metric: 'memory-bound: seeding on one server (rows/s)', value: seedRate.toFixed(0), target: '', met: null, note: app });
+    const seeded = await seed(cluster, rowsPerTenant);
+    const resent = seeded.timedOut > 0 ? `; ${seeded.timedOut} requests sent again after the client's 30 s timeout` : '';
+    rows.push({
+      metric: 'memory-bound: seeding on one server (rows/s)',
+      value: seeded.rate.toFixed(0),
+      target: '',
+      met: null,
+      note: app + resent,
+    });
     for (const count of [1, 2, 3]) {
       const t0 = performance.now();
       let moved = 0;
