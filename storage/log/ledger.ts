@@ -84,6 +84,14 @@ function earliestKnown(rows: CommitGroup): Micros {
   return low;
 }
 
+/** The highest seq of the rows (0: none). */
+function maxSeq(rows: CommitGroup): number {
+  let top = 0;
+  for (const t of [rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations])
+    for (const r of t) top = Math.max(top, r.seq);
+  return top;
+}
+
 /** The highest tseq of the rows (0: none). A loop, not a spread: an import page can hold ~130k rows, past V8's argument limit. */
 function maxTseq(rows: CommitGroup): number {
   let top = 0;
@@ -182,6 +190,8 @@ export class Ledger {
   readonly #exportPageRows: number;
   /** Exports staged from the tenant's resident view, and from the store page by page. */
   readonly #exports = { view: 0, pages: 0 };
+  /** The highest sequence number of a commit acknowledged by this process; null before its first (then read from the store). */
+  #committedSeq: number | null = null;
   readonly clock: CaptureClock;
   readonly dataDir: string;
 
@@ -523,7 +533,7 @@ export class Ledger {
       batches: (ids) => graph.batchesOf(tenant, ids),
       declarations: () => graph.declarationsOf(tenant),
     };
-    const upTo = await this.committedSeq();
+    const upTo = this.#committedSeq ?? (await this.committedSeq());
     return fn(pagesSource(tenant, store, { ...scope, upTo, pageRows: this.#exportPageRows, signal }));
   }
 
@@ -1005,6 +1015,7 @@ export class Ledger {
       await this.#exclusive(async () => {
         await this.#graph.commit(group);
         this.#apply(group);
+        this.#committedSeq = Math.max(this.#committedSeq ?? 0, maxSeq(group));
       });
     } catch (error) {
       // The numbers staged here are never given out again, even though the group was refused: a commit
