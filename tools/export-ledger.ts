@@ -35,7 +35,6 @@ export const exportLedger = defineOperation({
     // A bundle cannot vouch for knowledge it does not have yet: an as_of in the future is cut at the
     // server's present instant, which then names the bundle and is its exported_as_of.
     const asOf = Math.min(atInstant(input.as_of, ctx.ledger.now()), ctx.ledger.now());
-    await ctx.ledger.settled(asOf);
     ctx.signal?.throwIfAborted();
     const root = await mkdtemp(join(tmpdir(), 'ledger-export-'));
     let disposed = false;
@@ -45,16 +44,12 @@ export const exportLedger = defineOperation({
       await rm(root, { recursive: true, force: true });
     };
     try {
-      // The tenant's view even for one space: the bundle of a space keeps an edge of another space
-      // joining two of its nodes, which a space's view does not hold.
-      const staged = await ctx.ledger.withView(ctx.tenant, undefined, (view) =>
-        stageBundle(
-          view,
-          { asOf, space: input.space, category: input.category },
-          `svc/${ctx.services.version}`,
-          BUNDLE_FORMAT_VERSION,
-          root,
-        ),
+      // The tenant's view when it is resident, else the store page by page: the bundle of a space keeps an
+      // edge of another space joining two of its nodes, which the space's view does not hold, and a
+      // tenant's export must not load the tenant.
+      const scope = { asOf, space: input.space, category: input.category };
+      const staged = await ctx.ledger.withBundleSource(ctx.tenant, scope, (source) =>
+        stageBundle(source, scope, `svc/${ctx.services.version}`, BUNDLE_FORMAT_VERSION, root),
       );
       return {
         kind: 'archive',

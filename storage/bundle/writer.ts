@@ -1,14 +1,16 @@
-// Stages an export bundle in a folder: one directory holding manifest.json and three JSONL files, written
-// as streams from the tenant's in-memory view, so the bundle never exists as one string. The scope of an
-// export: rows known at as_of (validity is not filtered), nodes of the space and category when given, the
-// edges whose two ends were exported, and the verdicts on exported nodes.
+// Stages an export bundle in a folder: one directory holding manifest.json and four JSONL files, written
+// as streams from a source handing the tenant's rows over a chunk at a time in commit order (the tenant's
+// in-memory view, or the store read page by page: bundle-source.ts), so neither the bundle nor, from the
+// store, the tenant is ever held whole. The scope of an export: rows known at as_of (validity is not
+// filtered), nodes of the space and category when given, the edges whose two ends were exported, and the
+// verdicts on exported nodes.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import type { TenantView } from '../read/tenant-view.ts';
+import type { BundleSource } from './bundle-source.ts';
 import { compactInstant, formatInstant, type Micros } from '../time.ts';
-import type { Declaration, NodeVersion, Verdict } from '../types.ts';
+import type { BatchRow, Declaration, NodeVersion, Verdict } from '../types.ts';
 import {
   bundleBatch,
   bundleFact,
@@ -98,52 +100,73 @@ export function nodeInScope(n: NodeVersion, scope: ExportScope): boolean {
   );
 }
 
-/** Whether some version of `id` committed by `maxSeq` is in the bundle. */
-function exported(view: TenantView, id: string, scope: ExportScope, maxSeq: number): boolean {
-  return view.versionsOf(id).some((v) => v.seq <= maxSeq && nodeInScope(v, scope));
-}
-
-function verdictInScope(view: TenantView, v: Verdict, scope: ExportScope, maxSeq: number): boolean {
+function verdictInScope(v: Verdict, scope: ExportScope, exported: ReadonlySet<string>): boolean {
   if (v.known_at > scope.asOf) return false;
   if (scope.space === undefined && scope.category === undefined) return true;
-  if (v.target_id !== null) return exported(view, v.target_id, scope, maxSeq);
+  if (v.target_id !== null) return exported.has(v.target_id);
   // A verdict that chose no value is "on" the space it was asked in.
   return scope.category === undefined && v.space === scope.space;
 }
 
+/** The batches rows name, fetched from the source the first time an id is met, then kept for the manifest. */
+class Batches implements BatchLookup {
+  readonly #source: BundleSource;
+  readonly #rows = new Map<string, BatchRow | undefined>();
+  /** Batch ids of the rows written, in the order first met (the manifest's order among equal captured_at). */
+  readonly named = new Set<string>();
+
+  constructor(source: BundleSource) {
+    this.#source = source;
+  }
+
+  get(id: string): BatchRow | undefined {
+    return this.#rows.get(id);
+  }
+
+  /** Fetches the batches of `rows` not met yet. */
+  async meet(rows: readonly { batch_id: string | null }[]): Promise<void> {
+    const missing = new Set<string>();
+    for (const r of rows) if (r.batch_id !== null && !this.#rows.has(r.batch_id)) missing.add(r.batch_id);
+    if (missing.size === 0) return;
+    const found = new Map((await this.#source.batches([...missing])).map((b) => [b.id, b]));
+    for (const id of missing) this.#rows.set(id, found.get(id));
+  }
+
+  name(id: string | null): void {
+    if (id !== null) this.named.add(id);
+  }
+}
+
 /**
- * Writes the bundle of `view` under `root` (which must exist). Rows are read up to the view's length at
- * the start, so writes committed meanwhile never make a half-present cut.
+ * Writes the bundle of `source` under `root` (which must exist). The source cuts its rows where the tenant
+ * stood when it was opened, so writes committed meanwhile never make a half-present cut. A version is
+ * exported when it is in scope; an id is exported when one of its versions is, and edges, verdicts and
+ * invalidations follow the ids exported (held as a set of ids, never as rows).
  */
 export async function stageBundle(
-  view: TenantView,
+  source: BundleSource,
   scope: ExportScope,
-  source: string,
+  producer: string,
   bundleVersion: number,
   root: string,
 ): Promise<StagedBundle> {
-  const stem = bundleStem(view.tenant, scope);
+  const stem = bundleStem(source.tenant, scope);
   const dir = join(root, stem);
   await mkdir(dir, { recursive: true });
-  const allNodes = view.nodesIn(),
-    allEdges = view.edgesOfSpace(),
-    allVerdicts = view.verdicts();
-  const nodeEnd = allNodes.length,
-    edgeEnd = allEdges.length,
-    verdictEnd = allVerdicts.length;
-  const maxSeq = allNodes[nodeEnd - 1]?.seq ?? 0;
-  const batchOf: BatchLookup = { get: (id) => view.batch(id) };
-  const maxInvalidationSeq = view.invalidations().at(-1)?.seq ?? 0;
-  const batchIds = new Set<string>();
+  const batches = new Batches(source);
+  const exported = new Set<string>();
   const f = new InstantFormatter();
 
   const nodes = new JsonlFile(join(dir, 'nodes.jsonl'));
   try {
-    for (let i = 0; i < nodeEnd; i++) {
-      const n = allNodes[i];
-      if (!n || !nodeInScope(n, scope)) continue;
-      if (n.batch_id !== null) batchIds.add(n.batch_id);
-      if (nodes.push(nodeLine(n, batchOf, f))) await nodes.flush();
+    for await (const page of source.nodes()) {
+      await batches.meet(page);
+      for (const n of page) {
+        if (!nodeInScope(n, scope)) continue;
+        exported.add(n.id);
+        batches.name(n.batch_id);
+        if (nodes.push(nodeLine(n, batches, f))) await nodes.flush();
+      }
     }
   } finally {
     await nodes.close();
@@ -151,12 +174,13 @@ export async function stageBundle(
 
   const edges = new JsonlFile(join(dir, 'edges.jsonl'));
   try {
-    for (let i = 0; i < edgeEnd; i++) {
-      const e = allEdges[i];
-      if (!e || e.known_at > scope.asOf) continue;
-      if (!exported(view, e.source_id, scope, maxSeq) || !exported(view, e.target_id, scope, maxSeq)) continue;
-      if (e.batch_id !== null) batchIds.add(e.batch_id);
-      if (edges.push(edgeLine(e, batchOf, f))) await edges.flush();
+    for await (const page of source.edges()) {
+      const kept = page.filter((e) => e.known_at <= scope.asOf && exported.has(e.source_id) && exported.has(e.target_id));
+      await batches.meet(kept);
+      for (const e of kept) {
+        batches.name(e.batch_id);
+        if (edges.push(edgeLine(e, batches, f))) await edges.flush();
+      }
     }
   } finally {
     await edges.close();
@@ -164,11 +188,9 @@ export async function stageBundle(
 
   const resolutions = new JsonlFile(join(dir, 'resolutions.jsonl'));
   try {
-    for (let i = 0; i < verdictEnd; i++) {
-      const v = allVerdicts[i];
-      if (v && verdictInScope(view, v, scope, maxSeq) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`))
-        await resolutions.flush();
-    }
+    for await (const page of source.verdicts())
+      for (const v of page)
+        if (verdictInScope(v, scope, exported) && resolutions.push(`${JSON.stringify(bundleResolution(v))}\n`)) await resolutions.flush();
   } finally {
     await resolutions.close();
   }
@@ -176,28 +198,31 @@ export async function stageBundle(
   // An invalidation travels with the node it retracts: exported when that node was.
   const invalidations = new JsonlFile(join(dir, 'invalidations.jsonl'));
   try {
-    for (const i of view.invalidations()) {
-      if (i.known_at > scope.asOf || i.seq > maxInvalidationSeq || !exported(view, i.target_id, scope, maxSeq)) continue;
-      if (i.batch_id !== null) batchIds.add(i.batch_id);
-      if (invalidations.push(`${JSON.stringify(bundleInvalidation(i, batchOf))}\n`)) await invalidations.flush();
+    for await (const page of source.invalidations()) {
+      const kept = page.filter((i) => i.known_at <= scope.asOf && exported.has(i.target_id));
+      await batches.meet(kept);
+      for (const i of kept) {
+        batches.name(i.batch_id);
+        if (invalidations.push(`${JSON.stringify(bundleInvalidation(i, batches))}\n`)) await invalidations.flush();
+      }
     }
   } finally {
     await invalidations.close();
   }
 
-  const batches = [...batchIds]
-    .map((id) => view.batch(id))
+  const named = [...batches.named]
+    .map((id) => batches.get(id))
     .filter((b) => b !== undefined)
     .sort((a, b) => a.captured_at - b.captured_at);
   const manifest: Manifest = {
     bundle_version: bundleVersion,
-    namespace: scope.space === undefined ? { tenant: view.tenant } : { tenant: view.tenant, space: scope.space },
+    namespace: scope.space === undefined ? { tenant: source.tenant } : { tenant: source.tenant, space: scope.space },
     category: scope.category ?? null,
-    source,
+    source: producer,
     exported_as_of: formatInstant(scope.asOf),
     declarations: {
-      facts: factsInForce(view.declarations(), scope.asOf).map(bundleFact),
-      batches: batches.map(bundleBatch),
+      facts: factsInForce(await source.declarations(), scope.asOf).map(bundleFact),
+      batches: named.map(bundleBatch),
       embedding: null,
     },
     counts: { nodes: nodes.count, edges: edges.count, resolutions: resolutions.count, invalidations: invalidations.count },

@@ -19,6 +19,7 @@ import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import { UnionView, type PlanView } from '../read/union-view.ts';
 import { answerFromSpaces } from '../read/read-by-id.ts';
+import { pagesSource, viewSource, type BundleSource, type StorePages } from '../bundle/bundle-source.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
 import { KnownSpaces } from './known-spaces.ts';
@@ -83,6 +84,14 @@ function earliestKnown(rows: CommitGroup): Micros {
   return low;
 }
 
+/** The highest seq of the rows (0: none). */
+function maxSeq(rows: CommitGroup): number {
+  let top = 0;
+  for (const t of [rows.nodes, rows.edges, rows.declarations, rows.verdicts, rows.invalidations])
+    for (const r of t) top = Math.max(top, r.seq);
+  return top;
+}
+
 /** The highest tseq of the rows (0: none). A loop, not a spread: an import page can hold ~130k rows, past V8's argument limit. */
 function maxTseq(rows: CommitGroup): number {
   let top = 0;
@@ -92,6 +101,8 @@ function maxTseq(rows: CommitGroup): number {
 }
 
 const MAX_GROUP_ROWS = 50_000;
+/** Rows per page an export reads from the store: ~10-20 MB decoded at the bundle's usual row sizes. */
+const EXPORT_PAGE_ROWS = 20_000;
 /** Lookups of a write's spaces made again after a commit moved one of its ids, before the tenant is loaded instead. */
 const LOOKUP_ATTEMPTS = 3;
 
@@ -175,6 +186,12 @@ export class Ledger {
   /** Tenants whose deletion ended while nothing listened (resumed on open): a later listener is told. */
   readonly #unheard = new Set<string>();
   readonly #dropPartRows: number;
+  /** Rows per page an export reads from the store. */
+  readonly #exportPageRows: number;
+  /** Exports staged from the tenant's resident view, and from the store page by page. */
+  readonly #exports = { view: 0, pages: 0 };
+  /** The highest sequence number of a commit acknowledged by this process; null before its first (then read from the store). */
+  #committedSeq: number | null = null;
   readonly clock: CaptureClock;
   readonly dataDir: string;
 
@@ -186,12 +203,14 @@ export class Ledger {
     budgetMb: number,
     dropPartRows: number,
     idFilter: boolean,
+    exportPageRows: number,
   ) {
     this.#graph = graph;
     this.#held = idFilter ? new HeldKeys((tenant, sink) => graph.tenantKeys(tenant, sink)) : null;
     this.dataDir = dataDir;
     this.#drops = new TenantDrops(dataDir);
     this.#dropPartRows = dropPartRows;
+    this.#exportPageRows = exportPageRows;
     this.clock = new CaptureClock(lastCaptured);
     this.#seq = lastSeq;
     this.#residents = new ResidentViews(
@@ -226,6 +245,8 @@ export class Ledger {
       dropPartRows?: number;
       /** Writes skip the lookup of ids the tenant's filter says the store lacks (default); false: every id is looked up (tests of lookups). */
       idFilter?: boolean;
+      /** Rows per page an export reads from the store (default EXPORT_PAGE_ROWS; tests page through few). */
+      exportPageRows?: number;
     } = {},
   ): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
@@ -240,6 +261,7 @@ export class Ledger {
       opts.memoryMb ?? memoryBudgetMb(),
       opts.dropPartRows ?? dropPartRows(),
       opts.idFilter ?? true,
+      opts.exportPageRows ?? EXPORT_PAGE_ROWS,
     );
     // A deletion a crash or a kill cut short goes on; the tenant is refused until it ends.
     for (const tenant of ledger.#drops.list())
@@ -482,6 +504,42 @@ export class Ledger {
     }
     this.#byId.tenant++;
     return answer(await this.at(tenant, lens));
+  }
+
+  /**
+   * Runs `fn` over the rows an export of `tenant` at `scope` reads: the tenant's view when it is resident
+   * (pinned while `fn` runs), else the store a page at a time, cut at the sequence number committed now,
+   * after every commit that could change the answer at `scope.asOf` landed. Never loads the tenant.
+   */
+  async withBundleSource<T>(
+    tenant: string,
+    scope: { asOf: Micros; space?: string | undefined; category?: string | undefined },
+    fn: (source: BundleSource) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
+    await this.settled(scope.asOf);
+    if (this.#residents.has(tenant)) {
+      this.#exports.view++;
+      return this.withView(tenant, undefined, (view) => fn(viewSource(view, scope.space)));
+    }
+    this.#exports.pages++;
+    const graph = this.#graph;
+    const store: StorePages = {
+      page: (table, q) => {
+        if (this.#drops.has(tenant)) return Promise.reject(new TenantDropping(tenant));
+        return graph.exportPage(tenant, table, q);
+      },
+      batches: (ids) => graph.batchesOf(tenant, ids),
+      declarations: () => graph.declarationsOf(tenant),
+    };
+    const upTo = this.#committedSeq ?? (await this.committedSeq());
+    return fn(pagesSource(tenant, store, { ...scope, upTo, pageRows: this.#exportPageRows, signal }));
+  }
+
+  /** Exports staged so far from the tenant's resident view, and from the store page by page (withBundleSource). */
+  exportStats(): { view: number; pages: number } {
+    return { ...this.#exports };
   }
 
   /** Reads by id without a space answered so far from spaces' views, and from the tenant's (see readById). */
@@ -957,6 +1015,7 @@ export class Ledger {
       await this.#exclusive(async () => {
         await this.#graph.commit(group);
         this.#apply(group);
+        this.#committedSeq = Math.max(this.#committedSeq ?? 0, maxSeq(group));
       });
     } catch (error) {
       // The numbers staged here are never given out again, even though the group was refused: a commit

@@ -20,6 +20,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
+import type { ExportPageQuery, ExportRowsOf, ExportTable } from './export-page-query.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
 import { emptyGroup, IDENT_SEP, identKey, idPlacements, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
 import {
@@ -609,6 +610,12 @@ export interface GraphStore {
   tenantNodePage(tenant: string, q: NodePageQuery): Promise<NodeVersion[]>;
   /** What a whole tenant's list at a past as_of counts over all its rows, by aggregations in the engine. */
   listCounts(tenant: string, q: ListCountsQuery): Promise<ListCounts>;
+  /** A page of one tenant's rows of one table for an export, in seq order, after the journal is copied in. */
+  exportPage<K extends ExportTable>(tenant: string, table: K, q: ExportPageQuery): Promise<ExportRowsOf[K][]>;
+  /** The tenant's batches of these ids. */
+  batchesOf(tenant: string, ids: readonly string[]): Promise<BatchRow[]>;
+  /** Every fact declaration of the tenant, in seq order. */
+  declarationsOf(tenant: string): Promise<Declaration[]>;
   /** Rows above this sequence number were renumbered when the store opened; null when none were. */
   renumberedAbove(): number | null;
   close(): Promise<void>;
@@ -2108,6 +2115,59 @@ export class KuzuGraph implements GraphStore {
       }
       return { latestKnownAt: latest, masked, invalidated };
     });
+  }
+
+  exportPage<K extends ExportTable>(tenant: string, table: K, q: ExportPageQuery): Promise<ExportRowsOf[K][]> {
+    const lit = (text: string): string => cypherString(JSON.stringify(text));
+    const cut = (v: string): string =>
+      `${v}.tenant = ${lit(tenant)} AND ${v}.seq <= ${Math.trunc(q.upTo)} AND ${v}.known_at <= ${Math.trunc(q.knownBy)}`;
+    const where = `WHERE ${cut('x')} AND x.seq > ${Math.trunc(q.after)}`;
+    const n = Math.max(1, Math.trunc(q.limit));
+    const page = <R>(spec: TableSpec<R>, decode: (r: Record<string, unknown>) => R, extra = '', path = ''): Promise<R[]> =>
+      this.#read(() => this.#select(spec, `${where}${extra}`, decode, n, 'seq', path));
+    const category = q.category === undefined ? '' : ` AND x.category = ${lit(q.category)}`;
+    const rows = ((): Promise<unknown[]> => {
+      switch (table) {
+        case 'nodes':
+          if (q.space === undefined) return page(NODE, DECODE.node, category);
+          return page(
+            NODE,
+            DECODE.node,
+            ` AND s.key = ${lit(identKey(tenant, q.space))} AND x.space = ${lit(q.space)}${category}`,
+            `(s:${TENANT_SPACE.table})-[:${HOLDS_BLOCK.table}]->`,
+          );
+        case 'edges': {
+          if (q.space === undefined) return page(EDGE, DECODE.edge);
+          // The ids of the space's versions in scope are gathered in the engine (from the space's Holds
+          // rows) and the tenant's edges filtered by them there: only edges joining two of them are decoded.
+          const ends =
+            `(s:${TENANT_SPACE.table})-[:${HOLDS_BLOCK.table}]->(a:${NODE.table}) WHERE s.key = ${lit(identKey(tenant, q.space))} ` +
+            `AND ${cut('a')} AND a.space = ${lit(q.space)}${q.category === undefined ? '' : ` AND a.category = ${lit(q.category)}`} ` +
+            `WITH collect(DISTINCT a.id) AS ids MATCH `;
+          return page(EDGE, DECODE.edge, ' AND list_contains(ids, x.source_id) AND list_contains(ids, x.target_id)', ends);
+        }
+        case 'verdicts':
+          return page(VERDICT, DECODE.verdict);
+        case 'invalidations':
+          return page(INVALIDATION, DECODE.invalidation);
+      }
+      throw new TypeError(`no export table ${String(table)}`);
+    })();
+    return rows as Promise<ExportRowsOf[K][]>;
+  }
+
+  batchesOf(tenant: string, ids: readonly string[]): Promise<BatchRow[]> {
+    const lit = cypherString(JSON.stringify(tenant));
+    return this.#read(async () => {
+      const out: BatchRow[] = [];
+      for (const list of idLists([...new Set(ids)]))
+        for (const b of await this.#select(BATCH, `WHERE x.tenant = ${lit} AND x.id IN [${list}]`, DECODE.batch)) out.push(b);
+      return out;
+    });
+  }
+
+  declarationsOf(tenant: string): Promise<Declaration[]> {
+    return this.#read(() => this.#select(DECLARATION, `WHERE x.tenant = ${cypherString(JSON.stringify(tenant))}`, DECODE.declaration));
   }
 
   async close(): Promise<void> {
