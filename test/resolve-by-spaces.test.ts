@@ -275,12 +275,17 @@ describe('declare_fact after a restart', () => {
     expect(await declare(l, { fact_key: 'city' })).toEqual(first);
     expect(l.tenants()).toEqual([]);
     expect(spacesLoaded(l)).toEqual([]);
-    // Equal declarations at once share one commit group: one row, and every caller gets it.
-    const same = await Promise.all(Array.from({ length: 6 }, () => declare(l, { fact_key: 'rate', policy: 'strict' })));
+    // Equal declarations at once: the first call's commit goes alone, those queued while it runs share the
+    // next group, where each sees what the ones before it staged (the view learns of them after the commit).
+    const [, ...same] = await Promise.all([
+      declare(l, { fact_key: 'first' }),
+      ...Array.from({ length: 6 }, () => declare(l, { fact_key: 'rate', policy: 'strict' })),
+    ]);
     expect(new Set(same.map((d) => JSON.stringify(d))).size).toBe(1);
-    // New rules at once: in one group, each compared with the one staged before it (an equal one returned,
+    // New rules at once, in one group: each compared with the one staged before it (an equal one returned,
     // another written after it, in force from then on).
-    const changed = await Promise.all([
+    const [, ...changed] = await Promise.all([
+      declare(l, { fact_key: 'second' }),
       declare(l, { fact_key: 'city', policy: 'latest_observed' }),
       declare(l, { fact_key: 'city', policy: 'latest_observed' }),
       declare(l, { fact_key: 'city', policy: 'source_priority', source_order: ['crm'] }),
@@ -289,7 +294,14 @@ describe('declare_fact after a restart', () => {
     expect(changed[2]).not.toEqual(changed[0]);
     expect(l.tenants()).toEqual([]);
     const rows = await l.withRules(T, (view) => Promise.resolve(view.declarations().map((d) => `${d.fact_key}:${d.policy}`)));
-    expect(rows).toEqual(['city:latest_valid', 'rate:strict', 'city:latest_observed', 'city:source_priority']);
+    expect(rows).toEqual([
+      'city:latest_valid',
+      'first:latest_valid',
+      'rate:strict',
+      'second:latest_valid',
+      'city:latest_observed',
+      'city:source_priority',
+    ]);
     // The same rows after a restart (read from the store).
     l = await store.open();
     const stored = await l.withRules(T, (view) => Promise.resolve(view.declarations().map((d) => `${d.fact_key}:${d.policy}`)));
