@@ -257,10 +257,15 @@ describe('resolve_fact without a space, of a tenant not resident', () => {
     expect(spacesLoaded(l)).toEqual(['s0', 's1', 's2']);
     expect(l.byFactStats()).toEqual({ spaces: 1, tenant: 0 });
     expect(l.tenants()).toEqual([]);
+    // A row of the fact written in a new space after its spaces were looked up (and remembered) is found.
+    await write(l, { space: 'late', nodes: [fact('f9', 'few', 9, 9)], edges: [] });
+    const later = JSON.parse(await resolve(l, { fact: 'few', as_of: formatInstant(l.now()) })) as { candidates: { id: string }[] };
+    expect(later.candidates.map((c) => c.id)).toEqual(['f0', 'f1', 'f2', 'f9']);
+    expect(l.byFactStats()).toEqual({ spaces: 2, tenant: 0 });
     expect(await resolve(l, { fact: 'hub', as_of })).toBe(whole[0]);
-    expect(l.byFactStats()).toEqual({ spaces: 1, tenant: 1 });
+    expect(l.byFactStats()).toEqual({ spaces: 2, tenant: 1 });
     expect(l.tenants()).toEqual([T]);
-    expect(await verdicts(l)).toEqual(recorded);
+    expect((await verdicts(l)).slice(0, 2)).toEqual(recorded);
   });
 });
 

@@ -10,7 +10,7 @@ import { CaptureClock } from './clock.ts';
 import { envWholeNumber } from '../env-megabytes.ts';
 import { KuzuGraph, type GraphStore, type KuzuGraphOptions } from './kuzu/kuzu-graph.ts';
 import { TenantDropping, TenantDrops } from './tenant-drops.ts';
-import { emptyGroup, type CommitGroup } from '../commit-group.ts';
+import { emptyGroup, identKey, type CommitGroup } from '../commit-group.ts';
 import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
 import { resolveLens, type LensInput, type LensInstant } from '../read/lens.ts';
 import { Snapshot, type ListParams } from '../read/snapshot.ts';
@@ -103,6 +103,8 @@ interface SpacePlan {
 }
 /** A write naming at most this many ids keeps those the filter of held ids called absent among the known ids. */
 const REMEMBER_ABSENT_MAX = 64;
+/** Fact keys whose spaces are remembered after a lookup; beyond it the least recently used is looked up again. */
+const FACT_LOOKUPS = 10_000;
 /** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
 const SPACE_LOOKUPS = 10_000;
 
@@ -163,6 +165,8 @@ export class Ledger {
   readonly #byId = { spaces: 0, tenant: 0 };
   /** Resolves without a space (see readByFact): answered from spaces' views, or from the tenant's. */
   readonly #byFact = { spaces: 0, tenant: 0 };
+  /** Per tenant and fact key, the spaces holding a row carrying it, current at a mark of #recent; least recently used first. */
+  readonly #factSpaces = new Map<string, { spaces: Set<string>; since: number }>();
   /** Per tenant, the turn of the last write called (see #turn). */
   readonly #turns = new Map<string, Promise<void>>();
   #draining = false;
@@ -503,10 +507,7 @@ export class Ledger {
             return { held: await this.#spacesOf(tenant, ids), since };
           },
           movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
-          lookUpFacts: async (facts) => {
-            const since = this.#recent.count;
-            return { held: await this.#graph.spacesWithFacts(tenant, facts), since };
-          },
+          lookUpFacts: (facts) => this.#spacesWithFacts(tenant, facts),
           factsMovedSince: (since, facts) => this.#recent.factSpacesSince(since, tenant, facts),
           hold: async (space) => {
             const release = this.#residents.pinSpace(tenant, space);
@@ -530,6 +531,42 @@ export class Ledger {
     }
     stats.tenant++;
     return fromTenant();
+  }
+
+  /**
+   * The spaces holding a row carrying each fact key, and the mark of commits they are current at: from an
+   * earlier lookup and what commits since brought in while the ring of recent commits still reaches back to
+   * it, else from the store (a scan of the Block table's fact keys), remembered with its mark.
+   */
+  async #spacesWithFacts(tenant: string, facts: readonly string[]): Promise<{ held: Map<string, Set<string>>; since: number }> {
+    const since = this.#recent.count;
+    const held = new Map<string, Set<string>>();
+    const missing: string[] = [];
+    for (const fact of facts) {
+      const key = identKey(tenant, fact);
+      const seen = this.#factSpaces.get(key);
+      const moved = seen ? this.#recent.factSpacesSince(seen.since, tenant, [fact]) : null;
+      if (!seen || !moved) {
+        missing.push(fact);
+        continue;
+      }
+      const spaces = new Set([...seen.spaces, ...moved]);
+      held.set(fact, spaces);
+      this.#factSpaces.delete(key);
+      this.#factSpaces.set(key, { spaces, since });
+    }
+    if (missing.length === 0) return { held, since };
+    const found = await this.#graph.spacesWithFacts(tenant, missing);
+    for (const fact of missing) {
+      const spaces = found.get(fact) ?? new Set<string>();
+      held.set(fact, spaces);
+      const key = identKey(tenant, fact);
+      this.#factSpaces.delete(key);
+      this.#factSpaces.set(key, { spaces, since });
+      if (this.#factSpaces.size > FACT_LOOKUPS) this.#factSpaces.delete(this.#factSpaces.keys().next().value as string);
+    }
+    // One mark for all, taken before the store was read: the caller asks what commits since brought in.
+    return { held, since };
   }
 
   /** Resolves without a space answered so far from spaces' views, and from the tenant's (see readByFact). */
