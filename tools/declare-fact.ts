@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { identKey } from '../storage/commit-group.ts';
+import type { Ledger } from '../storage/log/ledger.ts';
 import { latestDeclaration, sameRules } from '../storage/read/facts.ts';
 import type { TenantView } from '../storage/read/tenant-view.ts';
 import { formatInstant } from '../storage/time.ts';
@@ -7,6 +9,13 @@ import { defineOperation } from './operation.ts';
 import { DeclareFactOutputSchema } from './output-schemas.ts';
 
 const FactKey = z.string().min(1).max(512);
+
+/**
+ * Declarations staged in a commit group that has not landed yet, by tenant and fact key: two equal
+ * declarations in one group must not both be written, and the view learns of the first only after the
+ * commit (as verdicts' `pending` in storage/log/verdicts.ts).
+ */
+const stagedBy = new WeakMap<Ledger, Map<string, Declaration>>();
 
 export const DeclareFactInput = z
   .strictObject({
@@ -61,29 +70,42 @@ export const declareFact = defineOperation({
   effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<{ declared: DeclaredFact }> {
     const content = { key_fields: input.key_fields, policy: input.policy, source_order: input.source_order ?? null };
-    const declared = await ctx.ledger.withView(ctx.tenant, undefined, async (view) => {
+    // Checked on the tenant's rules view (its declarations, none of its rows), never the whole tenant.
+    const declared = await ctx.ledger.withRules(ctx.tenant, async (view) => {
       const current = latestDeclaration(view, input.fact_key);
       if (current && sameRules(current, content)) return current;
       return declare(view);
     });
     return { declared: shown(declared) };
 
-    function declare(view: TenantView): Promise<Declaration> {
-      return ctx.ledger.enqueue((stage): Declaration => {
-        const current = latestDeclaration(view, input.fact_key);
-        if (current && sameRules(current, content)) return current;
-        const seq = stage.nextSeq();
-        const row: Declaration = {
-          seq,
-          tseq: seq,
-          tenant: ctx.tenant,
-          fact_key: input.fact_key,
-          ...content,
-          declared_at: stage.capturedAt,
-        };
-        stage.addDeclaration(row);
-        return row;
-      });
+    async function declare(view: TenantView): Promise<Declaration> {
+      const key = identKey(ctx.tenant, input.fact_key);
+      let staged = stagedBy.get(ctx.ledger);
+      if (!staged) stagedBy.set(ctx.ledger, (staged = new Map()));
+      const pending = staged;
+      let mine: Declaration | undefined;
+      try {
+        return await ctx.ledger.enqueue((stage): Declaration => {
+          // A declaration staged in this commit group reaches the view only once the group lands.
+          const current = pending.get(key) ?? latestDeclaration(view, input.fact_key);
+          if (current && sameRules(current, content)) return current;
+          const seq = stage.nextSeq();
+          const row: Declaration = {
+            seq,
+            tseq: seq,
+            tenant: ctx.tenant,
+            fact_key: input.fact_key,
+            ...content,
+            declared_at: stage.capturedAt,
+          };
+          stage.addDeclaration(row);
+          pending.set(key, (mine = row));
+          return row;
+        });
+      } finally {
+        // Once the group has settled the view holds it, or nothing was written.
+        if (mine && pending.get(key) === mine) pending.delete(key);
+      }
     }
   },
 });

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Certificate } from '../storage/read/certificate.ts';
 import { declarationInForce } from '../storage/read/facts.ts';
-import { decide, sourceOf, type Reason } from '../storage/read/resolve.ts';
-import { formatInstant, formatNullableEnd } from '../storage/time.ts';
-import type { NodeVersion, Policy } from '../storage/types.ts';
+import { decide, sourceOf, type Decision, type Reason } from '../storage/read/resolve.ts';
+import type { Snapshot } from '../storage/read/snapshot.ts';
+import { formatInstant, formatNullableEnd, type Micros } from '../storage/time.ts';
+import type { Declaration, NodeVersion, Policy } from '../storage/types.ts';
 import { draftVerdict, recordVerdict } from '../storage/log/verdicts.ts';
 import { defineOperation } from './operation.ts';
-import { openRead } from './read.ts';
+import { lensOf } from './read.ts';
 import { AsOf, SpaceName, ValidAt, atInstant } from './schemas.ts';
 import { ResolveFactOutputSchema } from './output-schemas.ts';
 
@@ -82,13 +83,12 @@ export const resolveFact = defineOperation({
   // Each answer is recorded as a verdict; the same fact, candidates and rules give the same verdict once.
   effect: { readOnly: false, destructive: false, idempotent: true },
   async handler(input, ctx): Promise<ResolveFactOutput> {
-    const snap = await openRead(ctx, input);
-    const { asOf, validAt } = snap.lens;
-    const rulesAsOf = input.rules_as_of === undefined ? undefined : atInstant(input.rules_as_of, snap.txAsOf);
-    if (rulesAsOf !== undefined) await ctx.ledger.settled(rulesAsOf);
-    const declaration = declarationInForce(snap.view, input.fact, rulesAsOf ?? asOf);
-    const pool = snap.factCandidates(input.fact);
-    const decision = decide(declaration, pool.rows, { asOf, validAt });
+    // Without a space, answered from the views of the spaces holding the fact's rows and what they link
+    // to (Ledger.readByFact); the answer may run more than once, so it only reads, and the verdict is
+    // recorded after it.
+    const { out, decision, declaration, validAt } = await ctx.ledger.readByFact(ctx.tenant, lensOf(input), input.rules_as_of, (snap) =>
+      answerOver(snap, input),
+    );
     await recordVerdict(
       ctx.ledger,
       draftVerdict({
@@ -101,20 +101,33 @@ export const resolveFact = defineOperation({
         resolver: `svc/${ctx.services.version}`,
       }),
     );
-    const out: ResolveFactOutput = {
-      status: decision.chosen ? 'answered' : 'no_answer',
-      policy: declaration?.policy ?? null,
-      candidates: decision.candidates.map((c) => candidate(c, snap.supersededBy(c.id))),
-      certificate: snap.certificate({
-        masked: { node: decision.masked },
-        fact: input.fact,
-        rulesAsOf,
-        invalidated: pool.invalidated,
-        shownBatches: decision.candidates.map((c) => c.batch_id),
-      }),
-    };
-    if (decision.chosen) out.value = decision.chosen.fact_value === null ? null : (JSON.parse(decision.chosen.fact_value) as unknown);
-    else if (decision.reason) out.reason = decision.reason;
     return out;
   },
 });
+
+/** The answer over one snapshot: its declaration in force, candidates, decision and certificate. */
+function answerOver(
+  snap: Snapshot,
+  input: z.infer<typeof ResolveFactInput>,
+): { out: ResolveFactOutput; decision: Decision; declaration: Declaration | null; validAt: Micros | undefined } {
+  const { asOf, validAt } = snap.lens;
+  const rulesAsOf = input.rules_as_of === undefined ? undefined : atInstant(input.rules_as_of, snap.txAsOf);
+  const declaration = declarationInForce(snap.view, input.fact, rulesAsOf ?? asOf);
+  const pool = snap.factCandidates(input.fact);
+  const decision = decide(declaration, pool.rows, { asOf, validAt });
+  const out: ResolveFactOutput = {
+    status: decision.chosen ? 'answered' : 'no_answer',
+    policy: declaration?.policy ?? null,
+    candidates: decision.candidates.map((c) => candidate(c, snap.supersededBy(c.id))),
+    certificate: snap.certificate({
+      masked: { node: decision.masked },
+      fact: input.fact,
+      rulesAsOf,
+      invalidated: pool.invalidated,
+      shownBatches: decision.candidates.map((c) => c.batch_id),
+    }),
+  };
+  if (decision.chosen) out.value = decision.chosen.fact_value === null ? null : (JSON.parse(decision.chosen.fact_value) as unknown);
+  else if (decision.reason) out.reason = decision.reason;
+  return { out, decision, declaration, validAt };
+}

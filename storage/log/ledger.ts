@@ -10,9 +10,9 @@ import { CaptureClock } from './clock.ts';
 import { envWholeNumber } from '../env-megabytes.ts';
 import { KuzuGraph, type GraphStore, type KuzuGraphOptions } from './kuzu/kuzu-graph.ts';
 import { TenantDropping, TenantDrops } from './tenant-drops.ts';
-import { emptyGroup, type CommitGroup } from '../commit-group.ts';
+import { emptyGroup, identKey, type CommitGroup } from '../commit-group.ts';
 import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
-import { resolveLens, type LensInput } from '../read/lens.ts';
+import { resolveLens, type LensInput, type LensInstant } from '../read/lens.ts';
 import { Snapshot, type ListParams } from '../read/snapshot.ts';
 import { listByPages, type JudgeView, type PagedList } from '../read/list-by-pages.ts';
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
@@ -114,6 +114,8 @@ interface SpacePlan {
 }
 /** A write naming at most this many ids keeps those the filter of held ids called absent among the known ids. */
 const REMEMBER_ABSENT_MAX = 64;
+/** Fact keys whose spaces are remembered after a lookup; beyond it the least recently used is looked up again. */
+const FACT_LOOKUPS = 10_000;
 /** Spaces whose first writer is remembered after a lookup; beyond it the least recently used is asked again. */
 const SPACE_LOOKUPS = 10_000;
 
@@ -172,6 +174,10 @@ export class Ledger {
   readonly #plans = { spaces: 0, tenant: 0, stale: 0, widened: 0, lookedUp: 0, absent: 0, newSpaces: 0 };
   /** Reads by id without a space (see readById): answered from spaces' views, or from the tenant's. */
   readonly #byId = { spaces: 0, tenant: 0 };
+  /** Resolves without a space (see readByFact): answered from spaces' views, or from the tenant's. */
+  readonly #byFact = { spaces: 0, tenant: 0 };
+  /** Per tenant and fact key, the spaces holding a row carrying it, current at a mark of #recent; least recently used first. */
+  readonly #factSpaces = new Map<string, { spaces: Set<string>; since: number }>();
   /** Per tenant, the turn of the last write called (see #turn). */
   readonly #turns = new Map<string, Promise<void>>();
   #draining = false;
@@ -473,37 +479,136 @@ export class Ledger {
    * (storage/read/read-by-id.ts), and the tenant's view only past MAX_READ_SPACES of them.
    */
   async readById<T>(tenant: string, lens: LensInput, answer: (snap: Snapshot) => T): Promise<T> {
-    if (lens.space !== undefined || this.#residents.has(tenant)) return answer(await this.at(tenant, lens));
+    return this.#fromSpaces(tenant, lens, answer, this.#byId);
+  }
+
+  /**
+   * A resolve through `lens` (resolve_fact): as readById, and the rows carrying a fact key are read too
+   * (their spaces looked up by fact key, storage/read/read-by-id.ts), with the tenant's declarations from
+   * its rules view. Without a space and with the tenant's view not resident, the tenant's view is loaded
+   * only past MAX_READ_SPACES spaces. `rulesAsOf` (an instant, or `now`: the answer's tx_as_of) is settled
+   * as as_of is, so a declaration being committed at it is waited for.
+   */
+  async readByFact<T>(tenant: string, lens: LensInput, rulesAsOf: LensInstant | undefined, answer: (snap: Snapshot) => T): Promise<T> {
+    return this.#fromSpaces(tenant, lens, answer, this.#byFact, { at: rulesAsOf });
+  }
+
+  async #fromSpaces<T>(
+    tenant: string,
+    lens: LensInput,
+    answer: (snap: Snapshot) => T,
+    stats: { spaces: number; tenant: number },
+    rules?: { at: LensInstant | undefined },
+  ): Promise<T> {
+    const settleRules = async (txAsOf: Micros): Promise<void> => {
+      if (rules?.at !== undefined) await this.settled(rules.at === 'now' ? txAsOf : rules.at);
+    };
+    const fromTenant = async (): Promise<T> => {
+      const snap = await this.at(tenant, lens);
+      await settleRules(snap.txAsOf);
+      return answer(snap);
+    };
+    if (lens.space !== undefined || this.#residents.has(tenant)) return fromTenant();
     if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
     const resolved = resolveLens(lens, this.now());
     await this.settled(resolved.asOf);
     const txAsOf = this.now();
-    const found = await answerFromSpaces(
-      tenant,
-      {
-        lookUp: async (ids) => {
-          const since = this.#recent.count;
-          return { held: await this.#spacesOf(tenant, ids), since };
+    await settleRules(txAsOf);
+    const releases: (() => void)[] = [];
+    try {
+      let rulesView: TenantView | undefined;
+      if (rules) {
+        releases.push(this.#residents.pinRules(tenant));
+        rulesView = await this.#residents.ensureRules(tenant);
+      }
+      const found = await answerFromSpaces(
+        tenant,
+        {
+          lookUp: async (ids) => {
+            const since = this.#recent.count;
+            return { held: await this.#spacesOf(tenant, ids), since };
+          },
+          movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
+          lookUpFacts: (facts) => this.#spacesWithFacts(tenant, facts),
+          factsMovedSince: (since, facts) => this.#recent.factSpacesSince(since, tenant, facts),
+          hold: async (space) => {
+            const release = this.#residents.pinSpace(tenant, space);
+            try {
+              return { view: await this.#residents.ensureSpace(tenant, space), release };
+            } catch (error) {
+              release();
+              throw error;
+            }
+          },
         },
-        movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
-        hold: async (space) => {
-          const release = this.#residents.pinSpace(tenant, space);
-          try {
-            return { view: await this.#residents.ensureSpace(tenant, space), release };
-          } catch (error) {
-            release();
-            throw error;
-          }
-        },
-      },
-      (view) => answer(new Snapshot(view, resolved, txAsOf)),
-    );
-    if (found) {
-      this.#byId.spaces++;
-      return found.value;
+        (view) => answer(new Snapshot(view, resolved, txAsOf)),
+        rulesView,
+      );
+      if (found) {
+        stats.spaces++;
+        return found.value;
+      }
+    } finally {
+      for (const release of releases) release();
     }
-    this.#byId.tenant++;
-    return answer(await this.at(tenant, lens));
+    stats.tenant++;
+    return fromTenant();
+  }
+
+  /**
+   * The spaces holding a row carrying each fact key, and the mark of commits they are current at: from an
+   * earlier lookup and what commits since brought in while the ring of recent commits still reaches back to
+   * it, else from the store (a scan of the Block table's fact keys), remembered with its mark.
+   */
+  async #spacesWithFacts(tenant: string, facts: readonly string[]): Promise<{ held: Map<string, Set<string>>; since: number }> {
+    const since = this.#recent.count;
+    const held = new Map<string, Set<string>>();
+    const missing: string[] = [];
+    for (const fact of facts) {
+      const key = identKey(tenant, fact);
+      const seen = this.#factSpaces.get(key);
+      const moved = seen ? this.#recent.factSpacesSince(seen.since, tenant, [fact]) : null;
+      if (!seen || !moved) {
+        missing.push(fact);
+        continue;
+      }
+      const spaces = new Set([...seen.spaces, ...moved]);
+      held.set(fact, spaces);
+      this.#factSpaces.delete(key);
+      this.#factSpaces.set(key, { spaces, since });
+    }
+    if (missing.length === 0) return { held, since };
+    const found = await this.#graph.spacesWithFacts(tenant, missing);
+    for (const fact of missing) {
+      const spaces = found.get(fact) ?? new Set<string>();
+      held.set(fact, spaces);
+      const key = identKey(tenant, fact);
+      this.#factSpaces.delete(key);
+      this.#factSpaces.set(key, { spaces, since });
+      if (this.#factSpaces.size > FACT_LOOKUPS) this.#factSpaces.delete(this.#factSpaces.keys().next().value as string);
+    }
+    // One mark for all, taken before the store was read: the caller asks what commits since brought in.
+    return { held, since };
+  }
+
+  /** Resolves without a space answered so far from spaces' views, and from the tenant's (see readByFact). */
+  byFactStats(): { spaces: number; tenant: number } {
+    return { ...this.#byFact };
+  }
+
+  /**
+   * Runs `fn` with a view holding the tenant's declarations and verdicts (its rules view: none of its
+   * rows), resident and pinned so every commit reaches it: what declare_fact and a verdict without a space
+   * check against, never loading the tenant.
+   */
+  async withRules<T>(tenant: string, fn: (view: TenantView) => Promise<T>): Promise<T> {
+    if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
+    const release = this.#residents.pinRules(tenant);
+    try {
+      return await fn(await this.#residents.ensureRules(tenant));
+    } finally {
+      release();
+    }
   }
 
   /**

@@ -2,7 +2,8 @@
 // spaces holding the ids it names (outside the writer queue), then is planned against their views inside
 // it; a commit landing in between may have put one of those ids in another space. The plan asks here
 // whether any commit after its lookup did, and is looked up again if so (StaleLookup). The ring is bounded
-// by the pairs it holds: a lookup older than what it still reaches counts as stale.
+// by the pairs it holds: a lookup older than what it still reaches counts as stale. A resolve without a
+// space asks the same of the spaces holding a fact key's rows (a node version carrying it).
 import type { CommitGroup } from '../commit-group.ts';
 import { identKey, idPlacements } from '../commit-group.ts';
 
@@ -20,6 +21,8 @@ interface Entry {
   n: number;
   /** identKey(tenant, id) to the spaces the commit wrote it in; `dropped` for a tenant deleted whole. */
   held: Map<string, Set<string>>;
+  /** identKey(tenant, fact key) to the spaces the commit wrote a node version carrying it in. */
+  facts: Map<string, Set<string>>;
   dropped: string | null;
   pairs: number;
 }
@@ -39,20 +42,22 @@ export class RecentHolds {
   /** Records a committed group's (id, space) pairs: every node's id, every edge's two ends. */
   commit(group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>): void {
     const held = new Map<string, Set<string>>();
+    const facts = new Map<string, Set<string>>();
     let pairs = 0;
-    for (const [tenant, id, space] of idPlacements(group)) {
-      const key = identKey(tenant, id);
-      let set = held.get(key);
-      if (!set) held.set(key, (set = new Set()));
+    const add = (map: Map<string, Set<string>>, key: string, space: string): void => {
+      let set = map.get(key);
+      if (!set) map.set(key, (set = new Set()));
       if (!set.has(space)) pairs++;
       set.add(space);
-    }
-    this.#push({ n: ++this.#count, held, dropped: null, pairs });
+    };
+    for (const [tenant, id, space] of idPlacements(group)) add(held, identKey(tenant, id), space);
+    for (const n of group.nodes) if (n.fact_key !== null) add(facts, identKey(n.tenant, n.fact_key), n.space);
+    this.#push({ n: ++this.#count, held, facts, dropped: null, pairs });
   }
 
   /** Every lookup of the tenant made before now is stale (its rows were deleted). */
   drop(tenant: string): void {
-    this.#push({ n: ++this.#count, held: new Map(), dropped: tenant, pairs: 0 });
+    this.#push({ n: ++this.#count, held: new Map(), facts: new Map(), dropped: tenant, pairs: 0 });
   }
 
   #push(entry: Entry): void {
@@ -67,6 +72,15 @@ export class RecentHolds {
    * told: the tenant was deleted since, or the ring no longer reaches back to `since`.
    */
   spacesSince(since: number, tenant: string, ids: readonly string[]): Set<string> | null {
+    return this.#since(since, tenant, ids, 'held');
+  }
+
+  /** The same for the spaces commits after `since` wrote a node version carrying one of `factKeys` in. */
+  factSpacesSince(since: number, tenant: string, factKeys: readonly string[]): Set<string> | null {
+    return this.#since(since, tenant, factKeys, 'facts');
+  }
+
+  #since(since: number, tenant: string, keys: readonly string[], map: 'held' | 'facts'): Set<string> | null {
     const out = new Set<string>();
     if (since === this.#count) return out;
     const oldest = this.#ring[0];
@@ -74,7 +88,7 @@ export class RecentHolds {
     for (let i = this.#ring.length - 1; i >= 0 && this.#ring[i]!.n > since; i--) {
       const entry = this.#ring[i]!;
       if (entry.dropped === tenant) return null;
-      for (const id of ids) for (const space of entry.held.get(identKey(tenant, id)) ?? []) out.add(space);
+      for (const key of keys) for (const space of entry[map].get(identKey(tenant, key)) ?? []) out.add(space);
     }
     return out;
   }

@@ -87,11 +87,13 @@ const pending = new Map<string, Set<string>>();
 
 /**
  * Records the verdict unless an equal one exists. Resolves once it is durable (or known to exist):
- * true when this call wrote it. Decided on the view of the verdict's space (or of the tenant), held
- * resident until then so every verdict committed meanwhile reaches it.
+ * true when this call wrote it. Decided on the view of the verdict's space, or without one on the
+ * tenant's rules view (its declarations and verdicts, none of its rows), held resident until then so
+ * every verdict committed meanwhile reaches it.
  */
 export function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promise<boolean> {
-  return ledger.withView(draft.tenant, draft.space ?? undefined, (view) => record(ledger, view, draft));
+  const decide = (view: TenantView): Promise<boolean> => record(ledger, view, draft);
+  return draft.space === null ? ledger.withRules(draft.tenant, decide) : ledger.withView(draft.tenant, draft.space, decide);
 }
 
 async function record(ledger: Ledger, view: TenantView, draft: VerdictDraft): Promise<boolean> {

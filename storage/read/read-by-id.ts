@@ -7,8 +7,12 @@
 // one id), and each is held whole by the spaces holding that id (see idPlacements), so the final answer
 // is the one the tenant's view gives; anything else the view is asked throws, so a read that would need
 // the tenant's lists cannot quietly answer from a part of them.
+//
+// A resolve without a space reads the same way, and two things more: the rows carrying its fact key (held
+// whole by the spaces holding such a row, looked up by fact key), and the tenant's declarations, which
+// every view of the tenant holds: here its rules view (storage/read/resident-views.ts).
 import { TenantView } from './tenant-view.ts';
-import type { EdgeRecord, Invalidation, NodeVersion } from '../types.ts';
+import type { Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from '../types.ts';
 
 /**
  * Spaces a read by id may load before the tenant's view is loaded instead. A why walk that reaches ids of
@@ -42,16 +46,42 @@ function joined<R extends { seq: number }>(lists: readonly (readonly R[])[]): re
  */
 export class SpacesByIdView extends TenantView {
   readonly #views: readonly TenantView[];
+  readonly #rules: TenantView | undefined;
   readonly #asked = new Map<string, Need>();
+  readonly #facts = new Set<string>();
 
-  constructor(tenant: string, views: readonly TenantView[]) {
+  /** `rules`: a view of the tenant answering its declarations and verdicts (any view of it holds them all). */
+  constructor(tenant: string, views: readonly TenantView[], rules?: TenantView) {
     super(tenant);
     this.#views = views;
+    this.#rules = rules;
   }
 
   /** The ids asked about so far, with what was asked of each. */
   asked(): ReadonlyMap<string, Need> {
     return this.#asked;
+  }
+
+  /** The fact keys whose rows were asked for so far. */
+  askedFacts(): ReadonlySet<string> {
+    return this.#facts;
+  }
+
+  override factRows(factKey: string): readonly NodeVersion[] {
+    this.#facts.add(factKey);
+    return joined(this.#views.map((v) => v.factRows(factKey)));
+  }
+
+  override declarations(): readonly Declaration[] {
+    return this.#rules ? this.#rules.declarations() : refuse('declarations');
+  }
+
+  override verdicts(): readonly Verdict[] {
+    return this.#rules ? this.#rules.verdicts() : refuse('verdicts');
+  }
+
+  override hasVerdictHash(hash: string): boolean {
+    return this.#rules ? this.#rules.hasVerdictHash(hash) : refuse('hasVerdictHash');
   }
 
   #ask(id: string, need: Need): void {
@@ -116,20 +146,8 @@ export class SpacesByIdView extends TenantView {
   override hasEdgeHash(): boolean {
     return refuse('hasEdgeHash');
   }
-  override factRows(): readonly NodeVersion[] {
-    return refuse('factRows');
-  }
   override batch(): undefined {
     return refuse('batch');
-  }
-  override declarations(): never {
-    return refuse('declarations');
-  }
-  override verdicts(): never {
-    return refuse('verdicts');
-  }
-  override hasVerdictHash(): boolean {
-    return refuse('hasVerdictHash');
   }
   override invalidations(): never {
     return refuse('invalidations');
@@ -173,6 +191,9 @@ export interface SpaceSource {
   lookUp(ids: readonly string[]): Promise<{ held: Map<string, Set<string>>; since: number }>;
   /** The spaces commits after `since` brought any of `ids` into, or null when that cannot be told. */
   movedSince(since: number, ids: readonly string[]): Set<string> | null;
+  /** The same two for the spaces holding a row carrying a fact key (a read asking for factRows). */
+  lookUpFacts?(factKeys: readonly string[]): Promise<{ held: Map<string, Set<string>>; since: number }>;
+  factsMovedSince?(since: number, factKeys: readonly string[]): Set<string> | null;
   /** Pins the view of `space` (released by the returned function) and loads it unless resident. */
   hold(space: string): Promise<{ view: TenantView; release: () => void }>;
 }
@@ -187,18 +208,32 @@ export async function answerFromSpaces<T>(
   tenant: string,
   source: SpaceSource,
   answer: (view: TenantView) => T,
+  rules?: TenantView,
 ): Promise<{ value: T; spaces: number } | undefined> {
   const views = new Map<string, TenantView>();
   const releases: (() => void)[] = [];
   // Each id looked up: the spaces holding it then, and the mark of commits at that lookup.
   const looked = new Map<string, { spaces: Set<string>; since: number }>();
+  // The same for each fact key.
+  const lookedFacts = new Map<string, { spaces: Set<string>; since: number }>();
   try {
     for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-      const view = new SpacesByIdView(tenant, [...views.values()]);
+      const view = new SpacesByIdView(tenant, [...views.values()], rules);
       const value = answer(view);
       // Checked right after the answer, with no wait in between: what holds the ids now.
       const unknown: string[] = [];
       const wanted = new Set<string>();
+      // A fact key's rows are needed whole: every space holding one.
+      const unknownFacts: string[] = [];
+      for (const fact of view.askedFacts()) {
+        const seen = lookedFacts.get(fact);
+        const moved = seen && source.factsMovedSince ? source.factsMovedSince(seen.since, [fact]) : null;
+        if (!seen || !moved) {
+          unknownFacts.push(fact);
+          continue;
+        }
+        for (const s of [...seen.spaces, ...moved]) if (!views.has(s)) wanted.add(s);
+      }
       for (const [id, need] of view.asked()) {
         const seen = looked.get(id);
         const moved = seen ? source.movedSince(seen.since, [id]) : null;
@@ -211,7 +246,16 @@ export async function answerFromSpaces<T>(
           for (const s of spaces) if (!views.has(s)) wanted.add(s);
         } else if (spaces.size > 0 && ![...spaces].some((s) => views.has(s))) wanted.add(spaces.values().next().value as string);
       }
-      if (unknown.length === 0 && wanted.size === 0) return { value, spaces: views.size };
+      if (unknown.length === 0 && unknownFacts.length === 0 && wanted.size === 0) return { value, spaces: views.size };
+      if (unknownFacts.length > 0) {
+        if (!source.lookUpFacts) throw new Error('a read by id asked for the rows of a fact key, and nothing looks them up');
+        const { held, since } = await source.lookUpFacts(unknownFacts);
+        for (const fact of unknownFacts) {
+          const spaces = held.get(fact) ?? new Set<string>();
+          lookedFacts.set(fact, { spaces, since });
+          for (const s of spaces) if (!views.has(s)) wanted.add(s);
+        }
+      }
       if (unknown.length > 0) {
         const { held, since } = await source.lookUp(unknown);
         for (const id of unknown) {

@@ -4,7 +4,8 @@
 // held exceed the memory budget, so memory and start-up follow the working set instead of the whole
 // ledger. A space's view holds its own rows, the invalidations of the ids they name and the tenant's batches,
 // declarations and verdicts (kept once per tenant while any of its views is resident, and copied into
-// each). The graph store stays the source of truth: an evicted view is simply loaded again.
+// each); a tenant's rules view holds only the latter (what declare_fact and a verdict without a space
+// check against). The graph store stays the source of truth: an evicted view is simply loaded again.
 import { envMegabytes } from '../env-megabytes.ts';
 import { identKey, type CommitGroup, type LoadedLedger } from '../commit-group.ts';
 import { TenantView } from './tenant-view.ts';
@@ -50,18 +51,29 @@ export interface SpaceLoaders {
 
 export type TenantWide = Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>;
 
+/** Which view of a tenant: the whole tenant's, one space's, or its rules view (no node, edge or invalidation). */
+type Scope = { space: string } | 'tenant' | 'rules';
+
 interface Entry {
   tenant: string;
-  /** Undefined for the view of the whole tenant. */
+  /** Undefined for the view of the whole tenant and for its rules view. */
   space: string | undefined;
+  rules: boolean;
   view: TenantView;
 }
 
-/** The resident key of a tenant's view (no space) or of one of its spaces. */
+/** The resident key of a tenant's view (no space), of one of its spaces, or of its rules view. */
 const keyOf = (tenant: string, space?: string): string => (space === undefined ? tenant : `\u001e${identKey(tenant, space)}`);
+const rulesKey = (tenant: string): string => `\u001d${tenant}`;
+const keyOfScope = (tenant: string, scope: Scope): string =>
+  scope === 'tenant' ? keyOf(tenant) : scope === 'rules' ? rulesKey(tenant) : keyOf(tenant, scope.space);
 
-const describe = (e: Pick<Entry, 'tenant' | 'space'>): string =>
-  e.space === undefined ? `tenant ${JSON.stringify(e.tenant)}` : `space ${JSON.stringify(e.space)} of tenant ${JSON.stringify(e.tenant)}`;
+const describe = (e: Pick<Entry, 'tenant' | 'space' | 'rules'>): string =>
+  e.rules
+    ? `rules of tenant ${JSON.stringify(e.tenant)}`
+    : e.space === undefined
+      ? `tenant ${JSON.stringify(e.tenant)}`
+      : `space ${JSON.stringify(e.space)} of tenant ${JSON.stringify(e.tenant)}`;
 
 export class ResidentViews {
   /** Resident views, least recently used first (a Map keeps insertion order; a use re-inserts). */
@@ -112,7 +124,16 @@ export class ResidentViews {
 
   /** Loads the tenant's view unless it is resident; marks it as just used. */
   ensure(tenant: string): Promise<TenantView> {
-    return this.#ensure(tenant, undefined);
+    return this.#ensure(tenant, 'tenant');
+  }
+
+  /**
+   * Loads the tenant's rules view unless it is resident: its batches, declarations and verdicts only (one
+   * query of each table, or none while another view of the tenant is resident); marks it as just used.
+   * Without space loaders (a test's) it is the tenant's view.
+   */
+  ensureRules(tenant: string): Promise<TenantView> {
+    return this.#ensure(tenant, this.loaders ? 'rules' : 'tenant');
   }
 
   /**
@@ -120,11 +141,13 @@ export class ResidentViews {
    * loaders (a test's) it is the tenant's view.
    */
   ensureSpace(tenant: string, space: string): Promise<TenantView> {
-    return this.#ensure(tenant, this.loaders ? space : undefined);
+    return this.#ensure(tenant, this.loaders ? { space } : 'tenant');
   }
 
-  async #ensure(tenant: string, space: string | undefined): Promise<TenantView> {
-    const key = keyOf(tenant, space);
+  async #ensure(tenant: string, scope: Scope): Promise<TenantView> {
+    const key = keyOfScope(tenant, scope);
+    const space = typeof scope === 'object' ? scope.space : undefined;
+    const rules = scope === 'rules';
     const resident = this.#views.get(key);
     if (resident) {
       this.#views.delete(key);
@@ -137,10 +160,10 @@ export class ResidentViews {
     }
     let loading = this.#loading.get(key);
     if (!loading) {
-      this.#noteReload(key, { tenant, space });
+      this.#noteReload(key, { tenant, space, rules });
       loading = this.exclusive(async () => {
         const view = new TenantView(tenant, space);
-        if (space === undefined) {
+        if (scope === 'tenant') {
           const rows = await this.load(tenant);
           fill(view, rows);
           this.#wide.set(tenant, { batches: [...rows.batches], declarations: [...rows.declarations], verdicts: [...rows.verdicts] });
@@ -154,12 +177,17 @@ export class ResidentViews {
           // Cut from the tenant's view when it is resident (a writer's tenant is): the same rows without a
           // read of the store, which would first wait for the write journal's copy (seconds after a bulk fill).
           const whole = this.#views.get(keyOf(tenant))?.view;
-          const own = whole ? whole.rowsOfSpace(space) : await loaders.space(tenant, space);
+          const own =
+            space === undefined
+              ? { nodes: [], edges: [], invalidations: [] }
+              : whole
+                ? whole.rowsOfSpace(space)
+                : await loaders.space(tenant, space);
           this.#wide.set(tenant, wide);
           fill(view, { ...wide, ...own });
         }
         // Resident before the gate opens: every commit after this load is applied to it.
-        this.#views.set(key, { tenant, space, view });
+        this.#views.set(key, { tenant, space, rules, view });
         let keys = this.#byTenant.get(tenant);
         if (!keys) this.#byTenant.set(tenant, (keys = new Set()));
         keys.add(key);
@@ -180,6 +208,11 @@ export class ResidentViews {
   /** Keeps the view of one space from eviction until the returned function is called. */
   pinSpace(tenant: string, space: string): () => void {
     return this.#pin(keyOf(tenant, this.loaders ? space : undefined));
+  }
+
+  /** Keeps the tenant's rules view from eviction until the returned function is called. */
+  pinRules(tenant: string): () => void {
+    return this.#pin(this.loaders ? rulesKey(tenant) : keyOf(tenant));
   }
 
   #pin(key: string): () => void {
@@ -251,7 +284,7 @@ export class ResidentViews {
 
   /** Tenants whose whole view is resident. */
   tenants(): string[] {
-    return [...this.#views.values()].filter((e) => e.space === undefined).map((e) => e.tenant);
+    return [...this.#views.values()].filter((e) => e.space === undefined && !e.rules).map((e) => e.tenant);
   }
 
   /** Spaces whose own view is resident, as [tenant, space]. */
@@ -259,16 +292,20 @@ export class ResidentViews {
     return [...this.#views.values()].filter((e) => e.space !== undefined).map((e) => [e.tenant, e.space!]);
   }
 
-  stats(): { tenants: number; spaces: number; bytes: number; budget: number; evictions: number; reloads: number } {
+  /** Rules views are counted apart (`rules`): a tenant whose rules alone are resident has not been loaded. */
+  stats(): { tenants: number; spaces: number; rules: number; bytes: number; budget: number; evictions: number; reloads: number } {
     let bytes = 0,
-      spaces = 0;
+      spaces = 0,
+      rules = 0;
     for (const e of this.#views.values()) {
       bytes += bytesOf(e.view);
       if (e.space !== undefined) spaces++;
+      if (e.rules) rules++;
     }
     return {
-      tenants: this.#views.size - spaces,
+      tenants: this.#views.size - spaces - rules,
       spaces,
+      rules,
       bytes,
       budget: this.budgetBytes,
       evictions: this.#evictions,
@@ -276,7 +313,7 @@ export class ResidentViews {
     };
   }
 
-  #noteReload(key: string, what: Pick<Entry, 'tenant' | 'space'>): void {
+  #noteReload(key: string, what: Pick<Entry, 'tenant' | 'space' | 'rules'>): void {
     const now = this.clock();
     for (const [k, at] of this.#evictedAt) if (now - at > RELOAD_WINDOW_MS) this.#evictedAt.delete(k);
     const evicted = this.#evictedAt.get(key);

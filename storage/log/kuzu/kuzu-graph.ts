@@ -594,6 +594,8 @@ export interface GraphStore {
   tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void>;
   /** The same from the Ident index by primary key (no scan), the write journal's rows included from memory. */
   spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
+  /** The spaces holding a node version of the tenant carrying each of these fact keys, the write journal's included from memory. */
+  spacesWithFacts(tenant: string, factKeys: readonly string[]): Promise<Map<string, Set<string>>>;
   /** With `engineOnly`, the journal is not copied in first: the caller knows it holds none of these spaces. */
   spaceRows(names: readonly string[], engineOnly?: boolean): Promise<SpaceRow[]>;
   /**
@@ -1763,6 +1765,45 @@ export class KuzuGraph implements GraphStore {
     });
     const after = this.#afterLookup;
     return after ? found.then(async (answer) => (await after(), answer)) : found;
+  }
+
+  /**
+   * The spaces holding a node version of the tenant carrying each of these fact keys: a scan of the Block
+   * table's tenant and fact_key columns (no index orders them; ~ms per 30k rows), then the journal's node
+   * rows from memory. Apart from copies, as tenantNodePage reads: a copy has landed and released its
+   * records, or its rows are still held.
+   */
+  spacesWithFacts(tenant: string, factKeys: readonly string[]): Promise<Map<string, Set<string>>> {
+    const lit = (text: string): string => cypherString(JSON.stringify(text));
+    const wanted = new Set(factKeys);
+    const out = new Map<string, Set<string>>();
+    const add = (fact: string, space: string): void => {
+      let set = out.get(fact);
+      if (!set) out.set(fact, (set = new Set()));
+      set.add(space);
+    };
+    if (wanted.size === 0) return Promise.resolve(out);
+    const ti = NODE.columns.findIndex((c) => c.name === 'tenant');
+    const fi = NODE.columns.findIndex((c) => c.name === 'fact_key');
+    const si = NODE.columns.findIndex((c) => c.name === 'space');
+    return this.#exclusive(async () => {
+      const list = [...wanted].map(lit).join(', ');
+      for (const r of await this.#run(
+        this.#reader,
+        `MATCH (x:${NODE.table}) WHERE x.tenant = ${lit(tenant)} AND x.fact_key IN [${list}] ` +
+          `RETURN DISTINCT x.fact_key AS f, x.space AS space`,
+      ))
+        add(decodeText(r.f) ?? '', decodeText(r.space) ?? '');
+      // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
+      for (const record of this.#journal.records())
+        for (const t of record.tables)
+          if (t.table === NODE.table)
+            for (const cells of t.rows) {
+              const fact = cells[fi];
+              if (cells[ti] === tenant && typeof fact === 'string' && wanted.has(fact)) add(fact, String(cells[si]));
+            }
+      return out;
+    });
   }
 
   /**
