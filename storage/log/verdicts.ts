@@ -80,10 +80,11 @@ function verdictHash(ruleset: string, candidates: readonly string[], outcome: st
   return h.digest('hex');
 }
 
-// Verdicts staged in a commit group that has not landed yet, per tenant (every view of a tenant holds its
-// verdicts): two equal answers in one group must not both be written, and a view only learns of the
-// first after the commit.
-const pending = new Map<string, Set<string>>();
+// Verdicts staged in a commit group that has not landed yet, per ledger and tenant (every view of a tenant
+// holds its verdicts): two equal answers in one group must not both be written, and a view only learns of
+// the first after the commit. Per ledger: two ledgers in one process (tests, a copy beside its source) may
+// hold tenants of the same name.
+const pending = new WeakMap<Ledger, Map<string, Set<string>>>();
 
 /**
  * Records the verdict unless an equal one exists. Resolves once it is durable (or known to exist):
@@ -98,8 +99,10 @@ export function recordVerdict(ledger: Ledger, draft: VerdictDraft): Promise<bool
 
 async function record(ledger: Ledger, view: TenantView, draft: VerdictDraft): Promise<boolean> {
   if (view.hasVerdictHash(draft.hash)) return false;
-  let set = pending.get(draft.tenant);
-  if (!set) pending.set(draft.tenant, (set = new Set()));
+  let tenants = pending.get(ledger);
+  if (!tenants) pending.set(ledger, (tenants = new Map()));
+  let set = tenants.get(draft.tenant);
+  if (!set) tenants.set(draft.tenant, (set = new Set()));
   try {
     return await ledger.enqueue((stage) => {
       if (view.hasVerdictHash(draft.hash) || set.has(draft.hash)) return false;
