@@ -54,6 +54,15 @@ export class SpacesByIdView extends TenantView {
     return this.#asked;
   }
 
+  override partial(): boolean {
+    return true;
+  }
+
+  /** The loaded view of `space`: a shown row's space is loaded, as every space holding its id is. */
+  override spaceViewOf(space: string): TenantView | undefined {
+    return this.#views.find((v) => v.space === space);
+  }
+
   #ask(id: string, need: Need): void {
     if (need === 'all' || !this.#asked.has(id)) this.#asked.set(id, need);
   }
@@ -131,7 +140,7 @@ export class SpacesByIdView extends TenantView {
   override hasVerdictHash(): boolean {
     return refuse('hasVerdictHash');
   }
-  override invalidations(): never {
+  override invalidations(): readonly Invalidation[] {
     return refuse('invalidations');
   }
   override rowsOfSpace(): never {
@@ -178,24 +187,30 @@ export interface SpaceSource {
 }
 
 /**
- * Runs `answer` (synchronous, and free of effects: it may run several times) over the views of the spaces
- * holding every id it reads, loading them round by round. Returns its answer, or `undefined` when that
- * needs more than MAX_READ_SPACES spaces or MAX_READ_ROUNDS rounds: the caller then answers from the
- * tenant's view.
+ * Runs `answer` (free of effects: it may run several times) over the views of the spaces holding every id
+ * it reads, loading them round by round. Returns its answer, or `undefined` when that needs more than
+ * `maxSpaces` spaces or MAX_READ_ROUNDS rounds: the caller then answers from the tenant's view. A
+ * synchronous answer is checked with no wait after it; an asynchronous one (a search, which gives the loop
+ * turns) reads only rows known at its as_of, which commits landing meanwhile do not change. `join` makes
+ * each round's view of the spaces loaded so far.
  */
 export async function answerFromSpaces<T>(
   tenant: string,
   source: SpaceSource,
-  answer: (view: TenantView) => T,
+  answer: (view: SpacesByIdView) => T | Promise<T>,
+  opts: { maxSpaces?: number; join?: (views: readonly TenantView[]) => SpacesByIdView } = {},
 ): Promise<{ value: T; spaces: number } | undefined> {
+  const maxSpaces = opts.maxSpaces ?? MAX_READ_SPACES;
+  const join = opts.join ?? ((views: readonly TenantView[]) => new SpacesByIdView(tenant, views));
   const views = new Map<string, TenantView>();
   const releases: (() => void)[] = [];
   // Each id looked up: the spaces holding it then, and the mark of commits at that lookup.
   const looked = new Map<string, { spaces: Set<string>; since: number }>();
   try {
     for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-      const view = new SpacesByIdView(tenant, [...views.values()]);
-      const value = answer(view);
+      const view = join([...views.values()]);
+      const out = answer(view);
+      const value = out instanceof Promise ? await out : out;
       // Checked right after the answer, with no wait in between: what holds the ids now.
       const unknown: string[] = [];
       const wanted = new Set<string>();
@@ -224,7 +239,7 @@ export async function answerFromSpaces<T>(
           }
         }
       }
-      if (views.size + wanted.size > MAX_READ_SPACES) return undefined;
+      if (views.size + wanted.size > maxSpaces) return undefined;
       for (const s of wanted) {
         const held = await source.hold(s);
         releases.push(held.release);
