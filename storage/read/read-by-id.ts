@@ -43,6 +43,9 @@ function joined<R extends { seq: number }>(lists: readonly (readonly R[])[]): re
 export class SpacesByIdView extends TenantView {
   readonly #views: readonly TenantView[];
   readonly #asked = new Map<string, Need>();
+  readonly #versions = new Map<string, readonly NodeVersion[]>();
+  readonly #from = new Map<string, readonly EdgeRecord[]>();
+  readonly #to = new Map<string, readonly EdgeRecord[]>();
 
   constructor(tenant: string, views: readonly TenantView[]) {
     super(tenant);
@@ -68,18 +71,26 @@ export class SpacesByIdView extends TenantView {
   }
 
   override versionsOf(id: string): readonly NodeVersion[] {
-    this.#ask(id, 'all');
-    return joined(this.#views.map((v) => v.versionsOf(id)));
+    return this.#joinedOf(this.#versions, id, (v) => v.versionsOf(id));
   }
 
   override edgesFrom(id: string): readonly EdgeRecord[] {
-    this.#ask(id, 'all');
-    return joined(this.#views.map((v) => v.edgesFrom(id)));
+    return this.#joinedOf(this.#from, id, (v) => v.edgesFrom(id));
   }
 
   override edgesTo(id: string): readonly EdgeRecord[] {
+    return this.#joinedOf(this.#to, id, (v) => v.edgesTo(id));
+  }
+
+  /**
+   * One id's rows over every view, joined once per round: a search asks each candidate's versions and edges
+   * many times (lift, coverage, expansion), and each join visits every loaded space's view.
+   */
+  #joinedOf<R extends { seq: number }>(memo: Map<string, readonly R[]>, id: string, of: (v: TenantView) => readonly R[]): readonly R[] {
     this.#ask(id, 'all');
-    return joined(this.#views.map((v) => v.edgesTo(id)));
+    let rows = memo.get(id);
+    if (rows === undefined) memo.set(id, (rows = joined(this.#views.map(of))));
+    return rows;
   }
 
   override supersedingEdges(id: string): readonly EdgeRecord[] {
