@@ -62,7 +62,11 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
         ]),
       ),
       // The read model's own estimate (rows × ROW_BYTES): what "the data written" costs in the heap.
-      ...(resident ? { readModel_mb: round(resident.bytes / MB) } : {}),
+      ...(resident
+        ? { readModel_mb: round(resident.bytes / MB), resident_tenants: resident.tenants, resident_spaces: resident.spaces }
+        : {}),
+      // Searches without a space answered from the spaces holding what they read, and from the tenant's view.
+      ...Object.fromEntries(Object.entries(ledger?.()?.acrossStats() ?? {}).map(([k, v]) => [`search_across_${k}`, v])),
       ...services()?.admission?.stats(),
       ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
     };

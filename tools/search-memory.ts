@@ -4,7 +4,7 @@ import type { NodeRow } from '../storage/read/rows-out.ts';
 import type { EdgeFamily } from '../storage/types.ts';
 import { SvcError } from './errors.ts';
 import { defineOperation } from './operation.ts';
-import { openRead } from './read.ts';
+import { lensOf } from './read.ts';
 import { AsOf, Flag, SpaceName, ValidAt, wholeNumber } from './schemas.ts';
 import { SearchMemoryOutputSchema } from './output-schemas.ts';
 
@@ -70,19 +70,30 @@ export const searchMemory = defineOperation({
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');
-    const snap = await openRead(ctx, input);
-    ctx.signal?.throwIfAborted();
-    await index.caughtUp(ctx.tenant, snap.lens.space);
-    // Past its deadline while waiting for the index: the scoring below would be work nobody reads.
-    ctx.signal?.throwIfAborted();
-    const answer = await snap.search(index, {
+    const query = {
       query: input.query,
       kind: input.kind,
       category: input.category,
       limit: input.limit,
       depth: input.depth,
       families: input.family,
-    });
+    };
+    // Without a space and the tenant's view not resident, the ranking runs over the views of the spaces
+    // holding what it reads, loaded round by round; the index is asked once (Ledger.readAcrossSpaces).
+    const { snap, value } = await ctx.ledger.readAcrossSpaces(
+      ctx.tenant,
+      lensOf(input),
+      async (opened) => {
+        ctx.signal?.throwIfAborted();
+        await index.caughtUp(ctx.tenant, opened.lens.space);
+        // Past its deadline while waiting for the index: the scoring below would be work nobody reads.
+        ctx.signal?.throwIfAborted();
+        return opened.prepareSearch(index, query);
+      },
+      async (opened, prepared) => ({ answer: await opened.rankSearch(index, prepared), prepared }),
+    );
+    const { answer, prepared } = value;
+    prepared.candidates?.report();
     return {
       results: answer.results.map((r) => ({
         node: snap.row(r.node),

@@ -18,8 +18,10 @@ import { listByPages, type JudgeView, type PagedList } from '../read/list-by-pag
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import { UnionView, type PlanView } from '../read/union-view.ts';
-import { answerFromSpaces } from '../read/read-by-id.ts';
+import { answerFromSpaces, MAX_READ_SPACES, type SpaceSource } from '../read/read-by-id.ts';
 import { pagesSource, viewSource, type BundleSource, type StorePages } from '../bundle/bundle-source.ts';
+import { SpacesSearchView } from '../read/spaces-search-view.ts';
+import { TenantLists } from '../read/tenant-lists.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
 import { KnownSpaces } from './known-spaces.ts';
@@ -112,6 +114,11 @@ interface SpacePlan {
   /** Throws StaleLookup when a commit since the lookup put a named id in a space outside the view. */
   check(): void;
 }
+/**
+ * Tenants whose lists (TenantLists: invalidations, SUPERSEDES edges, entity versions) are kept for searches
+ * across their spaces; the least recently searched beyond it are read from the store again when searched.
+ */
+const KEPT_TENANT_LISTS = 32;
 /** A write naming at most this many ids keeps those the filter of held ids called absent among the known ids. */
 const REMEMBER_ABSENT_MAX = 64;
 /** Fact keys whose spaces are remembered after a lookup; beyond it the least recently used is looked up again. */
@@ -178,6 +185,11 @@ export class Ledger {
   readonly #byFact = { spaces: 0, tenant: 0 };
   /** Per tenant and fact key, the spaces holding a row carrying it, current at a mark of #recent; least recently used first. */
   readonly #factSpaces = new Map<string, { spaces: Set<string>; since: number }>();
+  /** Per tenant, what a search across its spaces reads of the whole tenant, least recently used first. */
+  readonly #lists = new Map<string, TenantLists>();
+  readonly #listsLoading = new Map<string, Promise<TenantLists>>();
+  /** Reads across spaces without a space (see readAcrossSpaces): answered from spaces' views, or from the tenant's. */
+  readonly #across = { spaces: 0, tenant: 0 };
   /** Per tenant, the turn of the last write called (see #turn). */
   readonly #turns = new Map<string, Promise<void>>();
   #draining = false;
@@ -521,29 +533,9 @@ export class Ledger {
         releases.push(this.#residents.pinRules(tenant));
         rulesView = await this.#residents.ensureRules(tenant);
       }
-      const found = await answerFromSpaces(
-        tenant,
-        {
-          lookUp: async (ids) => {
-            const since = this.#recent.count;
-            return { held: await this.#spacesOf(tenant, ids), since };
-          },
-          movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
-          lookUpFacts: (facts) => this.#spacesWithFacts(tenant, facts),
-          factsMovedSince: (since, facts) => this.#recent.factSpacesSince(since, tenant, facts),
-          hold: async (space) => {
-            const release = this.#residents.pinSpace(tenant, space);
-            try {
-              return { view: await this.#residents.ensureSpace(tenant, space), release };
-            } catch (error) {
-              release();
-              throw error;
-            }
-          },
-        },
-        (view) => answer(new Snapshot(view, resolved, txAsOf)),
-        rulesView,
-      );
+      const found = await answerFromSpaces(tenant, this.#spaceSource(tenant), (view) => answer(new Snapshot(view, resolved, txAsOf)), {
+        rules: rulesView,
+      });
       if (found) {
         stats.spaces++;
         return found.value;
@@ -650,6 +642,99 @@ export class Ledger {
   /** Reads by id without a space answered so far from spaces' views, and from the tenant's (see readById). */
   byIdStats(): { spaces: number; tenant: number } {
     return { ...this.#byId };
+  }
+
+  /**
+   * A read across the tenant's spaces that reads rows by id and the tenant's lists (search_memory without a
+   * space): `prepare` runs once over a snapshot whose view answers the lists only (invalidations,
+   * SUPERSEDES edges, entity names, the latest block instant; never a row by id), then `answer` runs over
+   * snapshots holding what it reads. Confined to a space, or with the tenant's view resident, both run
+   * over the snapshot `at` opens; otherwise `answer` runs over the views of the spaces holding the ids it
+   * reads, loaded round by round (storage/read/read-by-id.ts), and over the tenant's view only past
+   * MAX_READ_SPACES spaces or MAX_READ_ROUNDS rounds. The snapshot returned shows rows (superseded_by,
+   * invalidations) and certifies the answer.
+   */
+  async readAcrossSpaces<P, T>(
+    tenant: string,
+    lens: LensInput,
+    prepare: (snap: Snapshot) => Promise<P>,
+    answer: (snap: Snapshot, prepared: P) => Promise<T>,
+  ): Promise<{ snap: Snapshot; value: T }> {
+    const whole = async (): Promise<{ snap: Snapshot; value: T }> => {
+      const snap = await this.at(tenant, lens);
+      return { snap, value: await answer(snap, await prepare(snap)) };
+    };
+    if (lens.space !== undefined || this.#residents.has(tenant)) return whole();
+    if (this.#drops.has(tenant)) throw new TenantDropping(tenant);
+    const resolved = resolveLens(lens, this.now());
+    await this.settled(resolved.asOf);
+    const txAsOf = this.now();
+    const lists = await this.#listsOf(tenant);
+    const bare = new SpacesSearchView(tenant, [], lists);
+    const snap = new Snapshot(bare, resolved, txAsOf);
+    const prepared = await prepare(snap);
+    // What was prepared is reused every round: it must not depend on rows read by id (none is loaded here).
+    if (bare.asked().size > 0) throw new Error('a read across spaces prepared its answer from rows read by id');
+    const found = await answerFromSpaces(
+      tenant,
+      this.#spaceSource(tenant),
+      (view) => answer(new Snapshot(view, resolved, txAsOf), prepared),
+      { maxSpaces: MAX_READ_SPACES, join: (views) => new SpacesSearchView(tenant, views, lists) },
+    );
+    if (found) {
+      this.#across.spaces++;
+      return { snap, value: found.value };
+    }
+    this.#across.tenant++;
+    return whole();
+  }
+
+  /** Reads across spaces without a space answered so far from spaces' views, and from the tenant's (see readAcrossSpaces). */
+  acrossStats(): { spaces: number; tenant: number } {
+    return { ...this.#across };
+  }
+
+  /** How a read round by round finds and holds the tenant's spaces (storage/read/read-by-id.ts). */
+  #spaceSource(tenant: string): SpaceSource {
+    return {
+      lookUp: async (ids) => {
+        const since = this.#recent.count;
+        return { held: await this.#spacesOf(tenant, ids), since };
+      },
+      movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
+      lookUpFacts: (facts) => this.#spacesWithFacts(tenant, facts),
+      factsMovedSince: (since, facts) => this.#recent.factSpacesSince(since, tenant, facts),
+      hold: async (space) => {
+        const release = this.#residents.pinSpace(tenant, space);
+        try {
+          return { view: await this.#residents.ensureSpace(tenant, space), release };
+        } catch (error) {
+          release();
+          throw error;
+        }
+      },
+    };
+  }
+
+  /** The tenant's lists, read from the store apart from commits (so every later commit reaches them) unless kept. */
+  #listsOf(tenant: string): Promise<TenantLists> {
+    const kept = this.#lists.get(tenant);
+    if (kept) {
+      this.#lists.delete(tenant);
+      this.#lists.set(tenant, kept);
+      return Promise.resolve(kept);
+    }
+    let loading = this.#listsLoading.get(tenant);
+    if (!loading) {
+      loading = this.#exclusive(async () => {
+        const lists = new TenantLists(tenant, await this.#graph.tenantLists(tenant));
+        this.#lists.set(tenant, lists);
+        if (this.#lists.size > KEPT_TENANT_LISTS) this.#lists.delete(this.#lists.keys().next().value as string);
+        return lists;
+      }).finally(() => this.#listsLoading.delete(tenant));
+      this.#listsLoading.set(tenant, loading);
+    }
+    return loading;
   }
 
   onCommit(listener: CommitListener): void {
@@ -836,6 +921,7 @@ export class Ledger {
     const forget = async (): Promise<void> =>
       this.#exclusive(async () => {
         this.#residents.drop(tenant);
+        this.#lists.delete(tenant);
         this.#recent.drop(tenant);
         this.#known.drop(tenant);
         this.#held?.drop(tenant);
@@ -1153,6 +1239,7 @@ export class Ledger {
 
   #apply(group: CommitGroup): void {
     this.#residents.apply(group);
+    if (this.#lists.size > 0) for (const lists of this.#lists.values()) lists.apply(group);
     this.#recent.commit(group);
     this.#known.commit(group);
     this.#held?.commit(group);

@@ -49,6 +49,9 @@ export class SpacesByIdView extends TenantView {
   readonly #rules: TenantView | undefined;
   readonly #asked = new Map<string, Need>();
   readonly #facts = new Set<string>();
+  readonly #versions = new Map<string, readonly NodeVersion[]>();
+  readonly #from = new Map<string, readonly EdgeRecord[]>();
+  readonly #to = new Map<string, readonly EdgeRecord[]>();
 
   /** `rules`: a view of the tenant answering its declarations and verdicts (any view of it holds them all). */
   constructor(tenant: string, views: readonly TenantView[], rules?: TenantView) {
@@ -84,23 +87,40 @@ export class SpacesByIdView extends TenantView {
     return this.#rules ? this.#rules.hasVerdictHash(hash) : refuse('hasVerdictHash');
   }
 
+  override partial(): boolean {
+    return true;
+  }
+
+  /** The loaded view of `space`: a shown row's space is loaded, as every space holding its id is. */
+  override spaceViewOf(space: string): TenantView | undefined {
+    return this.#views.find((v) => v.space === space);
+  }
+
   #ask(id: string, need: Need): void {
     if (need === 'all' || !this.#asked.has(id)) this.#asked.set(id, need);
   }
 
   override versionsOf(id: string): readonly NodeVersion[] {
-    this.#ask(id, 'all');
-    return joined(this.#views.map((v) => v.versionsOf(id)));
+    return this.#joinedOf(this.#versions, id, (v) => v.versionsOf(id));
   }
 
   override edgesFrom(id: string): readonly EdgeRecord[] {
-    this.#ask(id, 'all');
-    return joined(this.#views.map((v) => v.edgesFrom(id)));
+    return this.#joinedOf(this.#from, id, (v) => v.edgesFrom(id));
   }
 
   override edgesTo(id: string): readonly EdgeRecord[] {
+    return this.#joinedOf(this.#to, id, (v) => v.edgesTo(id));
+  }
+
+  /**
+   * One id's rows over every view, joined once per round: a search asks each candidate's versions and edges
+   * many times (lift, coverage, expansion), and each join visits every loaded space's view.
+   */
+  #joinedOf<R extends { seq: number }>(memo: Map<string, readonly R[]>, id: string, of: (v: TenantView) => readonly R[]): readonly R[] {
     this.#ask(id, 'all');
-    return joined(this.#views.map((v) => v.edgesTo(id)));
+    let rows = memo.get(id);
+    if (rows === undefined) memo.set(id, (rows = joined(this.#views.map(of))));
+    return rows;
   }
 
   override supersedingEdges(id: string): readonly EdgeRecord[] {
@@ -149,7 +169,7 @@ export class SpacesByIdView extends TenantView {
   override batch(): undefined {
     return refuse('batch');
   }
-  override invalidations(): never {
+  override invalidations(): readonly Invalidation[] {
     return refuse('invalidations');
   }
   override rowsOfSpace(): never {
@@ -199,17 +219,21 @@ export interface SpaceSource {
 }
 
 /**
- * Runs `answer` (synchronous, and free of effects: it may run several times) over the views of the spaces
- * holding every id it reads, loading them round by round. Returns its answer, or `undefined` when that
- * needs more than MAX_READ_SPACES spaces or MAX_READ_ROUNDS rounds: the caller then answers from the
- * tenant's view.
+ * Runs `answer` (free of effects: it may run several times) over the views of the spaces holding every id
+ * it reads, loading them round by round. Returns its answer, or `undefined` when that needs more than
+ * `maxSpaces` spaces or MAX_READ_ROUNDS rounds: the caller then answers from the tenant's view. A
+ * synchronous answer is checked with no wait after it; an asynchronous one (a search, which gives the loop
+ * turns) reads only rows known at its as_of, which commits landing meanwhile do not change. `join` makes
+ * each round's view of the spaces loaded so far.
  */
 export async function answerFromSpaces<T>(
   tenant: string,
   source: SpaceSource,
-  answer: (view: TenantView) => T,
-  rules?: TenantView,
+  answer: (view: SpacesByIdView) => T | Promise<T>,
+  opts: { maxSpaces?: number; join?: (views: readonly TenantView[]) => SpacesByIdView; rules?: TenantView } = {},
 ): Promise<{ value: T; spaces: number } | undefined> {
+  const maxSpaces = opts.maxSpaces ?? MAX_READ_SPACES;
+  const join = opts.join ?? ((views: readonly TenantView[]) => new SpacesByIdView(tenant, views, opts.rules));
   const views = new Map<string, TenantView>();
   const releases: (() => void)[] = [];
   // Each id looked up: the spaces holding it then, and the mark of commits at that lookup.
@@ -218,8 +242,9 @@ export async function answerFromSpaces<T>(
   const lookedFacts = new Map<string, { spaces: Set<string>; since: number }>();
   try {
     for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-      const view = new SpacesByIdView(tenant, [...views.values()], rules);
-      const value = answer(view);
+      const view = join([...views.values()]);
+      const out = answer(view);
+      const value = out instanceof Promise ? await out : out;
       // Checked right after the answer, with no wait in between: what holds the ids now.
       const unknown: string[] = [];
       const wanted = new Set<string>();
@@ -268,7 +293,7 @@ export async function answerFromSpaces<T>(
           }
         }
       }
-      if (views.size + wanted.size > MAX_READ_SPACES) return undefined;
+      if (views.size + wanted.size > maxSpaces) return undefined;
       for (const s of wanted) {
         const held = await source.hold(s);
         releases.push(held.release);

@@ -6,7 +6,7 @@ import { rowsWithKey } from './facts.ts';
 import type { ReadLens } from './lens.ts';
 import { getNode, listNodes, type GetResult, type LeftOut, type ListResult } from './reads.ts';
 import { nodeRow, type NodeRow } from './rows-out.ts';
-import { search, type SearchAnswer, type SearchParams } from '../search/search.ts';
+import { fetchCandidates, rankCandidates, type Candidates, type SearchAnswer, type SearchParams } from '../search/search.ts';
 import type { SearchIndex } from '../search/search-index.ts';
 import type { TenantView } from './tenant-view.ts';
 import type { Micros } from '../time.ts';
@@ -23,6 +23,14 @@ export interface ListParams {
 }
 
 export type SnapshotSearch = Pick<SearchParams, 'query' | 'kind' | 'category' | 'limit' | 'depth' | 'families'>;
+
+/** A search's parameters as a snapshot's lens sets them, and what the index gave for them (null: no word to search for). */
+export interface PreparedSearch {
+  params: SearchParams;
+  candidates: Candidates | null;
+}
+
+const NO_ANSWER = (): SearchAnswer => ({ results: [], masked: { node: 0, edge: 0 }, invalidated: 0 });
 
 export class Snapshot {
   readonly #blocked = (id: string): boolean => this.invalidation(id) !== undefined;
@@ -133,12 +141,24 @@ export class Snapshot {
   }
 
   async search(index: SearchIndex, q: SnapshotSearch): Promise<SearchAnswer> {
+    const prepared = await this.prepareSearch(index, q);
+    const answer = await this.rankSearch(index, prepared);
+    prepared.candidates?.report();
+    return answer;
+  }
+
+  /**
+   * The part of a search that reads the tenant's lists (invalidated and superseded ids, the latest block
+   * instant) and the index, never a row by id: a search without a space runs it once, then ranks
+   * (rankSearch) over the views of more spaces each round.
+   */
+  async prepareSearch(index: SearchIndex, q: SnapshotSearch): Promise<PreparedSearch> {
     const invalidated = this.invalidatedIds();
     const leaveOut = [
       ...(this.lens.includeInvalidated && !this.lens.currentOnly ? [] : invalidated),
       ...(this.lens.currentOnly ? this.supersededIds() : []),
     ];
-    return search(index, this.view, {
+    const params: SearchParams = {
       ...q,
       asOf: this.lens.asOf,
       validAt: this.lens.validAt,
@@ -148,7 +168,18 @@ export class Snapshot {
       invalidated: this.lens.includeInvalidated ? [] : invalidated,
       blocked: this.#blocked,
       supersededBy: (id) => this.supersededBy(id),
-    });
+    };
+    return { params, candidates: await fetchCandidates(index, this.view.tenant, this.view.latestBlockKnownAt(), params) };
+  }
+
+  /**
+   * Ranks and expands a prepared search over this snapshot's view. `blocked` and `supersededBy` stay the
+   * preparing snapshot's: they read invalidations and SUPERSEDES edges, which every view of one read
+   * gives alike (a view of some spaces takes them from the tenant's lists).
+   */
+  rankSearch(index: SearchIndex, prepared: PreparedSearch): Promise<SearchAnswer> {
+    if (!prepared.candidates) return Promise.resolve(NO_ANSWER());
+    return rankCandidates(index, this.view, prepared.params, prepared.candidates);
   }
 
   /** Spaces with the rows visible at as_of, sorted by name; only the lens's space when it names one. */

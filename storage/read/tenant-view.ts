@@ -45,6 +45,24 @@ export class TenantView {
     readonly space?: string,
   ) {}
 
+  /**
+   * Whether the view may lack rows of the ids it is asked about (the views of some spaces, read in rounds
+   * until they hold every id read): what is derived from it then is not kept past the read.
+   */
+  partial(): boolean {
+    return false;
+  }
+
+  /** The view holding the rows of `space` a read of this one sees: this one, unless it joins several. */
+  spaceViewOf(_space: string): TenantView | undefined {
+    return this;
+  }
+
+  /** The rows the names of entities are taken from (every node row; the entity rows suffice). */
+  entitySource(): { nodesIn(): readonly NodeVersion[] } {
+    return this;
+  }
+
   /** The latest knowledge instant of any node or edge. */
   latestBlockKnownAt(): Micros {
     return this.#latestBlockKnownAt;

@@ -111,11 +111,45 @@ export function followedTypes(families: readonly EdgeFamily[]): Set<EdgeType> {
   return types;
 }
 
+/**
+ * What a search fetched from the index: its candidates, the hidden and retracted matches it counts, and
+ * its timing. They depend on the tenant's rows only through the parameters (the ids left out) and the
+ * tenant's latest block instant, so a search run again over more rows (search without a space, answered
+ * from the spaces holding what it reads) reuses them.
+ */
+export interface Candidates {
+  readonly filter: RowFilter;
+  readonly found: Awaited<ReturnType<SearchIndex['candidates']>>;
+  readonly hidden: readonly { id: string }[];
+  readonly retracted: number;
+  readonly pool: number;
+  readonly timing: SearchTiming;
+  /** Prints the search's timing line (SVC_SEARCH_TIMING=1), once its answer is final. */
+  report(): void;
+}
+
 export async function search(index: SearchIndex, view: TenantView, p: SearchParams): Promise<SearchAnswer> {
-  // Nothing indexed for this tenant is known after as_of (the view holds every indexed row, and more): the
+  const c = await fetchCandidates(index, view.tenant, view.latestBlockKnownAt(), p);
+  if (!c) return { results: [], masked: { node: 0, edge: 0 }, invalidated: 0 };
+  const answer = await rankCandidates(index, view, p, c);
+  c.report();
+  return answer;
+}
+
+/**
+ * The index's part of a search: its candidates and counts, or null when the query has no word to search
+ * for. `latestBlockKnownAt`: the tenant's latest knowledge instant of a node or edge.
+ */
+export async function fetchCandidates(
+  index: SearchIndex,
+  tenant: string,
+  latestBlockKnownAt: Micros,
+  p: SearchParams,
+): Promise<Candidates | null> {
+  // Nothing indexed for this tenant is known after as_of (the tenant holds every indexed row, and more): the
   // read needs neither the known_at prefilter nor the hidden-match count. A client's "now" is a little
   // before the server's, so the ledger's present instant alone rarely says so.
-  const present = (p.now !== undefined && p.asOf >= p.now) || p.asOf >= view.latestBlockKnownAt();
+  const present = (p.now !== undefined && p.asOf >= p.now) || p.asOf >= latestBlockKnownAt;
   const filter: RowFilter = {
     asOf: p.asOf,
     validAt: p.validAt,
@@ -126,22 +160,40 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
     excludeIds: p.leaveOut,
   };
   const terms = contentWords(p.query);
-  if (terms.length === 0) return { results: [], masked: { node: 0, edge: 0 }, invalidated: 0 };
+  if (terms.length === 0) return null;
   const pool = Math.max(MIN_POOL, p.limit * POOL_FACTOR);
   const invalidatedIds = p.invalidated ?? [];
-  const leftOut = new Set(p.leaveOut);
   const timing = new SearchTiming();
   const wait = takeWait();
   const [found, hidden, retracted] = await Promise.all([
-    timing.time('candidates', index.candidates(view.tenant, terms, p.query, filter, pool, timing)),
-    present ? Promise.resolve([]) : timing.time('hidden', index.hiddenMatches(view.tenant, terms, filter, HIDDEN_CAP)),
+    timing.time('candidates', index.candidates(tenant, terms, p.query, filter, pool, timing)),
+    present ? Promise.resolve([]) : timing.time('hidden', index.hiddenMatches(tenant, terms, filter, HIDDEN_CAP)),
     invalidatedIds.length === 0
       ? Promise.resolve([])
       : timing.time(
           'retracted',
-          index.textMatches(view.tenant, terms, { ...filter, excludeIds: undefined, onlyIds: invalidatedIds }, HIDDEN_CAP),
+          index.textMatches(tenant, terms, { ...filter, excludeIds: undefined, onlyIds: invalidatedIds }, HIDDEN_CAP),
         ),
   ]);
+  return {
+    filter,
+    found,
+    hidden,
+    retracted: retracted.length,
+    pool,
+    timing,
+    report: () => timing.report({ wait, present: present ? 1 : 0, pool }),
+  };
+}
+
+/**
+ * The ranking and expansion of a search over `view`, from what the index gave (`c`, fetched for the same
+ * parameters). Reads the view by id only (versions and edges of the ids it ranks and reaches) besides the
+ * lists `SearchParams` carries and the names of entities (TenantView.entitySource).
+ */
+export async function rankCandidates(index: SearchIndex, view: TenantView, p: SearchParams, c: Candidates): Promise<SearchAnswer> {
+  const { filter, found, hidden, pool, timing } = c;
+  const leftOut = new Set(p.leaveOut);
   const rankStart = timing.since();
   const types = followedTypes(p.families);
   const walkOpts = { asOf: p.asOf, validAt: p.validAt, depth: p.depth, types, space: p.space, blocked: p.blocked };
@@ -207,8 +259,7 @@ export async function search(index: SearchIndex, view: TenantView, p: SearchPara
   const results = [...direct, ...expanded].sort((a, b) => b.score - a.score);
   const masked = { node: new Set(hidden.map((h) => h.id)).size, edge: hiddenEdges(view, results, types, p.asOf) };
   timing.add('expand', timing.since() - expandStart);
-  timing.report({ wait, present: present ? 1 : 0, pool });
-  return { results, masked, invalidated: retracted.length };
+  return { results, masked, invalidated: c.retracted };
 }
 
 /**

@@ -575,6 +575,13 @@ export interface GraphStore {
   loadTenant(tenant: string): Promise<LoadedLedger>;
   /** One space's node and edge rows and the invalidations of its nodes, from the space's Holds index. */
   loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  /**
+   * A tenant's entity node versions, SUPERSEDES edges and invalidations, each in commit order, and the
+   * latest known_at of its nodes and edges: what a search across its spaces reads of the whole tenant.
+   */
+  tenantLists(
+    tenant: string,
+  ): Promise<{ entities: NodeVersion[]; supersedes: EdgeRecord[]; invalidations: Invalidation[]; latestBlockKnownAt: number }>;
   /** A tenant's batches, declarations and verdicts. */
   loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>>;
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
@@ -1647,6 +1654,32 @@ export class KuzuGraph implements GraphStore {
       declarations: await this.#select(DECLARATION, where, d.declaration),
       verdicts: await this.#select(VERDICT, where, d.verdict),
     }));
+  }
+
+  /**
+   * The tenant's entity versions, SUPERSEDES edges and invalidations, and the latest known_at of its
+   * nodes and edges: scans of the tables' columns in the engine, only the rows kept decoded here (a search
+   * across spaces reads these instead of loading the tenant).
+   */
+  tenantLists(
+    tenant: string,
+  ): Promise<{ entities: NodeVersion[]; supersedes: EdgeRecord[]; invalidations: Invalidation[]; latestBlockKnownAt: number }> {
+    const lit = (text: string): string => cypherString(JSON.stringify(text));
+    const of = `WHERE x.tenant = ${lit(tenant)}`;
+    const d = DECODE;
+    return this.#read(async () => {
+      let latest = Number.NEGATIVE_INFINITY;
+      for (const table of [NODE.table, EDGE.table]) {
+        const [row] = await this.#run(this.#reader, `MATCH (x:${table}) ${of} RETURN max(x.known_at) AS hi`);
+        if (row?.hi !== null && row?.hi !== undefined) latest = Math.max(latest, decodeInt(row.hi));
+      }
+      return {
+        entities: await this.#select(NODE, `${of} AND x.kind = ${lit('entity')}`, d.node),
+        supersedes: await this.#select(EDGE, `${of} AND x.edge_type = ${lit('SUPERSEDES')}`, d.edge),
+        invalidations: await this.#select(INVALIDATION, of, d.invalidation),
+        latestBlockKnownAt: latest,
+      };
+    });
   }
 
   /**

@@ -5,8 +5,8 @@ import type { TenantView } from '../../read/tenant-view.ts';
 import type { NodeVersion } from '../../types.ts';
 
 /** A reader of the state `add` builds from every row of a view, kept per view and grown as rows arrive. */
-export function grownPerView<S>(make: () => S, add: (state: S, row: NodeVersion) => void): (view: TenantView) => S {
-  const kept = new WeakMap<TenantView, { scanned: number; state: S }>();
+export function grownPerView<S>(make: () => S, add: (state: S, row: NodeVersion) => void): (view: Pick<TenantView, 'nodesIn'>) => S {
+  const kept = new WeakMap<object, { scanned: number; state: S }>();
   return (view) => {
     let k = kept.get(view);
     if (!k) {

@@ -75,7 +75,10 @@ export const ADJACENT_MESSAGES: readonly [before: number, after: number] = [2, 2
 /** The episodes up to `before` ahead of and `after` behind `n` in its write (none for other kinds). */
 export function exchangeOf(view: TenantView, n: NodeVersion, [before, after] = ADJACENT_MESSAGES): NodeVersion[] {
   if (n.kind !== 'episode' || !enabled('exchange')) return [];
-  const w = writes(view);
+  // The write is all in the episode's space: that space's view holds every episode of it, in commit order.
+  const own = view.spaceViewOf(n.space);
+  if (!own) return [];
+  const w = writes(own);
   const at = w.place.get(n.seq);
   const write = w.byWrite.get(writeKey(n));
   if (at === undefined || !write) return [];

@@ -68,7 +68,8 @@ function stemShares(view: TenantView, n: NodeVersion): Map<string, number> {
     m = new Map();
     for (const s of stemsOf(contextText(view, n))) m.set(s, CONTEXT_COVERAGE);
     for (const s of stemsOf(messageText(n) ?? '')) m.set(s, 1);
-    shares.set(n, m);
+    // A partial view may lack the block's linked rows this round: its context is read again next time.
+    if (!view.partial()) shares.set(n, m);
   }
   return m;
 }

@@ -45,7 +45,7 @@ const MENTIONS_ONLY: ReadonlySet<EdgeType> = new Set<EdgeType>(['MENTIONS']);
 
 /** Entity ids the query names (any run of its words equal to an entity's name) that the read can see. */
 export function namedEntities(view: TenantView, query: string, r: EntityRead): string[] {
-  const names = entityNames(view);
+  const names = entityNames(view.entitySource());
   if (names.size === 0) return [];
   const ws = words(query);
   const found = new Set<string>();
