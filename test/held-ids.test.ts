@@ -96,7 +96,7 @@ describe('the filter of ids a tenant holds', () => {
     await l.write(T, { space: 'B', nodes: [node('x'), node('y')], edges: [] });
     expect(await l.heldKeysSettled(T)).toBe(true);
     const before = l.planStats();
-    // New ids into a new space: nothing looked up, the space made empty without a read.
+    // New ids into a new space: nothing looked up, and no view loaded (a plan reads only by id).
     const fresh = await l.write(T, {
       space: 'C',
       nodes: [node('u'), node('v')],
@@ -106,12 +106,17 @@ describe('the filter of ids a tenant holds', () => {
     const after = l.planStats();
     expect(after.lookedUp).toBe(before.lookedUp);
     expect(after.absent - before.absent).toBe(2);
-    expect(after.newSpaces - before.newSpaces).toBe(1);
+    expect(after.newSpaces - before.newSpaces).toBe(0);
+    expect(spacesLoaded(l)).toEqual([]);
     // An id written before (x, in B) is still found: a conflict in D, and B's view joins the plan.
     const crossing = await l.write(T, { space: 'D', nodes: [node('x')], edges: [] });
     expect(crossing.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
-    expect(spacesLoaded(l)).toEqual(['B', 'C', 'D']);
+    expect(spacesLoaded(l)).toEqual(['B']);
     expect(l.tenants()).toEqual([]);
+    // D received nothing (its one row was refused): a read of it loads it empty, without reading the store.
+    const read = await l.at(T, { asOf: 'now', space: 'D' });
+    expect(read.view.space).toBe('D');
+    expect(after.newSpaces).toBeLessThan(l.planStats().newSpaces);
   });
 
   it('is read again after a restart, with the rows still in the write journal, and finds ids of other spaces', async () => {

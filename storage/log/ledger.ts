@@ -30,7 +30,7 @@ import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, Spac
 
 const tablesSize = (g: CommitGroup): number =>
   g.batches.length + g.nodes.length + g.edges.length + g.declarations.length + g.verdicts.length + g.invalidations.length + g.spaces.length;
-import { Overlay, planWrite, StagedRows, type WriteInput, type WriteOutcome } from './write-plan.ts';
+import { derivedNodeId, nodeContentHash, Overlay, planWrite, StagedRows, type WriteInput, type WriteOutcome } from './write-plan.ts';
 
 /** What one queued job stages into its commit group. */
 export interface Stage {
@@ -1031,12 +1031,13 @@ export class Ledger {
 
   /** Writes nodes and edges as one request: planned in the queue, acknowledged after commit. */
   write(tenant: string, input: WriteInput): Promise<WriteOutcome> {
-    // The ids a plan reads: given node ids and edge ends. A node without an id gets one derived from its
-    // content and space (derivedNodeId), which only that space can hold.
+    // The ids a plan reads: node ids (a node without one gets the id derived from its content and space,
+    // worked out here too) and edge ends. Everything a plan asks is by id, so only the spaces holding these
+    // ids are loaded: a write of new ids into a space whose view was evicted does not load it again.
     const ids = new Set<string>();
-    for (const n of input.nodes) if (n.id !== undefined) ids.add(n.id);
+    for (const n of input.nodes) ids.add(n.id ?? derivedNodeId(nodeContentHash(input.space, n)));
     for (const e of input.edges) ids.add(e.source_id).add(e.target_id);
-    return this.#spacePlanned(tenant, input.space, [...ids], (plan) => this.#write(tenant, input, plan));
+    return this.#spacePlanned(tenant, undefined, [...ids], (plan) => this.#write(tenant, input, plan));
   }
 
   #write(tenant: string, input: WriteInput, plan: SpacePlan | undefined): Promise<WriteOutcome> {
