@@ -11,17 +11,19 @@ import { formatInstant, type Micros } from '../storage/time.ts';
 import type { Context } from '../tools/context.ts';
 import { getMemory, GetMemoryInput } from '../tools/get-memory.ts';
 import { why, WhyInput } from '../tools/why.ts';
-import { restartableLedger, spacesLoaded, type RestartableLedger } from './helpers/temp-ledger.ts';
+import {
+  FILLER_ROWS,
+  restartableLedger,
+  SMALL_BUDGET_MB as BUDGET_MB,
+  spacesLoaded,
+  type RestartableLedger,
+} from './helpers/temp-ledger.ts';
+import { expectColdAndWarmAsTenantView } from './helpers/same-answers.ts';
 import { claimInput, DAY, edgeInput, T0 } from './helpers/write-inputs.ts';
 
 const T = 'acme';
 const node = claimInput;
 const edge = edgeInput;
-
-/** Read models' budget: ~280 rows (ROW_BYTES each), more than a read below loads. */
-const BUDGET_MB = 0.2;
-/** Rows of a space past the budget: loading it evicts every other view not in use. */
-const FILLER_ROWS = 300;
 
 let store: RestartableLedger | null = null;
 afterEach(async () => {
@@ -129,26 +131,18 @@ describe('a read by id without a space, of a tenant not resident', () => {
       if (read.op === 'why' && read.input['id'] === 'o0') expect(loaded).toEqual(['B', 'other:0']);
       if (read.input['id'] !== 'o0') expect(loaded.filter((s) => s.startsWith('other:'))).toEqual([]);
     }
-    expect(l.byIdStats()).toEqual({ spaces: reads.length, tenant: 0 });
-
-    // Warm: the spaces' views resident from earlier reads, in any mix.
-    const warm: string[] = [];
-    for (const read of reads) warm.push(await answer(l, read));
-
-    // The tenant resident: its view answers.
-    await l.load(T);
-    const whole: string[] = [];
-    for (const read of reads) whole.push(await answer(l, read));
-    expect(l.byIdStats()).toEqual({ spaces: 2 * reads.length, tenant: 0 });
-
-    for (const [i, read] of reads.entries()) {
-      expect([read, cold[i]]).toEqual([read, whole[i]]);
-      expect([read, warm[i]]).toEqual([read, whole[i]]);
-    }
-    // What the comparison covers: supersession seen and then undone by a retracted successor, a chain
+    // Warm (the spaces' views resident from earlier reads), then the tenant's view resident: it answers.
+    await expectColdAndWarmAsTenantView(
+      reads,
+      cold,
+      (read) => answer(l, read),
+      () => l.load(T),
+      () => l.byIdStats(),
+    );
+    // What the comparison covers (the cold answers, equal to the tenant view's): supersession seen and then undone by a retracted successor, a chain
     // crossing five spaces, an invalidated subject, masked rows and backfill in certificates.
     const at = (op: Read['op'], input: Record<string, unknown>): Record<string, unknown> =>
-      JSON.parse(whole[reads.findIndex((r) => r.op === op && JSON.stringify(r.input) === JSON.stringify(input))]!) as Record<
+      JSON.parse(cold[reads.findIndex((r) => r.op === op && JSON.stringify(r.input) === JSON.stringify(input))]!) as Record<
         string,
         unknown
       >;

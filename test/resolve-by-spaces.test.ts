@@ -14,15 +14,17 @@ import type { Context } from '../tools/context.ts';
 import { declareFact } from '../tools/declare-fact.ts';
 import { runOperation } from '../tools/operation.ts';
 import { resolveFact } from '../tools/resolve-fact.ts';
-import { restartableLedger, spacesLoaded, type RestartableLedger } from './helpers/temp-ledger.ts';
+import {
+  FILLER_ROWS,
+  restartableLedger,
+  SMALL_BUDGET_MB as BUDGET_MB,
+  spacesLoaded,
+  type RestartableLedger,
+} from './helpers/temp-ledger.ts';
+import { answerEach, expectAsTenantView } from './helpers/same-answers.ts';
 import { claimInput, DAY, edgeInput, T0 } from './helpers/write-inputs.ts';
 
 const T = 'acme';
-
-/** Read models' budget: ~280 rows (ROW_BYTES each), more than a resolve below loads. */
-const BUDGET_MB = 0.2;
-/** Rows of a space past the budget: loading it evicts every other view not in use. */
-const FILLER_ROWS = 300;
 
 let store: RestartableLedger | null = null;
 afterEach(async () => {
@@ -181,25 +183,20 @@ describe('resolve_fact without a space, of a tenant not resident', () => {
     expect(recorded.every((v) => v.space === null)).toBe(true);
 
     // Warm: the spaces' views resident from earlier reads.
-    const warm: string[] = [];
-    for (const read of reads) warm.push(await resolve(l, read));
+    const warm = await answerEach(reads, (read) => resolve(l, read));
     expect(await verdicts(l)).toEqual(recorded);
 
     // The tenant resident: its view answers, and finds every verdict already recorded.
     // Pinned: the verdicts a read records are commits, after which views past the budget are evicted.
     const unpin = l.pin(T);
     await l.load(T);
-    const whole: string[] = [];
-    for (const read of reads) whole.push(await resolve(l, read));
+    const whole = await answerEach(reads, (read) => resolve(l, read));
     expect(l.byFactStats()).toEqual({ spaces: 2 * reads.length, tenant: 0 });
     expect(await verdicts(l)).toEqual(recorded);
     expect(l.tenants()).toEqual([T]);
     unpin();
 
-    for (const [i, read] of reads.entries()) {
-      expect([read, cold[i]]).toEqual([read, whole[i]]);
-      expect([read, warm[i]]).toEqual([read, whole[i]]);
-    }
+    expectAsTenantView(reads, whole, cold, warm);
     // What the comparison covers: each reason and policy, supersession seen and undone, an invalidation
     // from another space, backfill, the rules in force at rules_as_of.
     const at = (input: Record<string, unknown>): Record<string, unknown> =>

@@ -90,3 +90,8 @@ export function lookupGate(): { afterLookup: () => Promise<void>; reached: Promi
     },
   };
 }
+
+/** A read models' budget of ~280 rows (ROW_BYTES each): more than one read by spaces in these tests loads. */
+export const SMALL_BUDGET_MB = 0.2;
+/** Rows of a space past SMALL_BUDGET_MB: loading it evicts every other view not in use. */
+export const FILLER_ROWS = 300;
