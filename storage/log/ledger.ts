@@ -25,6 +25,7 @@ import { TenantLists } from '../read/tenant-lists.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
 import { KnownSpaces } from './known-spaces.ts';
+import { LruMap } from '../lru-map.ts';
 import type { Micros } from '../time.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../types.ts';
 
@@ -163,7 +164,7 @@ export class Ledger {
    */
   readonly #spacesStaged = new Map<string, string>();
   /** First writers looked up in the store (null: none yet), least recently used first, at most SPACE_LOOKUPS. */
-  readonly #spacesLooked = new Map<string, string | null>();
+  readonly #spacesLooked = new LruMap<string, string | null>(SPACE_LOOKUPS);
   readonly #queue: Job<unknown>[] = [];
   readonly #listeners: CommitListener[] = [];
   readonly #dropListeners: DropListener[] = [];
@@ -184,9 +185,9 @@ export class Ledger {
   /** Resolves without a space (see readByFact): answered from spaces' views, or from the tenant's. */
   readonly #byFact = { spaces: 0, tenant: 0 };
   /** Per tenant and fact key, the spaces holding a row carrying it, current at a mark of #recent; least recently used first. */
-  readonly #factSpaces = new Map<string, { spaces: Set<string>; since: number }>();
+  readonly #factSpaces = new LruMap<string, { spaces: Set<string>; since: number }>(FACT_LOOKUPS);
   /** Per tenant, what a search across its spaces reads of the whole tenant, least recently used first. */
-  readonly #lists = new Map<string, TenantLists>();
+  readonly #lists = new LruMap<string, TenantLists>(KEPT_TENANT_LISTS);
   readonly #listsLoading = new Map<string, Promise<TenantLists>>();
   /** Reads across spaces without a space (see readAcrossSpaces): answered from spaces' views, or from the tenant's. */
   readonly #across = { spaces: 0, tenant: 0 };
@@ -297,17 +298,12 @@ export class Ledger {
 
   async #lookUpWriter(space: string): Promise<string | null> {
     const looked = this.#spacesLooked.get(space);
-    if (looked !== undefined && (looked !== null || !this.#spacesStaged.has(space))) {
-      this.#spacesLooked.delete(space);
-      this.#spacesLooked.set(space, looked);
-      return looked;
-    }
+    if (looked !== undefined && (looked !== null || !this.#spacesStaged.has(space))) return looked;
     const stored = await this.#graph.spaceWriter(space);
     // None stored: the row this process staged, still in the journal, will be the first.
     const tenant = stored ?? this.#spacesStaged.get(space) ?? null;
     if (stored !== null || !this.#spacesStaged.has(space)) {
       this.#spacesLooked.set(space, stored);
-      if (this.#spacesLooked.size > SPACE_LOOKUPS) this.#spacesLooked.delete(this.#spacesLooked.keys().next().value as string);
     }
     return tenant;
   }
@@ -327,7 +323,7 @@ export class Ledger {
     }
     for (const r of [...group.nodes, ...group.edges]) {
       if (this.#imported.has(r)) continue;
-      if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.get(r.space) === 'string') continue;
+      if (this.#spacesStaged.has(r.space) || typeof this.#spacesLooked.peek(r.space) === 'string') continue;
       group.spaces.push({ space: r.space, tenant: r.tenant, first_captured_at: r.captured_at, tseq: r.tseq });
       this.#spacesStaged.set(r.space, r.tenant);
       added.push(r.space);
@@ -558,7 +554,7 @@ export class Ledger {
     const missing: string[] = [];
     for (const fact of facts) {
       const key = identKey(tenant, fact);
-      const seen = this.#factSpaces.get(key);
+      const seen = this.#factSpaces.peek(key);
       const moved = seen ? this.#recent.factSpacesSince(seen.since, tenant, [fact]) : null;
       if (!seen || !moved) {
         missing.push(fact);
@@ -566,7 +562,6 @@ export class Ledger {
       }
       const spaces = new Set([...seen.spaces, ...moved]);
       held.set(fact, spaces);
-      this.#factSpaces.delete(key);
       this.#factSpaces.set(key, { spaces, since });
     }
     if (missing.length === 0) return { held, since };
@@ -575,9 +570,7 @@ export class Ledger {
       const spaces = found.get(fact) ?? new Set<string>();
       held.set(fact, spaces);
       const key = identKey(tenant, fact);
-      this.#factSpaces.delete(key);
       this.#factSpaces.set(key, { spaces, since });
-      if (this.#factSpaces.size > FACT_LOOKUPS) this.#factSpaces.delete(this.#factSpaces.keys().next().value as string);
     }
     // One mark for all, taken before the store was read: the caller asks what commits since brought in.
     return { held, since };
@@ -719,17 +712,12 @@ export class Ledger {
   /** The tenant's lists, read from the store apart from commits (so every later commit reaches them) unless kept. */
   #listsOf(tenant: string): Promise<TenantLists> {
     const kept = this.#lists.get(tenant);
-    if (kept) {
-      this.#lists.delete(tenant);
-      this.#lists.set(tenant, kept);
-      return Promise.resolve(kept);
-    }
+    if (kept) return Promise.resolve(kept);
     let loading = this.#listsLoading.get(tenant);
     if (!loading) {
       loading = this.#exclusive(async () => {
         const lists = new TenantLists(tenant, await this.#graph.tenantLists(tenant));
         this.#lists.set(tenant, lists);
-        if (this.#lists.size > KEPT_TENANT_LISTS) this.#lists.delete(this.#lists.keys().next().value as string);
         return lists;
       }).finally(() => this.#listsLoading.delete(tenant));
       this.#listsLoading.set(tenant, loading);
@@ -926,7 +914,7 @@ export class Ledger {
         this.#known.drop(tenant);
         this.#held?.drop(tenant);
         for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
-        for (const [space, t] of this.#spacesLooked) if (t === tenant) this.#spacesLooked.delete(space);
+        this.#spacesLooked.deleteWhere((_space, t) => t === tenant);
       });
     await forget();
     for (;;) {
