@@ -149,6 +149,12 @@ export class Cluster {
     return child;
   }
 
+  /** The process id of a child of the cluster (a server, etcd, haproxy, the agent), while it runs. */
+  pid(name: string): number | undefined {
+    const child = this.#children.get(name);
+    return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+  }
+
   log(name: string): string {
     const path = join(this.dir, `${name}.log`);
     return existsSync(path) ? readFileSync(path, 'utf8') : '';
