@@ -13,6 +13,12 @@ const keyOf = (t: string): string => `memory-key-${t}-0123456789abcdef`;
 const REGIONS = ['Assam', 'Darjeeling', 'Uji', 'Yunnan', 'Kenya', 'Ceylon', 'Fujian'];
 /** The read model's own estimate per row (storage/read/resident-views.ts), to size a budget of ~10 tenants. */
 const BYTES_PER_ROW = 750;
+/**
+ * A searched space's in-memory copy per row (storage/search/copies/space-copies.ts: two vectors of 384 and
+ * 100 floats, the row's cells, its postings): each tenant here is one space, so the copies' budget
+ * (SVC_SEARCH_SPACES_MB) is sized to ~10 tenants too, or every search would reload its space's copy.
+ */
+const COPY_BYTES_PER_ROW = 2_800;
 const SEED_BATCH = 1_000;
 const CLIENTS = 3;
 
@@ -128,9 +134,10 @@ async function load(cluster: Cluster, seconds: number, tag: string): Promise<Loa
 export async function memoryBoundFigures(rowsPerTenant: number, seconds: number): Promise<BenchRow[]> {
   const budgetMb = Math.max(16, Math.ceil((rowsPerTenant * BYTES_PER_ROW * 10.5) / 2 ** 20));
   const keys = Object.fromEntries(TENANTS.map((t) => [keyOf(t), t]));
-  const cluster = await Cluster.start(keys, { SVC_MEMORY_MB: String(budgetMb) });
+  const copiesMb = Math.max(16, Math.ceil((rowsPerTenant * COPY_BYTES_PER_ROW * 10.5) / 2 ** 20));
+  const cluster = await Cluster.start(keys, { SVC_MEMORY_MB: String(budgetMb), SVC_SEARCH_SPACES_MB: String(copiesMb) });
   const rows: BenchRow[] = [];
-  const app = `30 tenants × ${rowsPerTenant} rows, SVC_MEMORY_MB=${budgetMb} (~10 tenants) per server`;
+  const app = `30 tenants × ${rowsPerTenant} rows, SVC_MEMORY_MB=${budgetMb} and SVC_SEARCH_SPACES_MB=${copiesMb} (~10 tenants each) per server`;
   try {
     const where = new Map<string, ServerId>();
     for (const t of TENANTS) {
