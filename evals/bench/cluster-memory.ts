@@ -64,8 +64,9 @@ async function seed(cluster: Cluster, rows: number): Promise<{ rate: number; tim
           continue;
         }
         if (r.status === 200) break;
-        // Bulk writes are heavy: a busy server refuses them with a Retry-After, which is honoured.
-        if (attempt >= 120 || (r.status !== 503 && r.status !== 429))
+        // Bulk writes are heavy: a busy server refuses them with a Retry-After, which is honoured; a 504
+        // (cancelled at its deadline while waiting for a turn) wrote nothing and says to retry too.
+        if (attempt >= 120 || (r.status !== 503 && r.status !== 429 && r.status !== 504))
           throw new Error(`seeding ${t} at ${from}: ${r.status} ${r.text.slice(0, 200)}`);
         await new Promise((res) => setTimeout(res, 1_000 * Number(r.headers.get('retry-after') ?? '1')));
       }
