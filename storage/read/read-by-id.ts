@@ -214,8 +214,8 @@ export interface SpaceSource {
   /** The same two for the spaces holding a row carrying a fact key (a read asking for factRows). */
   lookUpFacts?(factKeys: readonly string[]): Promise<{ held: Map<string, Set<string>>; since: number }>;
   factsMovedSince?(since: number, factKeys: readonly string[]): Set<string> | null;
-  /** Pins the view of `space` (released by the returned function) and loads it unless resident. */
-  hold(space: string): Promise<{ view: TenantView; release: () => void }>;
+  /** Pins the views of `spaces` (released by the returned function) and loads those not resident, together. */
+  hold(spaces: readonly string[]): Promise<{ views: TenantView[]; release: () => void }>;
 }
 
 /**
@@ -294,11 +294,11 @@ export async function answerFromSpaces<T>(
         }
       }
       if (views.size + wanted.size > maxSpaces) return undefined;
-      for (const s of wanted) {
-        const held = await source.hold(s);
-        releases.push(held.release);
-        views.set(s, held.view);
-      }
+      // The round's spaces are loaded together: one read of the store for all of them, not one each.
+      const round = [...wanted];
+      const held = await source.hold(round);
+      releases.push(held.release);
+      round.forEach((s, i) => views.set(s, held.views[i]!));
     }
     return undefined;
   } finally {
