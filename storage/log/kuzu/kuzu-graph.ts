@@ -566,6 +566,11 @@ export interface KuzuGraphOptions {
    * COMMIT, so a test can hold the copy open while it looks ids up beside it.
    */
   beforeCopyCommit?: () => Promise<void>;
+  /**
+   * A seam for race tests: awaited by a load of spaces (loadSpaces, loadSpace) before it reads, in its turn
+   * on the store, so a test can send a write while the load is under way.
+   */
+  beforeSpacesLoad?: (spaces: readonly string[]) => Promise<void>;
 }
 
 /** The rows of one space's view that are its own: its node and edge rows and the invalidations it holds. */
@@ -929,6 +934,7 @@ export class KuzuGraph implements GraphStore {
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
   readonly #afterLookup: KuzuGraphOptions['afterLookup'];
   readonly #beforeCopyCommit: KuzuGraphOptions['beforeCopyCommit'];
+  readonly #beforeSpacesLoad: KuzuGraphOptions['beforeSpacesLoad'];
   /**
    * Lookups by id (spacesHolding) run on the reader connection beside a copy's statements, not behind
    * them: open only while a copy's transaction runs its statements (see #inTransaction), never while
@@ -988,6 +994,7 @@ export class KuzuGraph implements GraphStore {
     this.#fault = options.fault ?? (() => undefined);
     this.#afterLookup = options.afterLookup;
     this.#beforeCopyCommit = options.beforeCopyCommit;
+    this.#beforeSpacesLoad = options.beforeSpacesLoad;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#journal = WriteJournal.open(dir);
   }
@@ -1678,6 +1685,7 @@ export class KuzuGraph implements GraphStore {
     // write costs ~0.1-1 s, and a write into a cold space loads that space). Apart from copies (see #read):
     // a copy has landed and released its records, or its rows are all still in the journal.
     return this.#exclusive(async () => {
+      await this.#beforeSpacesLoad?.(names);
       const out = new Map(
         names.map((s) => [s, { nodes: [] as NodeVersion[], edges: [] as EdgeRecord[], invalidations: new Map<number, Invalidation>() }]),
       );
