@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/read/resident-views.ts';
-import { exactVectorRows } from '../storage/search/lance/lance-index.ts';
+import { exactVectorRows } from '../storage/search/lance/exact-rows.ts';
 import { indexNice } from '../storage/search/lance/index-priority.ts';
 import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
 import { heapGrowthPercent } from './heap-growth.ts';

@@ -4,26 +4,19 @@
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { RestEnv } from '../bridge/rest.ts';
 import type { Ledger } from '../storage/log/ledger.ts';
-import { createApp } from './app.ts';
-import { addressLines } from './discovery.ts';
 import { readConfig } from './config.ts';
 import { FolderHeldError } from './local/folder-held.ts';
-import { linkedFetch } from './local/http-forward.ts';
 import { LocalLink, stopOnSignals, type Holding } from './local/link.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { describeLimits } from '../tools/admission.ts';
 import type { Services } from '../tools/context.ts';
 import { startLoadStats } from './load-stats.ts';
-import { createServerShedding } from './early-shed.ts';
 import { listenWide } from './listen-wide.ts';
 import { applyHeapGrowth, describeMemory } from './heap-growth.ts';
-import { LANCE_CACHE_BYTES, spaceCopyBytes, vectorMirrorBytes } from '../storage/search/lance/lance-index.ts';
 import type { Admission } from '../tools/admission.ts';
-import { heavyOperationNames } from '../tools/index.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
 import type { placementGate } from './cluster/gate.ts';
@@ -59,6 +52,24 @@ export async function runServe(): Promise<void> {
     console.error(error.message);
     process.exit(1);
   }
+  // Loaded while the store opened (link.ts): imported here, not above, so the engine's open starts first.
+  const [
+    { createAdaptorServer },
+    { createApp },
+    { addressLines },
+    { linkedFetch },
+    { createServerShedding },
+    lance,
+    { heavyOperationNames },
+  ] = await Promise.all([
+    import('@hono/node-server'),
+    import('./app.ts'),
+    import('./discovery.ts'),
+    import('./local/http-forward.ts'),
+    import('./early-shed.ts'),
+    import('../storage/search/lance/lance-index.ts'),
+    import('../tools/index.ts'),
+  ]);
   // In a cluster, placements from etcd decide which tenants this server answers for (server/cluster/).
   const placement = config.etcd ? await startPlacement(config.etcd, config.serverId ?? '') : null;
   // This serve's own app (its keys, its tenant) on whichever ledger it holds, built once per ledger.
@@ -132,9 +143,9 @@ export async function runServe(): Promise<void> {
         growth,
         memoryMb: config.memoryMb,
         kuzuBufferMb: config.kuzuBufferMb,
-        spaceCopiesMb: spaceCopyBytes() / 1048576,
-        vectorMirrorsMb: vectorMirrorBytes() / 1048576,
-        lanceCachesMb: LANCE_CACHE_BYTES / 1048576,
+        spaceCopiesMb: lance.spaceCopyBytes() / 1048576,
+        vectorMirrorsMb: lance.vectorMirrorBytes() / 1048576,
+        lanceCachesMb: lance.LANCE_CACHE_BYTES / 1048576,
       }),
     );
     if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });

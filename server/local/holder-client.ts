@@ -2,7 +2,7 @@
 // token), one keep-alive agent so a forwarded call costs no new connection.
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { HolderRecord } from './run-dir.ts';
-import { TOKEN_HEADER } from './holder-door.ts';
+import { TOKEN_HEADER } from './door-headers.ts';
 
 export interface Envelope {
   method: string;

@@ -15,13 +15,10 @@ import { createApp } from '../app.ts';
 import type { Config } from '../config.ts';
 import { createLedgerMcpServer } from '../mcp/tools.ts';
 import type { StartedServices } from '../services.ts';
+import { SESSION_HEADER, SESSION_PATH, TENANT_HEADER, TOKEN_HEADER } from './door-headers.ts';
 import { McpSession } from './mcp-session.ts';
 import { ensureRunDir, newToken, socketPathFor } from './run-dir.ts';
 
-export const TENANT_HEADER = 'x-memory-ledger-tenant';
-export const TOKEN_HEADER = 'x-memory-ledger-token';
-export const SESSION_HEADER = 'x-memory-ledger-session';
-export const SESSION_PATH = '/local/mcp';
 /** A forwarder that vanished without saying goodbye leaves its session; it goes after this long idle. */
 const SESSION_IDLE_MS = 30 * 60_000;
 

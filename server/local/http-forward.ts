@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
 import { tenantResolver, unauthorized } from '../app.ts';
 import type { Config } from '../config.ts';
-import { TENANT_HEADER, TOKEN_HEADER } from './holder-door.ts';
+import { TENANT_HEADER, TOKEN_HEADER } from './door-headers.ts';
 import type { Holding, LocalLink } from './link.ts';
 
 /** Routes that carry no tenant data and need no key (see the app). */

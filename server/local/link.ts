@@ -5,11 +5,11 @@
 // again: writes are idempotent by content, so resending one that was never acknowledged is safe.
 import { Ledger } from '../../storage/log/ledger.ts';
 import type { Config } from '../config.ts';
-import { startServices } from '../services.ts';
+import type { StartedServices } from '../services.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { FolderHeldError, isEngineLockError, isPermissionError } from './folder-held.ts';
 import { HolderClient, HolderGoneError, type Envelope } from './holder-client.ts';
-import { openHolderDoor, type Held, type HolderDoor } from './holder-door.ts';
+import type { Held, HolderDoor } from './holder-door.ts';
 import { tryLock, type FolderLock } from './lock.ts';
 import { ensureRunDir, HOLDER_PROTOCOL, pidAlive, readRecord, readToken, removeRecord, writeRecord, type HolderRecord } from './run-dir.ts';
 
@@ -164,8 +164,12 @@ export class LocalLink {
     writeRecord(config.dataDir, { ...record, ready: false, socket: null, port: null });
     let ledger: Ledger;
     const opening = Ledger.open(config.dataDir);
-    // The search index, embedder and word vectors load while the store opens on Kuzu's threads.
-    const starting = startServices(config, opening);
+    // The engine opens on Kuzu's threads (~1 s of wall time, little of this thread's): the code of the
+    // services and of the app behind the door (~1 s of this thread's CPU: the MCP SDK, the tools' schemas,
+    // LanceDB) is loaded meanwhile, not before, and the search index, embedder and word vectors load too.
+    const door = import('./holder-door.ts');
+    door.catch(() => undefined); // met below, after the store's
+    const starting: Promise<StartedServices> = import('../services.ts').then((s) => s.startServices(config, opening));
     starting.catch(() => undefined); // its failure is met below, after the store's
     try {
       ledger = await opening;
@@ -182,11 +186,12 @@ export class LocalLink {
       throw error;
     }
     const started = await starting;
-    const door = await openHolderDoor({ config, ledger, started });
-    writeRecord(config.dataDir, { ...record, ready: true, socket: door.socket, port: door.port });
-    this.#holding = { held: { config, ledger, started }, door, lock };
+    const { openHolderDoor } = await door;
+    const opened = await openHolderDoor({ config, ledger, started });
+    writeRecord(config.dataDir, { ...record, ready: true, socket: opened.socket, port: opened.port });
+    this.#holding = { held: { config, ledger, started }, door: opened, lock };
     this.log(
-      `memory-ledger ${SERVICE_VERSION} holds ${config.dataDir} (other local processes reach it on ${door.socket ?? `127.0.0.1:${door.port} with the token`})`,
+      `memory-ledger ${SERVICE_VERSION} holds ${config.dataDir} (other local processes reach it on ${opened.socket ?? `127.0.0.1:${opened.port} with the token`})`,
     );
   }
 

@@ -5,7 +5,7 @@
 // as the SDK's stdio server runs them.
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { SESSION_HEADER, SESSION_PATH, TENANT_HEADER } from './holder-door.ts';
+import { SESSION_HEADER, SESSION_PATH, TENANT_HEADER } from './door-headers.ts';
 import type { HolderClient } from './holder-client.ts';
 import type { Holding, LocalLink } from './link.ts';
 import type { McpSession } from './mcp-session.ts';

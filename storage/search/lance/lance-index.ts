@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
+import { exactVectorRows } from './exact-rows.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../../time.ts';
@@ -19,22 +20,6 @@ import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 
 /** Rows from which a flat vector scan gets slower than an HNSW lookup with a filter (measured: bench). */
 export const HNSW_MIN_ROWS = 20_000;
-/**
- * Rows a vector query's prefilter may admit for it to be answered by an exact (flat) scan although the
- * table has an HNSW index. An HNSW answer depends on how the graph was built (insertion order, the rows
- * present at each build, threads) and its distances on the quantizer trained then, so two tables holding
- * the same rows (a tenant moved to another server) answer differently; a flat scan is a function of the
- * rows. Beyond this the index answers (approximate). SVC_SEARCH_EXACT_ROWS sets it; 0 keeps the index for
- * every query. Measured cost: docs/search.md.
- */
-export const exactVectorRows = (env: NodeJS.ProcessEnv = process.env): number =>
-  // Blank counts as unset here (Number('  ') is 0, which would keep the index for every query).
-  env.SVC_SEARCH_EXACT_ROWS?.trim() === '' ? EXACT_VECTOR_ROWS : envWholeNumber(env, 'SVC_SEARCH_EXACT_ROWS', EXACT_VECTOR_ROWS, 0, 'rows');
-/**
- * As many rows as a space searched in memory holds (SPACE_COPY_MAX_ROWS), where a flat scan is as fast as
- * HNSW (HNSW_MIN_ROWS): exact at 100k rows cost ~14× (docs/search.md), so larger filters keep the index.
- */
-export const EXACT_VECTOR_ROWS = 20_000;
 
 /**
  * Rows left out of the full-text index before it is brought up to date (they are still searched, by a
