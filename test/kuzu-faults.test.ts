@@ -55,11 +55,11 @@ function expectUniqueSeqs(rows: readonly NodeVersion[]): void {
 describe('copies failing without a kill', () => {
   it('keeps every journaled write when copies fail until the journal is full, and reuses no number', async () => {
     const faults = new Faults();
-    const ledger = await Ledger.open(join(dir, 'data'), { graph: { fault: faults.hook } });
+    // Background copies start at 2,000 rows here (FLUSH_ROWS is larger): they fail while writes go on.
+    const ledger = await Ledger.open(join(dir, 'data'), { graph: { fault: faults.hook, flushRows: 2_000 } });
     faults.always = 'before-commit';
     const acked: string[] = [];
-    // 50 writes of 200 rows: the journal passes its cap (8,000 rows), and the write that finds it full
-    // waits for a copy that fails. It was acknowledged from the journal all the same.
+    // 50 writes of 200 rows, each acknowledged from the journal while the copies started behind them fail.
     for (let w = 0; w < 50; w++) {
       const out = await ledger.write(TENANT, nodes(`a${w}`, 200));
       expect(out.accepted).toBe(200);

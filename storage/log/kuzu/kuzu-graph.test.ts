@@ -229,6 +229,42 @@ describe('KuzuGraph write paths', () => {
     }
   });
 
+  it('copies the journal in the background once writes go quiet, or at once past its row threshold', async () => {
+    // A copy costs a fixed ~0.3-1 s of CPU: one a second under a steady stream of writes was most of
+    // what the writes cost. The timer waits for a pause of flushAfterMs, not flushAfterMs from the first row.
+    const quietDir = join(dir, 'quiet');
+    const quiet = await KuzuGraph.open(quietDir, { flushAfterMs: 1_500, flushRows: 500 });
+    try {
+      const started = performance.now();
+      let seq = 90_000;
+      while (performance.now() - started < 3_000) {
+        await quiet.commit({ ...emptyGroup(), nodes: [node(seq, seq)] });
+        seq++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(quiet.writeStats().flushes).toBe(0); // writes never paused for 1.5 s: nothing copied yet
+      expect(quiet.journalRows()).toBe(seq - 90_000);
+      for (let waited = 0; quiet.journalRows() > 0 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect(quiet.journalRows()).toBe(0); // copied once they paused
+      expect(quiet.writeStats().flushes).toBe(1);
+    } finally {
+      await quiet.close();
+    }
+    // Past flushRows a copy starts at once, the timer (an hour here) aside.
+    const full = await KuzuGraph.open(join(dir, 'full'), { flushAfterMs: 3_600_000, flushRows: 500 });
+    try {
+      await full.commit({ ...emptyGroup(), nodes: Array.from({ length: 400 }, (_, i) => node(95_000 + i, i)) });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(full.journalRows()).toBe(400);
+      await full.commit({ ...emptyGroup(), nodes: Array.from({ length: 200 }, (_, i) => node(96_000 + i, i)) });
+      for (let waited = 0; full.journalRows() > 0 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect(full.journalRows()).toBe(0);
+      expect(full.writeStats().flushes).toBe(1);
+    } finally {
+      await full.close();
+    }
+  }, 60_000);
+
   it('rolls a failing COPY group back whole, with the journal rows, and keeps them for the next copy', async () => {
     await switching.commit({ ...emptyGroup(), nodes: [node(20_000, 1)] }); // journaled
     const before = await copied.counts();
