@@ -134,6 +134,8 @@ describe('search without a space, of a tenant not resident', () => {
     await l.invalidate(T, { id: 'e2', reason: 'gone', space: 'E' });
     marks.push(l.now());
 
+    // Full-text scores change when the index settles after these writes: both paths answer after it.
+    await index!.settled();
     const queries = ['river flood rail', 'What did Joanna say about the buildings?', 'ferry timetable', 'walked past station'];
     // Instants, not "now" (each read would resolve it anew).
     const asOfs = [marks[0]! - 1, ...marks.slice(1)].map((m) => formatInstant(m));

@@ -666,6 +666,31 @@ export class SearchIndex {
   }
 
   /**
+   * Resolves once everything written is indexed and settled: the full optimize that runs once writes pause
+   * for SETTLE_MS is run now for the tenants written since, instead of when its timer fires. Scores of the
+   * full-text side change with that optimize (the appended rows' statistics join the index's), so what
+   * compares two answers' scores waits for this first, not for a time.
+   */
+  async settled(): Promise<void> {
+    await this.idle();
+    if (this.#settle) {
+      clearTimeout(this.#settle);
+      this.#settle = null;
+    }
+    const tenants = [...this.#unsettled];
+    this.#unsettled.clear();
+    if (tenants.length > 0) {
+      this.#maintaining = (async () => {
+        for (const t of tenants) await this.#lance.maintain(t, true);
+      })().finally(() => {
+        this.#maintaining = null;
+      });
+      await this.#maintaining;
+    }
+    await this.idle();
+  }
+
+  /**
    * Forgets every row of `tenant` (its rows were deleted from the store), once what is queued is indexed:
    * a queued commit of the tenant would otherwise bring its table back.
    */
