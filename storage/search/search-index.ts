@@ -439,16 +439,22 @@ export class SearchIndex {
       this.#settle = null;
       if (this.#closed) return;
       if (this.#working || this.#maintaining) return this.#settleLater(); // still busy: look again later
-      const tenants = [...this.#unsettled];
-      this.#unsettled.clear();
-      this.#maintaining = (async () => {
-        for (const t of tenants)
-          await this.#lance.maintain(t, true).catch((error: unknown) => console.error('search index: maintenance failed:', error));
-      })().finally(() => {
-        this.#maintaining = null;
-      });
+      void this.#settleNow();
     }, SETTLE_MS);
     this.#settle.unref();
+  }
+
+  /** The full optimize of the tenants written since the last one, as maintenance (call when none runs). */
+  #settleNow(): Promise<void> {
+    const tenants = [...this.#unsettled];
+    this.#unsettled.clear();
+    this.#maintaining = (async () => {
+      for (const t of tenants)
+        await this.#lance.maintain(t, true).catch((error: unknown) => console.error('search index: maintenance failed:', error));
+    })().finally(() => {
+      this.#maintaining = null;
+    });
+    return this.#maintaining;
   }
 
   #maintenanceSoon(): void {
@@ -677,16 +683,7 @@ export class SearchIndex {
       clearTimeout(this.#settle);
       this.#settle = null;
     }
-    const tenants = [...this.#unsettled];
-    this.#unsettled.clear();
-    if (tenants.length > 0) {
-      this.#maintaining = (async () => {
-        for (const t of tenants) await this.#lance.maintain(t, true);
-      })().finally(() => {
-        this.#maintaining = null;
-      });
-      await this.#maintaining;
-    }
+    if (this.#unsettled.size > 0) await this.#settleNow();
     await this.idle();
   }
 
