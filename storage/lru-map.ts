@@ -50,8 +50,4 @@ export class LruMap<K, V> {
   values(): IterableIterator<V> {
     return this.#entries.values();
   }
-
-  clear(): void {
-    this.#entries.clear();
-  }
 }

@@ -133,9 +133,11 @@ async function load(cluster: Cluster, seconds: number, tag: string): Promise<Loa
 }
 
 export async function memoryBoundFigures(rowsPerTenant: number, seconds: number): Promise<BenchRow[]> {
-  const budgetMb = Math.max(16, Math.ceil((rowsPerTenant * BYTES_PER_ROW * 10.5) / 2 ** 20));
+  // Megabytes holding about 10 tenants' rows at `bytesPerRow` each.
+  const tenTenantsMb = (bytesPerRow: number): number => Math.max(16, Math.ceil((rowsPerTenant * bytesPerRow * 10.5) / 2 ** 20));
+  const budgetMb = tenTenantsMb(BYTES_PER_ROW);
+  const copiesMb = tenTenantsMb(COPY_BYTES_PER_ROW);
   const keys = Object.fromEntries(TENANTS.map((t) => [keyOf(t), t]));
-  const copiesMb = Math.max(16, Math.ceil((rowsPerTenant * COPY_BYTES_PER_ROW * 10.5) / 2 ** 20));
   const cluster = await Cluster.start(keys, { SVC_MEMORY_MB: String(budgetMb), SVC_SEARCH_SPACES_MB: String(copiesMb) });
   const rows: BenchRow[] = [];
   const app = `30 tenants × ${rowsPerTenant} rows, SVC_MEMORY_MB=${budgetMb} and SVC_SEARCH_SPACES_MB=${copiesMb} (~10 tenants each) per server`;
