@@ -247,6 +247,19 @@ export class Ledger {
           this.#plans.newSpaces++;
           return Promise.resolve({ nodes: [], edges: [], invalidations: [] });
         },
+        spaces: async (tenant, spaces) => {
+          const out = new Map<string, Awaited<ReturnType<GraphStore['loadSpace']>>>();
+          const stored: string[] = [];
+          for (const space of spaces) {
+            if (!this.#held?.spaceAbsent(tenant, space)) stored.push(space);
+            else {
+              this.#plans.newSpaces++;
+              out.set(space, { nodes: [], edges: [], invalidations: [] });
+            }
+          }
+          if (stored.length > 0) for (const [space, rows] of await graph.loadSpaces(tenant, stored)) out.set(space, rows);
+          return out;
+        },
         tenantWide: (tenant) => graph.loadTenantWide(tenant),
       },
     );
@@ -391,12 +404,12 @@ export class Ledger {
     const union = new UnionView([]);
     const widen = async (held: Map<string, Set<string>>): Promise<void> => {
       for (const set of held.values()) for (const s of set) spaces.add(s);
-      for (const s of spaces)
-        if (!views.has(s)) {
-          const view = await this.#residents.ensureSpace(tenant, s);
-          views.set(s, view);
-          union.add(view);
-        }
+      const missing = [...spaces].filter((s) => !views.has(s));
+      const loaded = await this.#residents.ensureSpaces(tenant, missing);
+      missing.forEach((s, i) => {
+        views.set(s, loaded[i]!);
+        union.add(loaded[i]!);
+      });
     };
     await widen(await this.#spacesOf(tenant, [...ids]));
     const linked = new Set<string>();
@@ -697,10 +710,13 @@ export class Ledger {
       movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
       lookUpFacts: (facts) => this.#spacesWithFacts(tenant, facts),
       factsMovedSince: (since, facts) => this.#recent.factSpacesSince(since, tenant, facts),
-      hold: async (space) => {
-        const release = this.#residents.pinSpace(tenant, space);
+      hold: async (spaces) => {
+        const releases = spaces.map((s) => this.#residents.pinSpace(tenant, s));
+        const release = (): void => {
+          for (const r of releases) r();
+        };
         try {
-          return { view: await this.#residents.ensureSpace(tenant, space), release };
+          return { views: await this.#residents.ensureSpaces(tenant, spaces), release };
         } catch (error) {
           release();
           throw error;
@@ -788,12 +804,10 @@ export class Ledger {
     return spaces;
   }
 
-  /** Pins the views of `spaces` (their releases pushed to `releases`, run by the caller), then loads those not resident. */
+  /** Pins the views of `spaces` (their releases pushed to `releases`, run by the caller), then loads those not resident together. */
   async #holdSpaces(tenant: string, spaces: ReadonlySet<string>, releases: (() => void)[]): Promise<TenantView[]> {
     for (const s of spaces) releases.push(this.#residents.pinSpace(tenant, s));
-    const views: TenantView[] = [];
-    for (const s of spaces) views.push(await this.#residents.ensureSpace(tenant, s));
-    return views;
+    return this.#residents.ensureSpaces(tenant, [...spaces]);
   }
 
   /**

@@ -45,11 +45,16 @@ export const RELOAD_WINDOW_MS = 60_000;
 
 /** What loads the view of one space, and a tenant's rows every view of it carries. */
 export interface SpaceLoaders {
-  space(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  space(tenant: string, space: string): Promise<SpaceRows>;
+  /** The rows of several spaces read together, each as `space` reads it (ensureSpaces); without it, one by one. */
+  spaces?(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>>;
   tenantWide(tenant: string): Promise<TenantWide>;
 }
 
 export type TenantWide = Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>;
+
+/** A space's own rows in its view: its node and edge rows and the invalidations it holds. */
+export type SpaceRows = Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>;
 
 /** Which view of a tenant: the whole tenant's, one space's, or its rules view (no node, edge or invalidation). */
 type Scope = { space: string } | 'tenant' | 'rules';
@@ -168,12 +173,7 @@ export class ResidentViews {
           fill(view, rows);
           this.#wide.set(tenant, { batches: [...rows.batches], declarations: [...rows.declarations], verdicts: [...rows.verdicts] });
         } else {
-          const loaders = this.loaders!;
-          let wide = this.#wide.get(tenant);
-          if (!wide) {
-            wide = await loaders.tenantWide(tenant);
-            wide = { batches: [...wide.batches], declarations: [...wide.declarations], verdicts: [...wide.verdicts] };
-          }
+          const wide = await this.#wideOf(tenant);
           // Cut from the tenant's view when it is resident (a writer's tenant is): the same rows without a
           // read of the store, which would first wait for the write journal's copy (seconds after a bulk fill).
           const whole = this.#views.get(keyOf(tenant))?.view;
@@ -182,15 +182,11 @@ export class ResidentViews {
               ? { nodes: [], edges: [], invalidations: [] }
               : whole
                 ? whole.rowsOfSpace(space)
-                : await loaders.space(tenant, space);
+                : await this.loaders!.space(tenant, space);
           this.#wide.set(tenant, wide);
           fill(view, { ...wide, ...own });
         }
-        // Resident before the gate opens: every commit after this load is applied to it.
-        this.#views.set(key, { tenant, space, rules, view });
-        let keys = this.#byTenant.get(tenant);
-        if (!keys) this.#byTenant.set(tenant, (keys = new Set()));
-        keys.add(key);
+        this.#resident(key, { tenant, space, rules, view });
         return view;
       }).finally(() => this.#loading.delete(key));
       this.#loading.set(key, loading);
@@ -198,6 +194,76 @@ export class ResidentViews {
     const view = await loading;
     this.#evict(key);
     return view;
+  }
+
+  /** The tenant's batches, declarations and verdicts: kept while a view of it is resident, else read (a copy to grow). */
+  async #wideOf(tenant: string): Promise<TenantWide> {
+    const kept = this.#wide.get(tenant);
+    if (kept) return kept;
+    const wide = await this.loaders!.tenantWide(tenant);
+    return { batches: [...wide.batches], declarations: [...wide.declarations], verdicts: [...wide.verdicts] };
+  }
+
+  /** Makes a loaded view resident. Called before the gate opens: every commit after its load is applied to it. */
+  #resident(key: string, entry: Entry): void {
+    this.#views.set(key, entry);
+    let keys = this.#byTenant.get(entry.tenant);
+    if (!keys) this.#byTenant.set(entry.tenant, (keys = new Set()));
+    keys.add(key);
+  }
+
+  /**
+   * ensureSpace for several spaces of the tenant, in their order: those resident are marked as just used,
+   * those being loaded awaited, and the rest loaded together (one read of the store for all of them when
+   * the loaders read several at once), each view as ensureSpace would make it. A caller keeping them all
+   * pins them first: the eviction after the load keeps pinned views, as after each single load.
+   */
+  async ensureSpaces(tenant: string, spaces: readonly string[]): Promise<TenantView[]> {
+    const loaders = this.loaders;
+    if (!loaders?.spaces || spaces.length <= 1) {
+      const views: TenantView[] = [];
+      for (const s of spaces) views.push(await this.ensureSpace(tenant, s));
+      return views;
+    }
+    const names = [...new Set(spaces)];
+    const got = new Map<string, TenantView | Promise<TenantView>>();
+    const cold: string[] = [];
+    for (const space of names) {
+      const key = keyOf(tenant, space);
+      if (this.#views.has(key) || this.#loading.has(key)) got.set(space, this.#ensure(tenant, { space }));
+      else cold.push(space);
+    }
+    if (cold.length === 1) got.set(cold[0]!, this.#ensure(tenant, { space: cold[0]! }));
+    else if (cold.length > 1) {
+      for (const space of cold) this.#noteReload(keyOf(tenant, space), { tenant, space, rules: false });
+      const batch = this.exclusive(async () => {
+        const wide = await this.#wideOf(tenant);
+        const whole = this.#views.get(keyOf(tenant))?.view;
+        const rows = whole ? new Map(cold.map((s) => [s, whole.rowsOfSpace(s)])) : await loaders.spaces!(tenant, cold);
+        this.#wide.set(tenant, wide);
+        const views = new Map<string, TenantView>();
+        for (const space of cold) {
+          const view = new TenantView(tenant, space);
+          fill(view, { ...wide, ...(rows.get(space) ?? { nodes: [], edges: [], invalidations: [] }) });
+          this.#resident(keyOf(tenant, space), { tenant, space, rules: false, view });
+          views.set(space, view);
+        }
+        return views;
+      });
+      for (const space of cold) {
+        const key = keyOf(tenant, space);
+        const one = batch.then((views) => views.get(space)!).finally(() => this.#loading.delete(key));
+        // Awaited below; a rejection reaches the caller there, so this copy of it is not left unhandled.
+        one.catch(() => undefined);
+        this.#loading.set(key, one);
+        got.set(space, one);
+      }
+      await batch.catch(() => undefined);
+      for (const space of cold) this.#evict(keyOf(tenant, space));
+    }
+    const views: TenantView[] = [];
+    for (const space of spaces) views.push(await got.get(space)!);
+    return views;
   }
 
   /** Keeps the tenant's view from eviction until the returned function is called. */

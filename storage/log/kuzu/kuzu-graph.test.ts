@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KuzuGraph, journalRecordOf } from './kuzu-graph.ts';
 import { emptyGroup, type CommitGroup } from '../../commit-group.ts';
 import { checkCell } from './table-rows.ts';
+import { fill } from '../../read/resident-views.ts';
+import { TenantView } from '../../read/tenant-view.ts';
 import { encodeRecord, readSegment } from './write-journal.ts';
 import { OPEN_END } from '../../time.ts';
 import type { EdgeRecord, NodeVersion } from '../../types.ts';
@@ -369,6 +371,47 @@ describe('write journal recovery', () => {
     }
     expect((await reopened.loadSpace('nobody', 'nowhere')).nodes).toEqual([]);
     await reopened.close();
+  });
+});
+
+describe('loads of several spaces', () => {
+  it("split each space's rows as a load of it alone does, journal included, and as the tenant's view cuts them", async () => {
+    const graphDir = join(dir, 'several');
+    const first = await KuzuGraph.open(graphDir, { journalMaxRows: 0 });
+    const stored = group(100_000, 6);
+    await first.commit(stored); // copied in at once
+    await first.close();
+    const g = await KuzuGraph.open(graphDir, { journalMaxRows: Number.MAX_SAFE_INTEGER, flushAfterMs: 3_600_000 });
+    const late = { ...group(200_000, 4), batches: [] }; // a group with a batch (a backfill) is copied in at once
+    // A stored invalidation newly held by another space through a journaled Holds row, a journaled one too.
+    late.invalidationSpaces = [
+      { space: 'space 2', row: stored.invalidations[0]! },
+      { space: 'space 1', row: late.invalidations[0]! },
+    ];
+    await g.commit(late);
+    expect(g.journalRows()).toBeGreaterThan(0);
+    for (const tenant of ['a', 'tenant "b"']) {
+      const spaces = [...new Set([...stored.nodes, ...stored.edges, ...late.nodes].filter((r) => r.tenant === tenant).map((r) => r.space))];
+      expect(spaces.length).toBeGreaterThan(1);
+      const together = await g.loadSpaces(tenant, [...spaces, 'nowhere', spaces[0]!]);
+      expect([...together.keys()]).toEqual([...spaces, 'nowhere']);
+      expect(together.get('nowhere')).toEqual({ nodes: [], edges: [], invalidations: [] });
+      for (const space of spaces) expect(together.get(space)).toEqual(await g.loadSpace(tenant, space));
+      if (tenant === 'a') {
+        const seqs = (space: string): number[] => together.get(space)!.invalidations.map((i) => i.seq);
+        expect(seqs('space 2')).toContain(stored.invalidations[0]!.seq);
+        expect(seqs('space 1')).toContain(late.invalidations[0]!.seq);
+      }
+      // The tenant's node and edge rows (the journal copied in first), cut into spaces by the view. (Its
+      // invalidations are cut by the ids a space's rows name, which the holds made up above do not follow.)
+      const whole = new TenantView(tenant);
+      fill(whole, await g.loadTenant(tenant));
+      for (const space of spaces) {
+        const { nodes, edges } = whole.rowsOfSpace(space);
+        expect({ nodes: together.get(space)!.nodes, edges: together.get(space)!.edges }).toEqual({ nodes, edges });
+      }
+    }
+    await g.close();
   });
 });
 

@@ -600,7 +600,24 @@ export interface KuzuGraphOptions {
    * COMMIT, so a test can hold the copy open while it looks ids up beside it.
    */
   beforeCopyCommit?: () => Promise<void>;
+  /**
+   * A seam for race tests: awaited by a load of spaces (loadSpaces, loadSpace) before it reads, in its turn
+   * on the store, so a test can send a write while the load is under way.
+   */
+  beforeSpacesLoad?: (spaces: readonly string[]) => Promise<void>;
 }
+
+/** The rows of one space's view that are its own: its node and edge rows and the invalidations it holds. */
+export type SpaceRows = Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>;
+
+/**
+ * Spaces read by one query of each table in a load of several: the keys are written into the query's
+ * text (a literal list), so a batch is bounded; a read across spaces loads at most MAX_READ_SPACES (64).
+ */
+export const LOAD_SPACES_PER_QUERY = 64;
+
+/** The leading column of a load of several spaces: which space held the row. */
+const HELD_BY = '__held_by';
 
 /** The narrow port the ledger needs from a graph engine. */
 export interface GraphStore {
@@ -608,7 +625,9 @@ export interface GraphStore {
   loadAll(): Promise<LoadedLedger>;
   loadTenant(tenant: string): Promise<LoadedLedger>;
   /** One space's node and edge rows and the invalidations of its nodes, from the space's Holds index. */
-  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>>;
+  loadSpace(tenant: string, space: string): Promise<SpaceRows>;
+  /** loadSpace for several spaces of a tenant, read together: each space's rows as loadSpace gives them. */
+  loadSpaces(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>>;
   /**
    * A tenant's entity node versions, SUPERSEDES edges and invalidations, each in commit order, and the
    * latest known_at of its nodes and edges: what a search across its spaces reads of the whole tenant.
@@ -852,26 +871,44 @@ function asRead(spec: Pick<TableRows, 'columns'>, row: readonly Cell[]): Record<
   return out;
 }
 
+/** What the journal's records add to the view of one space (see journalRowsOfSpaces). */
+export type JournaledSpaceRows = Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'> & { heldSeqs: number[] };
+
 /**
  * What the journal's records add to the view of one space: its node and edge rows, the invalidations
  * recorded in it or held by it through a journaled Holds row, and the numbers of every invalidation such
  * a row holds (some stored in the engine already).
  */
-export function journalRowsOfSpace(
+export function journalRowsOfSpace(records: Iterable<JournalRecord>, tenant: string, space: string): JournaledSpaceRows {
+  return journalRowsOfSpaces(records, tenant, [space]).get(space)!;
+}
+
+/** journalRowsOfSpace for several spaces of a tenant, in one pass over the records. */
+export function journalRowsOfSpaces(
   records: Iterable<JournalRecord>,
   tenant: string,
-  space: string,
-): Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'> & { heldSeqs: number[] } {
-  const key = identKey(tenant, space);
-  const nodes: NodeVersion[] = [];
-  const edges: EdgeRecord[] = [];
-  const invalidations: Invalidation[] = [];
-  const held = new Set<number>();
+  spaces: readonly string[],
+): Map<string, JournaledSpaceRows> {
+  const out = new Map<string, JournaledSpaceRows>(spaces.map((s) => [s, { nodes: [], edges: [], invalidations: [], heldSeqs: [] }]));
+  const byKey = new Map(spaces.map((s) => [identKey(tenant, s), s]));
+  /** Per invalidation held through a journaled Holds row, the spaces holding it. */
+  const held = new Map<number, Set<string>>();
   const col = (spec: Pick<TableRows, 'columns'>, name: string): number => spec.columns.findIndex((c) => c.name === name);
   const list = [...records];
   for (const r of list)
     for (const t of r.tables)
-      if (t.table === HOLDS_INVALIDATION.table) for (const row of t.rows) if (row[0] === key) held.add(Number(row[1]));
+      if (t.table === HOLDS_INVALIDATION.table)
+        for (const row of t.rows) {
+          const space = byKey.get(row[0] as string);
+          if (space === undefined) continue;
+          const seq = Number(row[1]);
+          let set = held.get(seq);
+          if (!set) held.set(seq, (set = new Set()));
+          if (!set.has(space)) {
+            set.add(space);
+            out.get(space)!.heldSeqs.push(seq);
+          }
+        }
   for (const r of list)
     for (const t of r.tables) {
       const spec = t.table === NODE.table ? NODE : t.table === EDGE.table ? EDGE : t.table === INVALIDATION.table ? INVALIDATION : null;
@@ -879,15 +916,20 @@ export function journalRowsOfSpace(
       const [ti, si, qi] = [col(spec, 'tenant'), col(spec, 'space'), col(spec, 'seq')];
       for (const row of t.rows) {
         if (row[ti] !== tenant) continue;
+        const own = out.get(row[si] as string);
         if (spec === INVALIDATION) {
-          if (row[si] === space || held.has(Number(row[qi]))) invalidations.push(DECODE.invalidation(asRead(spec, row)));
-        } else if (row[si] === space) {
-          if (spec === NODE) nodes.push(DECODE.node(asRead(spec, row)));
-          else edges.push(DECODE.edge(asRead(spec, row)));
+          const holders = held.get(Number(row[qi]));
+          if (!own && !holders) continue;
+          const inv = DECODE.invalidation(asRead(spec, row));
+          own?.invalidations.push(inv);
+          for (const s of holders ?? []) if (out.get(s) !== own) out.get(s)!.invalidations.push(inv);
+        } else if (own) {
+          if (spec === NODE) own.nodes.push(DECODE.node(asRead(spec, row)));
+          else own.edges.push(DECODE.edge(asRead(spec, row)));
         }
       }
     }
-  return { nodes, edges, invalidations, heldSeqs: [...held] };
+  return out;
 }
 
 /** A commit group as the journal records it; throws on a cell the engine would not store as given. */
@@ -932,6 +974,7 @@ export class KuzuGraph implements GraphStore {
   readonly #fault: NonNullable<KuzuGraphOptions['fault']>;
   readonly #afterLookup: KuzuGraphOptions['afterLookup'];
   readonly #beforeCopyCommit: KuzuGraphOptions['beforeCopyCommit'];
+  readonly #beforeSpacesLoad: KuzuGraphOptions['beforeSpacesLoad'];
   /**
    * Lookups by id (spacesHolding) run on the reader connection beside a copy's statements, not behind
    * them: open only while a copy's transaction runs its statements (see #inTransaction), never while
@@ -996,6 +1039,7 @@ export class KuzuGraph implements GraphStore {
     this.#fault = options.fault ?? (() => undefined);
     this.#afterLookup = options.afterLookup;
     this.#beforeCopyCommit = options.beforeCopyCommit;
+    this.#beforeSpacesLoad = options.beforeSpacesLoad;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#flushMaxWaitMs = Math.max(FLUSH_MAX_WAIT_MS, this.#flushAfterMs);
     this.#flushRows = options.flushRows ?? FLUSH_ROWS;
@@ -1623,23 +1667,27 @@ export class KuzuGraph implements GraphStore {
    * 5.4-8.5 s), the engine's own CSV writer 0.3 s for the same rows. The file holds exactly the encoding
    * COPY FROM reads (text cells JSON-encoded, so one record per line).
    */
-  async #select<R>(
+  async #select<R, T = R>(
     spec: TableSpec<R>,
     where: string,
-    decode: (row: Record<string, unknown>) => R,
+    decode: (row: Record<string, unknown>) => T,
     limit?: number,
     orderBy: string = spec === BATCH ? 'captured_at' : 'seq',
     path = '',
-  ): Promise<R[]> {
+    lead?: { expr: string; name: string },
+  ): Promise<T[]> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
     const names = spec.columns.map((c) => `x.${c.name}`);
     const order = `ORDER BY x.${orderBy}${limit === undefined ? '' : ` LIMIT ${limit}`}`;
+    // A leading text cell read beside the row's columns (which space held it, in a load of several).
+    const columns: readonly Column<R>[] = lead ? [text<R>(lead.name, () => null), ...spec.columns] : spec.columns;
+    if (lead) names.unshift(lead.expr);
     try {
       await this.#run(
         this.#reader,
         `COPY (MATCH ${path}(x:${spec.table}) ${where} RETURN ${names.join(', ')} ${order}) TO '${file}' (header=false)`,
       );
-      return parseCsvRows(readFileSync(file, 'utf8'), spec.columns, decode);
+      return parseCsvRows(readFileSync(file, 'utf8'), columns, decode);
     } finally {
       rmSync(file, { force: true });
     }
@@ -1677,33 +1725,82 @@ export class KuzuGraph implements GraphStore {
    * (whatever space they were written in), each table read through the space's Holds relationship (a
    * primary-key lookup of the TenantSpace row, then its adjacency list), never by a scan.
    */
-  loadSpace(tenant: string, space: string): Promise<Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>> {
-    const key = identKey(tenant, space);
+  async loadSpace(tenant: string, space: string): Promise<SpaceRows> {
+    return (await this.loadSpaces(tenant, [space])).get(space)!;
+  }
+
+  /**
+   * loadSpace for several spaces of a tenant at once: one query per table for up to LOAD_SPACES_PER_QUERY
+   * spaces, each row read with the space holding it (an invalidation once per space holding it) and split
+   * into that space's rows, which come out as loadSpace gives them (each table in seq order).
+   */
+  loadSpaces(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>> {
+    const names = [...new Set(spaces)];
     const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
-    const where = `WHERE s.key = ${cypherString(JSON.stringify(key))}`;
+    const lit = (space: string): string => cypherString(JSON.stringify(identKey(tenant, space)));
     const d = DECODE;
+    const lead = { expr: 's.space', name: HELD_BY };
+    const heldBy =
+      <R>(decode: (r: Record<string, unknown>) => R) =>
+      (r: Record<string, unknown>): { space: string; row: R } => ({ space: str(r, HELD_BY), row: decode(r) });
     // The engine's rows, then the journal's from memory: the journal is not copied in first (a copy after a
     // write costs ~0.1-1 s, and a write into a cold space loads that space). Apart from copies (see #read):
     // a copy has landed and released its records, or its rows are all still in the journal.
     return this.#exclusive(async () => {
-      const stored = {
-        nodes: await this.#select(NODE, where, d.node, undefined, undefined, via(HOLDS_BLOCK)),
-        edges: await this.#select(EDGE, where, d.edge, undefined, undefined, via(HOLDS_EDGE)),
-        invalidations: await this.#select(INVALIDATION, where, d.invalidation, undefined, undefined, via(HOLDS_INVALIDATION)),
-      };
-      const journaled = journalRowsOfSpace(this.#journal.records(), tenant, space);
-      const invalidations = new Map(stored.invalidations.map((i) => [i.seq, i]));
-      for (const i of journaled.invalidations) invalidations.set(i.seq, i);
-      // Held through a journaled Holds row, stored earlier: one primary-key lookup each.
-      for (const seq of journaled.heldSeqs)
-        if (!invalidations.has(seq))
-          for (const i of await this.#select(INVALIDATION, `WHERE x.seq = ${Math.trunc(seq)}`, d.invalidation)) invalidations.set(i.seq, i);
+      await this.#beforeSpacesLoad?.(names);
+      const out = new Map(
+        names.map((s) => [s, { nodes: [] as NodeVersion[], edges: [] as EdgeRecord[], invalidations: new Map<number, Invalidation>() }]),
+      );
+      for (let at = 0; at < names.length; at += LOAD_SPACES_PER_QUERY) {
+        const part = names.slice(at, at + LOAD_SPACES_PER_QUERY);
+        const where = part.length === 1 ? `WHERE s.key = ${lit(part[0]!)}` : `WHERE s.key IN [${part.map(lit).join(', ')}]`;
+        for (const n of await this.#select(NODE, where, heldBy(d.node), undefined, undefined, via(HOLDS_BLOCK), lead))
+          out.get(n.space)?.nodes.push(n.row);
+        for (const e of await this.#select(EDGE, where, heldBy(d.edge), undefined, undefined, via(HOLDS_EDGE), lead))
+          out.get(e.space)?.edges.push(e.row);
+        for (const i of await this.#select(
+          INVALIDATION,
+          where,
+          heldBy(d.invalidation),
+          undefined,
+          undefined,
+          via(HOLDS_INVALIDATION),
+          lead,
+        ))
+          out.get(i.space)?.invalidations.set(i.row.seq, i.row);
+      }
+      const journaled = journalRowsOfSpaces(this.#journal.records(), tenant, names);
+      for (const [space, j] of journaled) for (const i of j.invalidations) out.get(space)!.invalidations.set(i.seq, i);
+      // Held through a journaled Holds row, stored earlier: read by primary key, all in one query.
+      const missing = new Set<number>();
+      for (const [space, j] of journaled)
+        for (const seq of j.heldSeqs) if (!out.get(space)!.invalidations.has(seq)) missing.add(Math.trunc(seq));
+      if (missing.size > 0) {
+        const where = missing.size === 1 ? `WHERE x.seq = ${[...missing][0]}` : `WHERE x.seq IN [${[...missing].join(', ')}]`;
+        const found = new Map((await this.#select(INVALIDATION, where, d.invalidation)).map((i) => [i.seq, i]));
+        for (const [space, j] of journaled)
+          for (const seq of j.heldSeqs) {
+            const own = out.get(space)!.invalidations;
+            const i = found.get(seq);
+            // Shared by the spaces holding it, as a committed group's rows are (ResidentViews.apply): never mutated.
+            if (i && !own.has(seq)) own.set(seq, i);
+          }
+      }
       const bySeq = <R extends { seq: number }>(rows: R[]): R[] => rows.sort((a, b) => a.seq - b.seq);
-      return {
-        nodes: bySeq([...stored.nodes, ...journaled.nodes]),
-        edges: bySeq([...stored.edges, ...journaled.edges]),
-        invalidations: bySeq([...invalidations.values()]),
-      };
+      return new Map(
+        names.map((space) => {
+          const stored = out.get(space)!;
+          const j = journaled.get(space)!;
+          return [
+            space,
+            {
+              nodes: bySeq([...stored.nodes, ...j.nodes]),
+              edges: bySeq([...stored.edges, ...j.edges]),
+              invalidations: bySeq([...stored.invalidations.values()]),
+            },
+          ];
+        }),
+      );
     });
   }
 
