@@ -59,7 +59,9 @@ async function evictAll(l: Ledger): Promise<void> {
 const ctxOf = (ledger: Ledger): Context => ({ ledger, tenant: T, services: { version: 'test', search: index! } });
 
 async function answer(l: Ledger, input: Record<string, unknown>): Promise<string> {
-  await index!.caughtUp();
+  // Settled, not only caught up: full-text scores change when the index folds appended rows in, a second
+  // after the last write, so answers compared with each other are all taken on a settled index.
+  await index!.settled();
   const out = await searchMemory.handler(SearchMemoryInput.parse(input), ctxOf(l));
   // tx_as_of is when the server answered, which differs between any two reads.
   return JSON.stringify({ ...out, certificate: { ...out.certificate, tx_as_of: undefined } });
