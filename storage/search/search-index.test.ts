@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../log/ledger.ts';
 import { LocalEmbedder } from './embed/local-embedder.ts';
 import { OpenAIEmbedder } from './embed/openai-embedder.ts';
-import { SearchIndex } from './search-index.ts';
+import { SearchIndex, type IndexSource } from './search-index.ts';
 import { WordVectors } from './embed/word-vectors.ts';
 
 let dir: string;
@@ -150,6 +150,51 @@ describe('search index derived from the ledger', () => {
     if (pending) expect(tenantWaited).toBeGreaterThan(0);
     expect(index.status().indexedSeq).toBeGreaterThanOrEqual(committed);
     expect((await inA('gantry inspected')).sort()).toEqual(['a0', 'a1']);
+    await index.close();
+  });
+
+  it('a space whose copy lacks a few queued rows is still searched in memory; one lacking many is not', async () => {
+    // The indexer is held on a row of space B (its linked words are read through this gate), so the rows
+    // written to A after it stay queued until the search itself embeds them.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const source: IndexSource = {
+      renumberedAbove: () => ledger.renumberedAbove(),
+      linksView: async (tenant, nodes) => {
+        if (nodes.some((n) => n.space === 'B')) await gate;
+        return ledger.linksView(tenant, nodes);
+      },
+      isDropping: (tenant) => ledger.isDropping(tenant),
+      isImported: (row) => ledger.isImported(row),
+      onCommit: (listener) => ledger.onCommit(listener),
+      onTenantDropped: (listener) => ledger.onTenantDropped(listener),
+      committedSeq: () => ledger.committedSeq(),
+      nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
+    };
+    const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), source);
+    await index.caughtUp();
+    await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
+    await index.caughtUp('t'); // the tenant's table holds a0
+    expect(index.searchesInMemory('t', 'A')).toBe(false); // no copy yet
+    await index.caughtUp('t', 'A'); // loads the space's copy
+    expect(index.searchesInMemory('t', 'A')).toBe(true);
+    await ledger.write('t', { space: 'B', nodes: [{ id: 'b0', kind: 'claim', statement: 'Gantry held row' }], edges: [] });
+    await ledger.write('t', { space: 'A', nodes: [{ id: 'a1', kind: 'claim', statement: 'Second gantry inspected' }], edges: [] });
+    expect(index.searchesInMemory('t', 'A')).toBe(true);
+    await ledger.write('t', {
+      space: 'A',
+      nodes: Array.from({ length: 40 }, (_, i) => ({ id: `a-many-${i}`, kind: 'claim', statement: `Gantry bolt ${i} checked` })),
+      edges: [],
+    });
+    expect(index.searchesInMemory('t', 'A')).toBe(false);
+    // The search embeds what its copy lacks, and then the space is in memory again.
+    expect(await index.caughtUp('t', 'A')).toBe(0);
+    expect(index.searchesInMemory('t', 'A')).toBe(true);
+    const found = (await index.candidates('t', ['inspected'], 'inspected', { asOf: ledger.now(), space: 'A' }, 50)).text.map((h) => h.id);
+    expect(found.sort()).toEqual(['a0', 'a1']);
+    expect(index.status().indexedSeq).toBeLessThan(await ledger.committedSeq()); // still held on b0
+    open();
+    await index.caughtUp('t');
     await index.close();
   });
 
