@@ -15,13 +15,15 @@ import { TenantView } from './tenant-view.ts';
 import type { Declaration, EdgeRecord, Invalidation, NodeVersion, Verdict } from '../types.ts';
 
 /**
- * Spaces a read by id may load before the tenant's view is loaded instead. A why walk that reaches ids of
- * more spaces than this is spread over a good part of the tenant: the spaces of a round are loaded
- * together (a query per table for all of them, ~3-7 ms a space here against 8-20 ms loaded one by one),
- * and past a few dozen one scan of the tenant costs less; a get reaches that many only for an id linked
- * from that many spaces.
+ * Spaces a read by id may load before the tenant's view is loaded instead. The spaces of a round are
+ * loaded together (a query per table for 64 of them at a time, ~3-7 ms a space here against 8-20 ms
+ * loaded one by one). Loading the tenant instead costs what the whole application holds (minutes and
+ * gigabytes for millions of rows), so only a read reaching this many spaces, a good part of most
+ * tenants, gives up on them: a search across spaces with `limit` 100 reaches about 100; a get reaches
+ * many only for an id linked from many spaces. Each lookup of the joined view asks every view loaded
+ * (a map lookup each), which is what bounds the count.
  */
-export const MAX_READ_SPACES = 64;
+export const MAX_READ_SPACES = 512;
 
 /**
  * Rounds of look-up-and-load before the tenant's view is loaded instead. A why of depth d needs about d+2

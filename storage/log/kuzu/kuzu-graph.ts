@@ -612,7 +612,7 @@ export type SpaceRows = Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>;
 
 /**
  * Spaces read by one query of each table in a load of several: the keys are written into the query's
- * text (a literal list), so a batch is bounded; a read across spaces loads at most MAX_READ_SPACES (64).
+ * text (a literal list), so a batch is bounded: a load of more spaces takes one such query per 64.
  */
 export const LOAD_SPACES_PER_QUERY = 64;
 
