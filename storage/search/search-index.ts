@@ -649,9 +649,10 @@ export class SearchIndex {
   }
 
   /**
-   * Whether a search of the space now reads memory only: its copy is loaded and holds every row committed
-   * to the space, so nothing waits for a load or for the embedding of rows still queued (under a flood of
-   * writes that wait is seconds, and must stay behind the heavy slots).
+   * Whether a search of the space now reads memory only: its copy is loaded and lacks at most
+   * LIGHT_MISSING_ROWS of the rows committed to the space (embedded by the search itself), so nothing waits
+   * for a load or for the embedding of many rows (under a flood of writes into the space that wait is
+   * seconds, and must stay behind the heavy slots).
    */
   searchesInMemory(tenant: string, space: string): boolean {
     if (this.#catchingUp || this.#open.holds(tenant)) return false;
