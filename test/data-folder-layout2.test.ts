@@ -12,7 +12,7 @@ import { journalRecordOf } from '../storage/log/kuzu/kuzu-graph.ts';
 import { emptyGroup } from '../storage/commit-group.ts';
 import { Ledger } from '../storage/log/ledger.ts';
 import { exportPage } from '../storage/log/tenant-copy.ts';
-import { jsonJournalRecord } from './helpers/journal-json.ts';
+import { encodeRecord } from '../storage/log/kuzu/write-journal.ts';
 import { nodeVersion } from './helpers/rows.ts';
 
 const SCHEMA_LAYOUT_2 = [
@@ -83,7 +83,7 @@ async function makeFolderLayout2(dataDir: string): Promise<void> {
       .filter((t) => t.table !== 'TenantSpace' && !t.table.startsWith('Holds') && !t.table.startsWith('Ident'))
       .map((t) => ({ table: t.table, rows: t.rows.map((r) => r.slice(0, -1)) })),
   };
-  writeFileSync(join(graphDir, 'journal-0000000001.log'), jsonJournalRecord(old)); // as layout 2's release wrote it
+  writeFileSync(join(graphDir, 'journal-0000000001.log'), encodeRecord(old));
 }
 
 let dir: string;

@@ -11,7 +11,6 @@ import { checkCell } from './table-rows.ts';
 import { fill } from '../../read/resident-views.ts';
 import { TenantView } from '../../read/tenant-view.ts';
 import { encodeRecord, readSegment } from './write-journal.ts';
-import { jsonJournalRecord } from '../../../test/helpers/journal-json.ts';
 import { OPEN_END } from '../../time.ts';
 import type { EdgeRecord, NodeVersion } from '../../types.ts';
 
@@ -371,32 +370,6 @@ describe('write journal recovery', () => {
       expect(own.invalidations).toEqual(mine(loaded.invalidations));
     }
     expect((await reopened.loadSpace('nobody', 'nowhere')).nodes).toEqual([]);
-    await reopened.close();
-  });
-});
-
-describe('a journal written by an earlier release', () => {
-  it('copies in its JSON records, and the CSV records appended after them, with every cell as written', async () => {
-    const graphDir = join(dir, 'json-journal');
-    const first = await KuzuGraph.open(graphDir);
-    await first.close();
-    const unbatched = (g: CommitGroup): CommitGroup => ({ ...g, batches: [] });
-    const g1 = unbatched(group(400_000, 15)); // every awkward text, in JSON as earlier releases journaled it
-    const g2 = unbatched(group(500_000, 15)); // then this release's CSV lines, in the same segment
-    const name = join(graphDir, 'journal-0000000900.log');
-    appendFileSync(name, jsonJournalRecord(journalRecordOf(g1)));
-    appendFileSync(name, encodeRecord(journalRecordOf(g2)));
-    expect(readSegment(name).map((r) => r.tables.map((t) => t.rows))).toEqual(
-      [journalRecordOf(g1), journalRecordOf(g2)].map((r) => r.tables.map((t) => t.rows)),
-    );
-    const reopened = await KuzuGraph.open(graphDir);
-    expect(reopened.journalRows()).toBe(0);
-    const loaded = await reopened.loadAll();
-    // Renumbered on recovery (see the test above): compared without their sequence numbers, in order.
-    const bare = (rows: readonly { seq: number }[]): string[] => rows.map((r) => JSON.stringify({ ...r, seq: 0 }));
-    expect(bare(loaded.nodes)).toEqual(bare([...g1.nodes, ...g2.nodes]));
-    expect(bare(loaded.edges)).toEqual(bare([...g1.edges, ...g2.edges]));
-    expect(bare(loaded.invalidations)).toEqual(bare([...g1.invalidations, ...g2.invalidations]));
     await reopened.close();
   });
 });

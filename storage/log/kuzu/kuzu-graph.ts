@@ -18,8 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
-import { csvLines } from './csv-cells.ts';
-import { cellRows, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
+import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
 import type { ExportPageQuery, ExportRowsOf, ExportTable } from './export-page-query.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceCounts, SpaceRow, Verdict } from '../../types.ts';
@@ -256,13 +255,23 @@ const SCHEMA = [
   `CREATE REL TABLE IF NOT EXISTS ${IDENT_IN.table}(FROM ${IDENT.table} TO ${IDENT_IN.to}, MANY_MANY)`,
 ];
 
-/** The part's rows as the CSV a COPY reads: the journal's lines as written, or encoded here. */
-const toCsv = (part: TableRows): string =>
-  part.csv ??
-  csvLines(
-    part.cells(),
-    part.columns.map((c) => c.type),
-  );
+function csvCell(value: Cell, type: Scalar): string {
+  checkCell(value, type);
+  if (value === null) return '';
+  if (type !== 'text' && type !== 'json') return String(value);
+  // Text with no quote, backslash, control character or surrogate JSON-encodes to itself between quotes:
+  // skip the encoder and the quote doubling (a large share of a 1,000-row import's CSV staging).
+  if (typeof value === 'string' && !NEEDS_JSON_ESCAPE.test(value)) return `"""${value}"""`;
+  return `"${JSON.stringify(value).replace(/"/g, '""')}"`;
+}
+
+const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function toCsv(part: TableRows): string {
+  let out = '';
+  for (const cells of part.cells()) out += cells.map((v, i) => csvCell(v, part.columns[i]?.type ?? 'text')).join(',') + '\n';
+  return out;
+}
 
 /** A Cypher string literal holding `text` exactly: backslashes and single quotes escaped. */
 export function cypherString(text: string): string {
@@ -832,32 +841,21 @@ function journalParts(records: readonly JournalRecord[]): TableRows[] {
     const identity = rowIdentity(spec);
     const tseqLast = spec.columns[spec.columns.length - 1]?.name === 'tseq';
     const seqAt = spec.columns.findIndex((c) => c.name === 'seq');
-    const types = spec.columns.map((c) => c.type);
     const seen = new Set<Cell>();
     const rows: Cell[][] = [];
-    // The CSV lines of the kept rows: a record's own lines when all of its rows are kept as written.
-    let csv = '';
     for (const r of records)
       for (const t of r.tables)
-        if (t.table === spec.table) {
-          const from = rows.length;
-          let asWritten = t.csv !== undefined;
+        if (t.table === spec.table)
           for (let row of t.rows) {
             const key = identity(row);
-            if (seen.has(key)) {
-              asWritten = false;
-              continue;
-            }
+            if (seen.has(key)) continue;
             seen.add(key);
             // A record journaled by layout 2 lacks tseq (the last column): a row written here has tseq = seq;
             // a Space row's is filled by the layout's migration.
             if (tseqLast && row.length === spec.columns.length - 1) row = [...row, seqAt >= 0 ? (row[seqAt] ?? null) : null];
-            if (row.length !== spec.columns.length) asWritten = false;
             rows.push(row);
           }
-          csv += asWritten && t.csv !== undefined ? t.csv : csvLines(rows.slice(from), types);
-        }
-    return cellRows(spec, rows, csv);
+    return cellRows(spec, rows);
   });
 }
 
@@ -940,12 +938,14 @@ export function journalRecord(parts: readonly TableRows[]): JournalRecord {
   for (const part of parts) {
     if (part.count === 0) continue;
     const cells = [...part.cells()];
-    // The CSV lines a copy writes, encoded once here; encoding checks every number cell (csvCell).
-    const csv = csvLines(
-      cells,
-      part.columns.map((c) => c.type),
-    );
-    tables.push({ table: part.table, rows: cells, csv });
+    // Only number columns can hold a cell the engine would change (checkCell passes any text): a
+    // callback per cell was ~4 ms of a 1,000-row import request's journal record.
+    const numeric: [number, Scalar][] = [];
+    part.columns.forEach((c, i) => {
+      if (c.type !== 'text' && c.type !== 'json') numeric.push([i, c.type]);
+    });
+    for (const row of cells) for (const [i, type] of numeric) checkCell(row[i] ?? null, type);
+    tables.push({ table: part.table, rows: cells });
   }
   return { tables };
 }
@@ -959,7 +959,7 @@ function merged(journal: readonly TableRows[], group: readonly TableRows[]): Tab
     const g = group[i];
     if (!g || g.count === 0) return j;
     if (j.count === 0) return g;
-    return cellRows(j, [...j.cells(), ...g.cells()], j.csv === undefined ? undefined : j.csv + toCsv(g));
+    return cellRows(j, [...j.cells(), ...g.cells()]);
   });
 }
 
@@ -1568,7 +1568,7 @@ export class KuzuGraph implements GraphStore {
   /** Whether the row of `table` whose primary key is `key` is stored: one lookup in the key's index. */
   async #stored(table: string, key: Cell): Promise<boolean> {
     const name = keyColumn({ table });
-    // Text cells are stored JSON-encoded (see csv-cells.ts), so a text key is compared encoded.
+    // Text cells are stored JSON-encoded (see csvCell), so a text key is compared encoded.
     const literal = name === 'seq' ? String(Math.trunc(Number(key))) : cypherString(JSON.stringify(String(key)));
     return (await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.${name} = ${literal} RETURN x.${name} AS k`)).length > 0;
   }
@@ -1924,7 +1924,7 @@ export class KuzuGraph implements GraphStore {
       if (!set) out.set(id, (set = new Set()));
       set.add(space);
     };
-    // Journal cells are the text itself; the engine stores it JSON-encoded (see csv-cells.ts).
+    // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
     const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
     const spacePrefix = identKey(tenant, '').length;
     const found = this.#besideCopy(async () => {
@@ -1986,7 +1986,7 @@ export class KuzuGraph implements GraphStore {
           `RETURN DISTINCT x.fact_key AS f, x.space AS space`,
       ))
         add(decodeText(r.f) ?? '', decodeText(r.space) ?? '');
-      // Journal cells are the text itself; the engine stores it JSON-encoded (see csv-cells.ts).
+      // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
       for (const record of this.#journal.records())
         for (const t of record.tables)
           if (t.table === NODE.table)

@@ -21,8 +21,6 @@ export interface TableRows {
   columns: readonly { name: string; type: Scalar }[];
   count: number;
   cells(): Iterable<Cell[]>;
-  /** The same rows as CSV lines under these columns (csv-cells.ts), when a journal record holds them. */
-  csv?: string;
 }
 
 export function tableRows<R>(spec: RowTable<R>, rows: readonly R[]): TableRows {
@@ -36,9 +34,9 @@ export function tableRows<R>(spec: RowTable<R>, rows: readonly R[]): TableRows {
   };
 }
 
-/** Rows already turned into cells (a journal record's) under a table's columns, with their CSV lines if known. */
-export function cellRows(table: Pick<TableRows, 'table' | 'columns'>, rows: readonly Cell[][], csv?: string): TableRows {
-  return { table: table.table, columns: table.columns, count: rows.length, cells: () => rows, ...(csv === undefined ? {} : { csv }) };
+/** Rows already turned into cells (a journal record's) under a table's columns. */
+export function cellRows(table: Pick<TableRows, 'table' | 'columns'>, rows: readonly Cell[][]): TableRows {
+  return { table: table.table, columns: table.columns, count: rows.length, cells: () => rows };
 }
 
 /**

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeRecord, readSegment, WriteJournal, type JournalRecord } from './write-journal.ts';
-import { jsonJournalRecord } from '../../../test/helpers/journal-json.ts';
 
 const rec = (n: number): JournalRecord => ({ tables: [{ table: 'Block', rows: [[n, `text ${n}\n"quoted"`, null, 1.5]] }] });
 const segs = (dir: string): string[] =>
@@ -114,34 +113,6 @@ describe('WriteJournal', () => {
       j.release(rest.segments);
       await j.close();
     }
-  });
-
-  it('writes a record as CSV lines and still reads the JSON records of earlier releases, in one segment', async () => {
-    const awkward: JournalRecord = {
-      tables: [
-        {
-          table: 'Block',
-          rows: [
-            [1, '', null, 0.1, -5],
-            [2, 'line\none\r\n"quoted", \'single\'', 'a\u0000b\\n', 1e21, 2 ** 53 - 1],
-            [3, 'null', ',null,', '\ud800 lone', -0.5],
-            [4, '"', '""', 'é 漢字 🎉', 7],
-          ],
-        },
-        { table: 'Edge', rows: [] },
-        { table: 'HoldsBlock', rows: [['a\u001fspace', 12]] },
-      ],
-    };
-    const bytes = encodeRecord(awkward);
-    // The body is the CSV a copy writes (text cells JSON-encoded and quoted), after a table line.
-    expect(bytes.subarray(8).toString('utf8')).toContain('Block 4\n1,"""""",,0.1,-5\n');
-    const file = join(dir, 'journal-0000000001.log');
-    writeFileSync(file, Buffer.concat([jsonJournalRecord(rec(1)), bytes, jsonJournalRecord(rec(2)), encodeRecord(rec(3))]));
-    expect(readSegment(file)).toEqual([rec(1), awkward, rec(2), rec(3)]);
-    const j = WriteJournal.open(dir);
-    expect(j.pendingRows).toBe(3 + 4);
-    expect(j.pendingBytes).toBe(readFileSync(file).length);
-    await j.close();
   });
 
   it('refuses appends once closed', async () => {

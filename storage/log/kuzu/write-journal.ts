@@ -6,26 +6,19 @@
 // checkpoints, grew the file until every later write failed with "buffer pool is full".
 //
 // The journal is a sequence of segment files, `journal-<n>.log`. Each record is
-// `[u32 length][u32 crc32][body]`, little-endian; a record torn by a crash fails its length or checksum
-// and ends the replay (it was never acknowledged: the ack follows the fdatasync). The body is
-// `#csv1\n`, then per table a line `<table> <rows>\n` and its rows as the CSV lines a copy writes
-// (csv-cells.ts), so a row is encoded once; releases before 2026-11-26 wrote the record as JSON
-// (`{"tables":[{"table":..,"rows":[[cells]]}]}`), still read. Sealing a segment starts
+// `[u32 length][u32 crc32][JSON]`, little-endian; a record torn by a crash fails its length or checksum
+// and ends the replay (it was never acknowledged: the ack follows the fdatasync). Sealing a segment starts
 // the next one, so appends never wait for a copy into the engine; a sealed segment is deleted once its
 // rows are committed there. A crash between that commit and the deletion replays rows the engine already
 // holds: the graph store skips rows whose primary key it finds.
 import { closeSync, fdatasync, fdatasyncSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { csvLines, parseCsvLine } from './csv-cells.ts';
 import type { Cell } from './table-rows.ts';
 
-/**
- * One commit group's rows, table by table, as the cells the engine stores; `csv` is the same rows as CSV
- * lines under the table's columns, when the writer encoded them (a record read back has none).
- */
+/** One commit group's rows, table by table, as the cells the engine stores. */
 export interface JournalRecord {
-  tables: { table: string; rows: Cell[][]; csv?: string }[];
+  tables: { table: string; rows: Cell[][] }[];
 }
 
 const SEGMENT = /^journal-(\d{10})\.log$/;
@@ -55,7 +48,7 @@ export function readSegment(file: string): JournalRecord[] {
     if (end > bytes.length) break;
     const body = bytes.subarray(at + HEADER, end);
     if (crc32(body) !== sum) break;
-    const record = decodeBody(body.toString('utf8'));
+    const record = JSON.parse(body.toString('utf8')) as JournalRecord;
     sizes.set(record, end - at);
     records.push(record);
     at = end;
@@ -63,37 +56,12 @@ export function readSegment(file: string): JournalRecord[] {
   return records;
 }
 
-const CSV_MARK = '#csv1\n';
-
-function decodeBody(text: string): JournalRecord {
-  if (!text.startsWith(CSV_MARK)) return JSON.parse(text) as JournalRecord;
-  const tables: JournalRecord['tables'] = [];
-  let at = CSV_MARK.length;
-  const line = (): string => {
-    const end = text.indexOf('\n', at);
-    if (end < 0) throw new Error('journal record ends inside a line');
-    const out = text.slice(at, end);
-    at = end + 1;
-    return out;
-  };
-  while (at < text.length) {
-    const [table, count] = line().split(' ');
-    const n = Number(count);
-    if (!table || !Number.isSafeInteger(n) || n < 0) throw new Error('malformed table line in a journal record');
-    const rows: Cell[][] = [];
-    for (let i = 0; i < n; i++) rows.push(parseCsvLine(line()));
-    tables.push({ table, rows });
-  }
-  return { tables };
-}
-
 export function encodeRecord(record: JournalRecord): Buffer {
-  let body = CSV_MARK;
-  for (const t of record.tables) body += `${t.table} ${t.rows.length}\n${t.csv ?? csvLines(t.rows)}`;
   // Encoded in place after its header: a 1,000-row record is ~1 MB, not copied a second time.
-  const length = Buffer.byteLength(body, 'utf8');
+  const json = JSON.stringify(record);
+  const length = Buffer.byteLength(json, 'utf8');
   const bytes = Buffer.allocUnsafe(HEADER + length);
-  bytes.write(body, HEADER, 'utf8');
+  bytes.write(json, HEADER, 'utf8');
   bytes.writeUInt32LE(length, 0);
   bytes.writeUInt32LE(crc32(bytes.subarray(HEADER)), 4);
   sizes.set(record, bytes.length);
