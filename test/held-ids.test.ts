@@ -56,6 +56,39 @@ describe('the filter of ids a tenant holds', () => {
     expect(f.bytes).toBeLessThanOrEqual(Math.ceil((20_000 * 10) / 8) + 8);
   });
 
+  it('answers as the filter of the keys as text would, bit for bit, with slices grown past its room', async () => {
+    // The reference: the filter's definition on the keys' text (`i<id>`, `s<space>`), slice after slice
+    // of twice the room. The filter itself hashes each key once, without making its text.
+    const slices = [new BloomFilter(4_096)];
+    const add = (key: string): void => {
+      let last = slices[slices.length - 1]!;
+      if (last.count >= last.room) slices.push((last = new BloomFilter(2 * last.room)));
+      last.add(key);
+    };
+    const held = new HeldKeys(async (_tenant, sink) => {
+      sink.count(100);
+      for (let i = 0; i < 100; i++) sink.id(`stored-${i}`);
+    });
+    for (let i = 0; i < 100; i++) add(`istored-${i}`);
+    held.idAbsent('a', 'x');
+    await held.settled('a');
+    const rows = Array.from({ length: 30_000 }, (_, i) => ({ ...stagedRow(`n${i}`, 'S'), tenant: 'a' }));
+    held.commit({ ...emptyGroup(), nodes: rows });
+    for (const r of rows) add(`i${r.id}`);
+    add('sS');
+    expect(slices.length).toBeGreaterThanOrEqual(3);
+    let maybe = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const id = `probe-${i}`;
+      const expected = !slices.some((f) => f.mayHold(`i${id}`));
+      expect(held.idAbsent('a', id)).toBe(expected);
+      if (!expected) maybe++;
+    }
+    expect(maybe).toBeGreaterThan(0); // some false "maybe held" answers, matched one by one
+    expect(held.spaceAbsent('a', 'S')).toBe(false);
+    for (const space of ['T', 'U', 'S2']) expect(held.spaceAbsent('a', space)).toBe(!slices.some((f) => f.mayHold(`s${space}`)));
+  });
+
   it('keeps every key committed while it is read, grows past its room, and forgets tenants past its budget', async () => {
     let finish!: () => void;
     const reading = new Promise<void>((r) => {

@@ -16,14 +16,35 @@ export const HELD_KEYS_BYTES = 64 * 1024 * 1024;
 /** A filter is made with room for twice the keys read (and at least this many); past its room it adds a slice. */
 const MIN_KEYS = 4_096;
 
-/** 32-bit FNV-1a of the string's UTF-16 code units from `seed`. */
-function fnv(text: string, seed: number): number {
+const SEED_1 = 0x811c9dc5;
+const SEED_2 = 0x9747b28c;
+
+/** 32-bit FNV-1a of `prefix` (a code unit, or -1 for none) then the string's UTF-16 code units, from `seed`. */
+function fnv(text: string, seed: number, prefix = -1): number {
   let h = seed;
+  if (prefix >= 0) h = Math.imul(h ^ prefix, 0x01000193);
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
+}
+
+/**
+ * A key's two hashes, from which its bits in every filter are derived: worked out once per key, not once
+ * per slice it is tested against (an absent id is tested against all of them; hashing it again per slice
+ * was most of a bulk write's planning lookups once a tenant's filter had grown a few slices).
+ */
+export interface KeyHashes {
+  h1: number;
+  h2: number;
+}
+
+/** The hashes of `prefix` (a code unit) followed by `text`, into `out` (no string is made for the key). */
+function hashInto(out: KeyHashes, text: string, prefix = -1): KeyHashes {
+  out.h1 = fnv(text, SEED_1, prefix);
+  out.h2 = fnv(text, SEED_2, prefix) | 1;
+  return out;
 }
 
 /** A Bloom filter of a fixed number of bits, with room for `keys` keys at ~1% false answers. */
@@ -44,8 +65,14 @@ export class BloomFilter {
   }
 
   add(key: string): void {
-    const h1 = fnv(key, 0x811c9dc5);
-    const h2 = fnv(key, 0x9747b28c) | 1;
+    this.addHashed(hashInto(scratch, key));
+  }
+
+  mayHold(key: string): boolean {
+    return this.mayHoldHashed(hashInto(scratch, key));
+  }
+
+  addHashed({ h1, h2 }: KeyHashes): void {
     for (let i = 0; i < HASHES; i++) {
       const bit = (h1 + Math.imul(i, h2)) >>> 0;
       const at = bit % this.#size;
@@ -54,9 +81,7 @@ export class BloomFilter {
     this.count++;
   }
 
-  mayHold(key: string): boolean {
-    const h1 = fnv(key, 0x811c9dc5);
-    const h2 = fnv(key, 0x9747b28c) | 1;
+  mayHoldHashed({ h1, h2 }: KeyHashes): boolean {
     for (let i = 0; i < HASHES; i++) {
       const bit = (h1 + Math.imul(i, h2)) >>> 0;
       const at = bit % this.#size;
@@ -65,6 +90,9 @@ export class BloomFilter {
     return true;
   }
 }
+
+/** Reused for every key: the filters are used on one thread, one key at a time. */
+const scratch: KeyHashes = { h1: 0, h2: 0 };
 
 /** Slices of Bloom filters, each with twice the room of the one before, so the false answers stay few as keys are added. */
 class GrowingFilter {
@@ -78,25 +106,27 @@ class GrowingFilter {
     return this.#slices.reduce((n, s) => n + s.bytes, 0);
   }
 
-  /** Adds the key; returns the bytes of the slice made for it, if one was. */
-  add(key: string): number {
+  /** Adds the key (as its hashes); returns the bytes of the slice made for it, if one was. */
+  add(key: KeyHashes): number {
     let last = this.#slices[this.#slices.length - 1]!;
     let grown = 0;
     if (last.count >= last.room) {
       this.#slices.push((last = new BloomFilter(2 * last.room)));
       grown = last.bytes;
     }
-    last.add(key);
+    last.addHashed(key);
     return grown;
   }
 
-  mayHold(key: string): boolean {
-    return this.#slices.some((s) => s.mayHold(key));
+  mayHold(key: KeyHashes): boolean {
+    for (const slice of this.#slices) if (slice.mayHoldHashed(key)) return true;
+    return false;
   }
 }
 
-const idKey = (id: string): string => `i${id}`;
-const spaceKey = (space: string): string => `s${space}`;
+/** Keys of ids and spaces share one filter: an id is hashed after the code unit `i`, a space after `s`. */
+const ID = 'i'.charCodeAt(0);
+const SPACE = 's'.charCodeAt(0);
 
 /** Where a read of a tenant's keys hands them: first how many there are, then each id and space. */
 export interface TenantKeysSink {
@@ -107,6 +137,7 @@ export interface TenantKeysSink {
 /** Reads every id and space the store holds for the tenant. */
 export type ReadTenantKeys = (tenant: string, sink: TenantKeysSink) => Promise<void>;
 
+/** `pending`: keys committed while the filter is built, each its kind's code unit then its text. */
 type State = { kind: 'building'; pending: string[] } | { kind: 'ready'; filter: GrowingFilter } | { kind: 'failed'; at: number };
 
 /** After a build failed (the store refused the read), the tenant's writes look up as before for this long. */
@@ -132,13 +163,13 @@ export class HeldKeys {
    */
   idAbsent(tenant: string, id: string): boolean {
     const filter = this.#ready(tenant);
-    return filter !== null && !filter.mayHold(idKey(id));
+    return filter !== null && !filter.mayHold(hashInto(scratch, id, ID));
   }
 
   /** Whether the tenant's store certainly holds no row in `space`; false when it may, or unknown. */
   spaceAbsent(tenant: string, space: string): boolean {
     const filter = this.#ready(tenant, false);
-    return filter !== null && !filter.mayHold(spaceKey(space));
+    return filter !== null && !filter.mayHold(hashInto(scratch, space, SPACE));
   }
 
   /** Whether the tenant's filter is built. */
@@ -175,22 +206,22 @@ export class HeldKeys {
     this.builds++;
     // Sized once the store says how many keys it holds; the keys go straight in (never all held as text).
     let filter: GrowingFilter | null = null;
-    const add = (key: string): void => {
+    const add = (text: string, kind: number): void => {
       filter ??= new GrowingFilter(MIN_KEYS);
-      filter.add(key);
+      filter.add(hashInto(scratch, text, kind));
     };
     void this.read(tenant, {
       count: (keys) => {
         filter ??= new GrowingFilter(keys + state.pending.length);
       },
-      id: (id) => add(idKey(id)),
-      space: (space) => add(spaceKey(space)),
+      id: (id) => add(id, ID),
+      space: (space) => add(space, SPACE),
     }).then(
       () => {
         // Dropped (or forgotten) while it read: the answer is not kept.
         if (this.#tenants.get(tenant) !== state) return;
         const built = filter ?? new GrowingFilter(state.pending.length);
-        for (const k of state.pending) built.add(k);
+        for (const k of state.pending) built.add(hashInto(scratch, k));
         this.#tenants.set(tenant, { kind: 'ready', filter: built });
         this.#bytes += built.bytes;
         this.#evict(tenant);
@@ -209,13 +240,13 @@ export class HeldKeys {
     // A group's rows are mostly one tenant's: its state is looked up once per run of them.
     let at: string | null = null;
     let state: State | undefined;
-    const add = (tenant: string, key: string): void => {
+    const add = (tenant: string, text: string, kind: number): void => {
       if (tenant !== at) {
         at = tenant;
         state = this.#tenants.get(tenant);
       }
-      if (state?.kind === 'building') state.pending.push(key);
-      else if (state?.kind === 'ready') this.#bytes += state.filter.add(key);
+      if (state?.kind === 'building') state.pending.push(String.fromCharCode(kind) + text);
+      else if (state?.kind === 'ready') this.#bytes += state.filter.add(hashInto(scratch, text, kind));
     };
     // Each space once (a bulk request's thousand rows share one), so it takes one key's room.
     const spaces = new Map<string, string>();
@@ -223,12 +254,12 @@ export class HeldKeys {
       spaces.set(`${tenant}\u001f${space}`, tenant);
     };
     for (const [tenant, id, space] of idPlacements(group)) {
-      add(tenant, idKey(id));
+      add(tenant, id, ID);
       inSpace(tenant, space);
     }
     for (const i of group.invalidations) inSpace(i.tenant, i.space);
     for (const l of group.invalidationSpaces) inSpace(l.row.tenant, l.space);
-    for (const [key, tenant] of spaces) add(tenant, spaceKey(key.slice(tenant.length + 1)));
+    for (const [key, tenant] of spaces) add(tenant, key.slice(tenant.length + 1), SPACE);
     if (this.#bytes > this.budget) this.#evict();
   }
 
