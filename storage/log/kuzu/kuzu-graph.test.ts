@@ -314,6 +314,15 @@ describe('KuzuGraph write paths', () => {
     await expect(journaled.commit({ ...emptyGroup(), nodes: [{ ...node(30_000, 1), asserted_at: 1.5 }] })).rejects.toThrow(TypeError);
     expect(journaled.journalRows()).toBe(rows);
   });
+
+  it('stores a cell left undefined as NULL, as the journal records it, instead of failing every copy', async () => {
+    const odd = { ...node(40_000, 2), id: 'undefined-cell', category: undefined } as unknown as NodeVersion;
+    await journaled.commit({ ...emptyGroup(), nodes: [odd] });
+    expect(journaled.journalRows()).toBeGreaterThan(0);
+    const loaded = await journaled.loadAll(); // copies the journal in
+    expect(journaled.journalRows()).toBe(0);
+    expect(loaded.nodes.find((n) => n.id === 'undefined-cell')).toMatchObject({ category: null, statement: odd.statement });
+  });
 });
 
 describe('write journal recovery', () => {
