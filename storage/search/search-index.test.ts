@@ -154,6 +154,11 @@ describe('search index derived from the ledger', () => {
   });
 
   it('a space whose copy lacks a few queued rows is still searched in memory; one lacking many is not', async () => {
+    // A ledger of its own: this file's earlier indexes stay listeners of the shared one, and a write's
+    // listeners are told one after another after it resolves.
+    const base = mkdtempSync(join(tmpdir(), 'search-light-'));
+    const own = await Ledger.open(join(base, 'data'));
+    const ledger = own;
     // The indexer is held on a row of space B (its linked words are read through this gate), so the rows
     // written to A after it stay queued until the search itself embeds them.
     let open!: () => void;
@@ -171,7 +176,9 @@ describe('search index derived from the ledger', () => {
       committedSeq: () => ledger.committedSeq(),
       nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
     };
-    const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), source);
+    const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), source);
+    // A write resolves just before the ledger tells its commit listener: a turn of the event loop lets it.
+    const told = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     await index.caughtUp();
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
     await index.caughtUp('t'); // the tenant's table holds a0
@@ -180,12 +187,14 @@ describe('search index derived from the ledger', () => {
     expect(index.searchesInMemory('t', 'A')).toBe(true);
     await ledger.write('t', { space: 'B', nodes: [{ id: 'b0', kind: 'claim', statement: 'Gantry held row' }], edges: [] });
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a1', kind: 'claim', statement: 'Second gantry inspected' }], edges: [] });
+    await told();
     expect(index.searchesInMemory('t', 'A')).toBe(true);
     await ledger.write('t', {
       space: 'A',
       nodes: Array.from({ length: 40 }, (_, i) => ({ id: `a-many-${i}`, kind: 'claim', statement: `Gantry bolt ${i} checked` })),
       edges: [],
     });
+    await told();
     expect(index.searchesInMemory('t', 'A')).toBe(false);
     // The search embeds what its copy lacks, and then the space is in memory again.
     expect(await index.caughtUp('t', 'A')).toBe(0);
@@ -196,6 +205,8 @@ describe('search index derived from the ledger', () => {
     open();
     await index.caughtUp('t');
     await index.close();
+    await own.close();
+    rmSync(base, { recursive: true, force: true });
   });
 
   it('embeds a large batch (on the embedding thread, whole or in part) exactly as it embeds rows written a few at a time', async () => {
