@@ -1230,14 +1230,18 @@ export class Ledger {
       return;
     }
     for (const { job, value } of results) job.resolve(value);
-    for (const listener of this.#listeners) {
+    // Every listener is told before the writers' continuations run (all called in this turn, then awaited
+    // together): one listener's slow work, such as placement reading a space's first writer from the store,
+    // must not hold back the search index from learning of an acknowledged write a search may ask for next.
+    const told = this.#listeners.map(async (listener) => {
       try {
         await listener(group);
       } catch (error) {
         // A derived index failing must never undo an acknowledged write; it catches up on start-up.
         console.error('commit listener failed:', error);
       }
-    }
+    });
+    await Promise.all(told);
   }
 
   #apply(group: CommitGroup): void {
