@@ -9,6 +9,8 @@ import * as lancedb from '@lancedb/lancedb';
 import { rng } from '../../../evals/lib/rng.ts';
 import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
+import { SpaceCopies, type SpaceRow, type SpaceSource } from './space-copies.ts';
+import { TokenCache } from './text-mirror.ts';
 
 let dir: string;
 const rand = rng(23);
@@ -145,5 +147,55 @@ describe('space copies', () => {
     expect(c.loads).toBe(12);
     await small.close();
     await none.close();
+  });
+});
+
+describe('space copies under a budget too small for the spaces searched', () => {
+  it('counts a copy loaded again soon after it was dropped, and says so once a minute, naming the setting', async () => {
+    const row = (space: string, seq: number): SpaceRow => ({
+      id: `${space}-${seq}`,
+      seq,
+      space,
+      kind: 'claim',
+      category: null,
+      known_at: 1,
+      asserted_at: 1,
+      valid_from: 1,
+      valid_to: 1e15,
+      text: `harbour crane ${seq}`,
+      vector: Float32Array.from([1, 0, 0, 0]),
+    });
+    const source = (space: string): SpaceSource => ({
+      rows: async () => Array.from({ length: 50 }, (_, i) => row(space, i + 1)),
+      tokenize: async (text) => text.toLowerCase().split(/\s+/).filter(Boolean),
+    });
+    const one = (await new SpaceCopies(2 ** 30, 1_000, new TokenCache()).get('t', 'a', source('a')))!.bytes;
+    const warnings: string[] = [];
+    let now = 0;
+    // Room for one copy, not two.
+    const copies = new SpaceCopies(
+      Math.floor(one * 1.5),
+      1_000,
+      new TokenCache(),
+      (m) => warnings.push(m),
+      () => now,
+    );
+    await copies.get('t', 'a', source('a'));
+    await copies.get('t', 'b', source('b')); // drops a
+    expect(copies.counts).toMatchObject({ loads: 2, evictions: 1, reloads: 0 });
+    now = 5_000;
+    await copies.get('t', 'a', source('a')); // drops b; a again within the window
+    expect(copies.counts).toMatchObject({ loads: 3, evictions: 2, reloads: 1 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /space "a" of tenant "t" is loaded again 5\.0 s after.*SVC_SEARCH_SPACES_MB=\d+ .*Raise SVC_SEARCH_SPACES_MB/,
+    );
+    now = 10_000;
+    await copies.get('t', 'b', source('b')); // counted, not said again within the minute
+    expect(copies.counts.reloads).toBe(2);
+    expect(warnings).toHaveLength(1);
+    now = 200_000;
+    await copies.get('t', 'a', source('a')); // dropped longer ago than the window: a load, not a reload
+    expect(copies.counts.reloads).toBe(2);
   });
 });

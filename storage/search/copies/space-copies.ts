@@ -8,6 +8,7 @@
 import type { Hit, RowFilter } from '../index-row.ts';
 import { TenantText, type TextRow, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors, type MirrorRow } from './vector-mirror.ts';
+import { RELOAD_WINDOW_MS } from '../../read/resident-views.ts';
 
 /** A row as the index writes it: prefilter columns, text and vectors. */
 export type SpaceRow = MirrorRow & TextRow;
@@ -69,13 +70,26 @@ export class SpaceCopies {
   readonly #held = new Map<string, SpaceCopy>();
   /** Spaces found too large for a copy: they only grow, so they are not counted again. */
   readonly #large = new Set<string>();
-  /** Copies loaded, the time spent loading them, and copies dropped (tests, diagnosis). */
-  readonly counts = { loads: 0, evictions: 0, loadMs: 0 };
+  /** Copies loaded, the time spent loading them, copies dropped and loaded again soon after (tests, diagnosis). */
+  readonly counts = { loads: 0, evictions: 0, loadMs: 0, reloads: 0 };
+  /** When each copy dropped for room was dropped, while a reload of it would still count. */
+  readonly #evictedAt = new Map<string, number>();
+  #warnedAt = Number.NEGATIVE_INFINITY;
+  readonly #warn: (message: string) => void;
+  readonly #clock: () => number;
 
-  constructor(budgetBytes: number, maxRows: number, tokens: TokenCache) {
+  constructor(
+    budgetBytes: number,
+    maxRows: number,
+    tokens: TokenCache,
+    warn: (message: string) => void = (m) => console.error(m),
+    clock: () => number = Date.now,
+  ) {
     this.#budget = budgetBytes;
     this.#maxRows = maxRows;
     this.#tokens = tokens;
+    this.#warn = warn;
+    this.#clock = clock;
   }
 
   get enabled(): boolean {
@@ -126,9 +140,35 @@ export class SpaceCopies {
     if (copy.bytes > this.#budget) return null;
     this.counts.loads++;
     this.counts.loadMs += performance.now() - t0;
+    this.#noteReload(k);
     this.#held.set(k, copy);
     this.#evict();
     return copy;
+  }
+
+  /**
+   * A copy loaded again within RELOAD_WINDOW_MS of being dropped for room: the spaces being searched do not
+   * fit the budget, so their searches keep reading LanceDB and count as heavy (tens to hundreds of ms, and a
+   * heavy slot each). Said once per window, as the read models say theirs, since nothing else shows it.
+   */
+  #noteReload(k: string): void {
+    const now = this.#clock();
+    for (const [key, at] of this.#evictedAt) if (now - at > RELOAD_WINDOW_MS) this.#evictedAt.delete(key);
+    const evicted = this.#evictedAt.get(k);
+    if (evicted === undefined) return;
+    this.#evictedAt.delete(k);
+    this.counts.reloads++;
+    if (now - this.#warnedAt < RELOAD_WINDOW_MS) return;
+    this.#warnedAt = now;
+    const [tenant, space] = k.split('\u0000');
+    const { spaces, bytes } = this.held();
+    const mb = (b: number): number => Math.round(b / 1048576);
+    this.#warn(
+      `search copies: space "${space}" of tenant "${tenant}" is loaded again ${((now - evicted) / 1000).toFixed(1)} s after it was ` +
+        `dropped (${this.counts.reloads} such reloads so far). The spaces being searched do not fit ` +
+        `SVC_SEARCH_SPACES_MB=${mb(this.#budget)} (${spaces} spaces held, ~${mb(bytes)} MB): each search of a dropped one reads ` +
+        `LanceDB and takes a heavy slot. Raise SVC_SEARCH_SPACES_MB.`,
+    );
   }
 
   /**
@@ -194,6 +234,7 @@ export class SpaceCopies {
       total -= c.bytes;
       this.#drop(k);
       this.counts.evictions++;
+      this.#evictedAt.set(k, this.#clock());
     }
   }
 }
