@@ -20,6 +20,12 @@ export interface CommitGroup {
    * rows are held by their own space, derived here.
    */
   invalidationSpaces: { space: string; row: Invalidation }[];
+  /**
+   * Seqs of node rows written here whose id no row of the tenant held before their write: nothing stored
+   * links to them (an edge needs both ends to exist), so only their own write's edges can. The search index
+   * words such a node without reading the store (a hint: absent means unknown, never "linked").
+   */
+  firstVersions?: Set<number>;
 }
 
 /** A tenant's rows as loaded from the store: the same shape as a commit's. */

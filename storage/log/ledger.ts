@@ -46,6 +46,8 @@ export interface Stage {
   addVerdict(row: Verdict): void;
   addInvalidation(row: Invalidation): void;
   addInvalidationSpaces(links: CommitGroup['invalidationSpaces']): void;
+  /** Node rows (by seq) of a write whose ids no row of the tenant held before it (CommitGroup.firstVersions). */
+  noteFirstVersions(seqs: readonly number[]): void;
   /**
    * Rows copied verbatim from another server (a tenant copy): they keep their tseq and instants, take
    * this server's seq numbers in the order given, and move the sequence and the clock past them.
@@ -1050,6 +1052,10 @@ export class Ledger {
       stage.addNodes(planned.nodes);
       stage.addEdges(planned.edges);
       stage.addInvalidationSpaces(planned.invalidationSpaces);
+      if (planned.newIdents.length > 0) {
+        const fresh = new Set(planned.newIdents);
+        stage.noteFirstVersions(planned.nodes.filter((n) => fresh.has(n.id)).map((n) => n.seq));
+      }
       return planned.outcome;
     }, input.nodes.length + input.edges.length);
   }
@@ -1166,6 +1172,10 @@ export class Ledger {
         },
         addInvalidationSpaces: (links) => {
           for (const l of links) group.invalidationSpaces.push(l);
+        },
+        noteFirstVersions: (seqs) => {
+          const set = (group.firstVersions ??= new Set<number>());
+          for (const seq of seqs) set.add(seq);
         },
         addImported: (rows) => {
           // Queued before its tenant's deletion began, run after: refused whole, as a write would be.

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockEmbeddingModelV3 } from 'ai/test';
+import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../log/ledger.ts';
 import { LocalEmbedder } from './embed/local-embedder.ts';
@@ -205,6 +206,72 @@ describe('search index derived from the ledger', () => {
     open();
     await index.caughtUp('t');
     await index.close();
+    await own.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('words the first versions of unlinked ids without reading the store, into the same documents', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'search-unlinked-'));
+    const own = await Ledger.open(join(base, 'data'));
+    let reads = 0;
+    const sourceOf = (hints: boolean): IndexSource => ({
+      renumberedAbove: () => own.renumberedAbove(),
+      linksView: (tenant, nodes) => {
+        if (hints) reads++;
+        return own.linksView(tenant, nodes);
+      },
+      isDropping: (tenant) => own.isDropping(tenant),
+      isImported: (row) => own.isImported(row),
+      // Without hints: every node is worded from the store, as before the hint existed.
+      onCommit: (listener) => own.onCommit((group) => listener(hints ? group : { ...group, firstVersions: undefined })),
+      onTenantDropped: (listener) => own.onTenantDropped(listener),
+      committedSeq: () => own.committedSeq(),
+      nodesBetween: (after, upTo, limit) => own.nodesBetween(after, upTo, limit),
+    });
+    const hinted = await SearchIndex.open(join(base, 'hinted'), new LocalEmbedder(), sourceOf(true));
+    const plain = await SearchIndex.open(join(base, 'plain'), new LocalEmbedder(), sourceOf(false));
+    const claim = (id: string, statement: string) => ({ id, kind: 'claim', statement });
+    // New ids, no edge: worded without a read.
+    await own.write('t', { space: 'farm', nodes: [claim('h1', 'tea harvest came early'), claim('h2', 'rain in the valley')], edges: [] });
+    await hinted.caughtUp('t');
+    expect(reads).toBe(0);
+    // New ids linked in their own write (one of them to an older id), and an episode.
+    await own.write('t', {
+      space: 'market',
+      nodes: [claim('p1', 'buyers paid forty dollars'), claim('p2', 'a second buyer came')],
+      edges: [
+        { source_id: 'h1', target_id: 'p1', edge_type: 'CAUSES' },
+        { source_id: 'p2', target_id: 'h2', edge_type: 'CAUSES' },
+      ],
+    });
+    await own.write('t', {
+      space: 'chat',
+      nodes: [{ id: 'e1', kind: 'episode', statement: 'we talked about the tea harvest' }],
+      edges: [],
+    });
+    await hinted.caughtUp('t');
+    await plain.caughtUp('t');
+    expect(reads).toBeGreaterThan(0);
+    await hinted.settled();
+    await plain.settled();
+    const documents = async (dir: string): Promise<[string, string][]> => {
+      const db = await lancedb.connect(join(dir, 'tables'));
+      try {
+        const table = await db.openTable(`t_${Buffer.from('t').toString('hex')}`);
+        const rows = (await table.query().select(['id', 'seq', 'text']).toArray()) as { id: string; seq: number; text: string }[];
+        table.close();
+        return rows.sort((x, y) => Number(x.seq) - Number(y.seq)).map((r) => [r.id, r.text]);
+      } finally {
+        db.close();
+      }
+    };
+    const want = await documents(join(base, 'plain'));
+    expect(want.map(([id]) => id)).toEqual(['h1', 'h2', 'p1', 'p2', 'e1']);
+    // Linked words made it into some documents (the comparison would prove nothing otherwise).
+    expect(want.some(([, text]) => text.includes('buyers paid forty dollars') && text.includes('tea harvest'))).toBe(true);
+    expect(await documents(join(base, 'hinted'))).toEqual(want);
+    await hinted.close();
+    await plain.close();
     await own.close();
     rmSync(base, { recursive: true, force: true });
   });

@@ -141,6 +141,13 @@ export class SearchIndex {
   readonly words: WordVectors | null;
   /** The tenant's read model, loaded if it is not resident (the linked words of a block are read from it). */
   readonly #view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>;
+  /**
+   * Node rows (by seq) queued for the table whose linked words are known to be none: the first versions of
+   * their ids (CommitGroup.firstVersions), no edge of their commit touching them, not episodes. Nothing
+   * stored can link to them, so their words need no read of the store (a write into a space whose read
+   * model was evicted no longer loads it back for the index). Forgotten once the table holds them.
+   */
+  readonly #unlinked = new Set<number>();
   readonly #dropping: (tenant: string) => boolean;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
@@ -315,6 +322,12 @@ export class SearchIndex {
 
   /** Queues a commit's nodes; returns at once so the writer is never held up by embedding. */
   onCommit(group: Readonly<CommitGroup>): void {
+    if (group.firstVersions && group.firstVersions.size > 0) {
+      const touched = new Set<string>();
+      for (const e of group.edges) touched.add(e.source_id).add(e.target_id);
+      for (const n of group.nodes)
+        if (group.firstVersions.has(n.seq) && n.kind !== 'episode' && !touched.has(n.id)) this.#unlinked.add(n.seq);
+    }
     let seq = 0;
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
     if (this.#catchingUp === null) return this.#admit(group, seq);
@@ -413,6 +426,7 @@ export class SearchIndex {
       this.#batches++;
       for (const g of groups)
         for (const n of g.nodes) {
+          this.#unlinked.delete(n.seq);
           const k = spaceKey(n.tenant, n.space);
           const pending = this.#pendingBySpace.get(k);
           if (!pending) continue;
@@ -485,7 +499,9 @@ export class SearchIndex {
     const texts = nodes.map(indexText);
     const { vectors, wvecs } = await this.#vectors(texts);
     // Called with one tenant's rows at a time.
-    const view = enabled('context') && nodes[0] ? await this.#view(nodes[0].tenant, nodes) : null;
+    // Nodes known to have no linked words need no view; a batch of only those reads nothing.
+    const linked = enabled('context') ? nodes.filter((n) => !this.#unlinked.has(n.seq)) : [];
+    const view = linked[0] ? await this.#view(linked[0].tenant, linked) : null;
     return nodes.map((n, i) => ({
       id: n.id,
       seq: n.seq,
@@ -496,7 +512,7 @@ export class SearchIndex {
       asserted_at: n.asserted_at,
       valid_from: n.valid_from,
       valid_to: n.valid_to,
-      text: view ? withLinkedWords(texts[i] ?? '', contextText(view, n)) : (texts[i] ?? ''),
+      text: view && !this.#unlinked.has(n.seq) ? withLinkedWords(texts[i] ?? '', contextText(view, n)) : (texts[i] ?? ''),
       vector: vectors[i] ?? new Float32Array(this.#lance.dimension),
       wvec: wvecs?.[i],
     }));
