@@ -9,6 +9,7 @@
 import { envMegabytes } from '../env-megabytes.ts';
 import { identKey, type CommitGroup, type LoadedLedger } from '../commit-group.ts';
 import { TenantView } from './tenant-view.ts';
+import { ReloadWatch } from '../reload-watch.ts';
 
 /**
  * Heap a row costs in a view, measured: 100k nodes and 100k edges of bench rows held ~150 MB (objects,
@@ -36,12 +37,6 @@ const bytesOf = (v: TenantView): number => {
   const s = v.size();
   return (s.nodes + s.edges + s.verdicts + s.invalidations) * ROW_BYTES;
 };
-
-/**
- * A tenant loaded again within this long of its eviction counts as a reload: the tenants in use do not
- * fit the budget, and every write to one of them waits for a load. The log says so once per window.
- */
-export const RELOAD_WINDOW_MS = 60_000;
 
 /** What loads the view of one space, and a tenant's rows every view of it carries. */
 export interface SpaceLoaders {
@@ -90,12 +85,11 @@ export class ResidentViews {
   readonly #loading = new Map<string, Promise<TenantView>>();
   readonly #pins = new Map<string, number>();
   #evictions = 0;
-  /** When each view was last evicted, for as long as a load soon after would count as a reload. */
-  readonly #evictedAt = new Map<string, number>();
+  /** Views loaded again soon after their eviction: the views in use do not fit, and each use waits for a load. */
+  readonly #reloadWatch = new ReloadWatch(() => this.clock());
   #reloads = 0;
   /** The last eviction could not bring the views under the budget (pinned or kept views). */
   #overBudget = false;
-  #warnedAt = -Infinity;
 
   /**
    * `load` reads a tenant's rows, `loaders` one space's; `exclusive` runs a load apart from commits, so it
@@ -380,18 +374,14 @@ export class ResidentViews {
   }
 
   #noteReload(key: string, what: Pick<Entry, 'tenant' | 'space' | 'rules'>): void {
-    const now = this.clock();
-    for (const [k, at] of this.#evictedAt) if (now - at > RELOAD_WINDOW_MS) this.#evictedAt.delete(k);
-    const evicted = this.#evictedAt.get(key);
-    if (evicted === undefined) return;
-    this.#evictedAt.delete(key);
+    const reload = this.#reloadWatch.loaded(key);
+    if (!reload) return;
     this.#reloads++;
-    if (now - this.#warnedAt < RELOAD_WINDOW_MS) return;
-    this.#warnedAt = now;
+    if (!reload.say) return;
     const { tenants, spaces, bytes, budget } = this.stats();
     const mb = (b: number): number => Math.round(b / 1048576);
     this.warn(
-      `read models: ${describe(what)} is loaded again ${((now - evicted) / 1000).toFixed(1)} s after its eviction ` +
+      `read models: ${describe(what)} is loaded again ${(reload.afterMs / 1000).toFixed(1)} s after its eviction ` +
         `(${this.#reloads} such reloads so far). The views in use do not fit SVC_MEMORY_MB=${mb(budget)} ` +
         `(${tenants} tenants and ${spaces} spaces resident, ~${mb(bytes)} MB): each use of an evicted one waits for a load. Raise SVC_MEMORY_MB.`,
     );
@@ -416,7 +406,7 @@ export class ResidentViews {
         this.#wide.delete(entry.tenant);
       }
       this.#evictions++;
-      this.#evictedAt.set(key, this.clock());
+      this.#reloadWatch.evicted(key);
       bytes -= bytesOf(entry.view);
     }
   }

@@ -8,7 +8,7 @@
 import type { Hit, RowFilter } from '../index-row.ts';
 import { TenantText, type TextRow, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors, type MirrorRow } from './vector-mirror.ts';
-import { RELOAD_WINDOW_MS } from '../../read/resident-views.ts';
+import { ReloadWatch } from '../../reload-watch.ts';
 
 /** A row as the index writes it: prefilter columns, text and vectors. */
 export type SpaceRow = MirrorRow & TextRow;
@@ -72,11 +72,8 @@ export class SpaceCopies {
   readonly #large = new Set<string>();
   /** Copies loaded, the time spent loading them, copies dropped and loaded again soon after (tests, diagnosis). */
   readonly counts = { loads: 0, evictions: 0, loadMs: 0, reloads: 0 };
-  /** When each copy dropped for room was dropped, while a reload of it would still count. */
-  readonly #evictedAt = new Map<string, number>();
-  #warnedAt = Number.NEGATIVE_INFINITY;
+  readonly #reloadWatch: ReloadWatch;
   readonly #warn: (message: string) => void;
-  readonly #clock: () => number;
 
   constructor(
     budgetBytes: number,
@@ -89,7 +86,7 @@ export class SpaceCopies {
     this.#maxRows = maxRows;
     this.#tokens = tokens;
     this.#warn = warn;
-    this.#clock = clock;
+    this.#reloadWatch = new ReloadWatch(clock);
   }
 
   get enabled(): boolean {
@@ -147,24 +144,20 @@ export class SpaceCopies {
   }
 
   /**
-   * A copy loaded again within RELOAD_WINDOW_MS of being dropped for room: the spaces being searched do not
-   * fit the budget, so their searches keep reading LanceDB and count as heavy (tens to hundreds of ms, and a
-   * heavy slot each). Said once per window, as the read models say theirs, since nothing else shows it.
+   * A copy loaded again soon after being dropped for room (reload-watch.ts): the spaces being searched do
+   * not fit the budget, so their searches keep reading LanceDB and count as heavy (tens to hundreds of ms,
+   * and a heavy slot each). Said once per window, as the read models say theirs, since nothing else shows it.
    */
   #noteReload(k: string): void {
-    const now = this.#clock();
-    for (const [key, at] of this.#evictedAt) if (now - at > RELOAD_WINDOW_MS) this.#evictedAt.delete(key);
-    const evicted = this.#evictedAt.get(k);
-    if (evicted === undefined) return;
-    this.#evictedAt.delete(k);
+    const reload = this.#reloadWatch.loaded(k);
+    if (!reload) return;
     this.counts.reloads++;
-    if (now - this.#warnedAt < RELOAD_WINDOW_MS) return;
-    this.#warnedAt = now;
+    if (!reload.say) return;
     const [tenant, space] = k.split('\u0000');
     const { spaces, bytes } = this.held();
     const mb = (b: number): number => Math.round(b / 1048576);
     this.#warn(
-      `search copies: space "${space}" of tenant "${tenant}" is loaded again ${((now - evicted) / 1000).toFixed(1)} s after it was ` +
+      `search copies: space "${space}" of tenant "${tenant}" is loaded again ${(reload.afterMs / 1000).toFixed(1)} s after it was ` +
         `dropped (${this.counts.reloads} such reloads so far). The spaces being searched do not fit ` +
         `SVC_SEARCH_SPACES_MB=${mb(this.#budget)} (${spaces} spaces held, ~${mb(bytes)} MB): each search of a dropped one reads ` +
         `LanceDB and takes a heavy slot. Raise SVC_SEARCH_SPACES_MB.`,
@@ -234,7 +227,7 @@ export class SpaceCopies {
       total -= c.bytes;
       this.#drop(k);
       this.counts.evictions++;
-      this.#evictedAt.set(k, this.#clock());
+      this.#reloadWatch.evicted(k);
     }
   }
 }
