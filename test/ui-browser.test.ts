@@ -14,6 +14,7 @@ import {
   launchBrowser,
   listedIds,
   settled,
+  nextFrames,
   type PageDocument,
   type PageWindow,
   type TestBrowser,
@@ -308,6 +309,10 @@ describe.skipIf(!present)('ledger browser', () => {
     if (SHOTS) await page.locator('#block-panel').screenshot({ path: join(PROJECT_ROOT, 'docs', 'screenshots', 'evidence-chain.png') });
     // Selecting a node on the canvas opens that block.
     await page.locator('#why-graph').scrollIntoViewIfNeeded();
+    // Cytoscape caches where its canvas sits on screen and forgets it on the page's scroll events (the
+    // block heading's focus scrolls too), which the browser dispatches with its next frame: on a loaded
+    // machine a click could come first and land where the canvas used to be (CI saw it miss c1 once).
+    await nextFrames(page);
     const box = await page.locator('#why-graph').boundingBox();
     const pos = await page.evaluate(() => window.ledgerUi.graph.getElementById('c1').renderedPosition());
     if (!box) throw new Error('no graph box');

@@ -36,6 +36,7 @@ export interface PageDocument {
 }
 // Module-scoped, not global: only functions handed to page.evaluate see these, in the page.
 declare const document: PageDocument;
+declare const requestAnimationFrame: (run: () => void) => number;
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -108,6 +109,11 @@ export async function launchBrowser(origin: string): Promise<TestBrowser> {
 export async function settled(page: Page): Promise<void> {
   // A function, not a string: the page's CSP forbids eval, which is how string expressions would run.
   await page.waitForFunction(() => document.body.dataset.busy === '0', undefined, { timeout: 30_000 });
+}
+
+/** Waits until the page has drawn two more frames, so events the browser queued for the next frame (scroll) have run. */
+export async function nextFrames(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))));
 }
 
 /** Ids of the blocks listed, in order (one per row version). */
