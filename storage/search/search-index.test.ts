@@ -160,7 +160,7 @@ describe('search index derived from the ledger', () => {
     const base = mkdtempSync(join(tmpdir(), 'search-light-'));
     const own = await Ledger.open(join(base, 'data'));
     const ledger = own;
-    // The indexer is held on a row of space B (its linked words are read through this gate), so the rows
+    // The indexer is held on the rows of space B (their linked words are read through this gate), so the rows
     // written to A after it stay queued until the search itself embeds them.
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -186,7 +186,15 @@ describe('search index derived from the ledger', () => {
     expect(index.searchesInMemory('t', 'A')).toBe(false); // no copy yet
     await index.caughtUp('t', 'A'); // loads the space's copy
     expect(index.searchesInMemory('t', 'A')).toBe(true);
-    await ledger.write('t', { space: 'B', nodes: [{ id: 'b0', kind: 'claim', statement: 'Gantry held row' }], edges: [] });
+    // Linked, so the indexer reads their words (first versions of unlinked ids are worded without it).
+    await ledger.write('t', {
+      space: 'B',
+      nodes: [
+        { id: 'b0', kind: 'claim', statement: 'Gantry held row' },
+        { id: 'b1', kind: 'claim', statement: 'Crane held row' },
+      ],
+      edges: [{ source_id: 'b0', target_id: 'b1', edge_type: 'CAUSES' }],
+    });
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a1', kind: 'claim', statement: 'Second gantry inspected' }], edges: [] });
     await told();
     expect(index.searchesInMemory('t', 'A')).toBe(true);
@@ -202,7 +210,7 @@ describe('search index derived from the ledger', () => {
     expect(index.searchesInMemory('t', 'A')).toBe(true);
     const found = (await index.candidates('t', ['inspected'], 'inspected', { asOf: ledger.now(), space: 'A' }, 50)).text.map((h) => h.id);
     expect(found.sort()).toEqual(['a0', 'a1']);
-    expect(index.status().indexedSeq).toBeLessThan(await ledger.committedSeq()); // still held on b0
+    expect(index.status().indexedSeq).toBeLessThan(await ledger.committedSeq()); // still held on B
     open();
     await index.caughtUp('t');
     await index.close();
