@@ -18,7 +18,7 @@ import { EmbedThread } from './embed/embed-thread.ts';
 import { embedBatch, rowViews } from './embed/embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
 import { enabled } from './rank/mechanisms.ts';
-import { LanceIndex } from './lance/lance-index.ts';
+import { LanceIndex, type Maintenance } from './lance/lance-index.ts';
 import { OpenWrites } from './open-writes.ts';
 import type { SpaceCopy } from './copies/space-copies.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
@@ -168,6 +168,8 @@ export class SearchIndex {
   #maintaining: Promise<void> | null = null;
   /** Tenants written since their last full optimize, and the timer that optimizes them once writes pause. */
   readonly #unsettled = new Set<string>();
+  /** Large tenants whose last appends the pause left unoptimized (spaced out): settled() optimizes them. */
+  readonly #spaced = new Set<string>();
   #settle: ReturnType<typeof setTimeout> | null = null;
   #failure: string | null = null;
   readonly #stale = new Set<string>();
@@ -466,12 +468,18 @@ export class SearchIndex {
   }
 
   /** The full optimize of the tenants written since the last one, as maintenance (call when none runs). */
-  #settleNow(): Promise<void> {
+  #settleNow(why: Maintenance = 'pause'): Promise<void> {
     const tenants = [...this.#unsettled];
     this.#unsettled.clear();
     this.#maintaining = (async () => {
-      for (const t of tenants)
-        await this.#lance.maintain(t, true).catch((error: unknown) => console.error('search index: maintenance failed:', error));
+      for (const t of tenants) {
+        const done = await this.#lance.maintain(t, why).catch((error: unknown) => {
+          console.error('search index: maintenance failed:', error);
+          return 'settled' as const;
+        });
+        if (done === 'spaced') this.#spaced.add(t);
+        else this.#spaced.delete(t);
+      }
     })().finally(() => {
       this.#maintaining = null;
     });
@@ -661,7 +669,19 @@ export class SearchIndex {
       known ? timing.time('wvec', this.#lance.nearest(tenant, wvec, filter, limit, 'wvec')) : Promise.resolve([]),
       window ? timing.time('dated', this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit)) : Promise.resolve([]),
     ]);
+    void this.#settleIfSearched(tenant);
     return { text, vector: near, words, dated };
+  }
+
+  /**
+   * A large table nobody searched at LanceDB is optimized only now and then (SPACED_OPTIMIZE_ROWS); once
+   * a search reads its unindexed rows by a flat scan, the pause after writes settles it, and when no write
+   * comes, a pause from now does.
+   */
+  async #settleIfSearched(tenant: string): Promise<void> {
+    if (this.#closed || this.#unsettled.has(tenant) || !(await this.#lance.wantsSettle(tenant))) return;
+    this.#unsettled.add(tenant);
+    if (!this.#settle) this.#settleLater();
   }
 
   /**
@@ -709,7 +729,8 @@ export class SearchIndex {
       clearTimeout(this.#settle);
       this.#settle = null;
     }
-    if (this.#unsettled.size > 0) await this.#settleNow();
+    for (const t of this.#spaced) this.#unsettled.add(t);
+    if (this.#unsettled.size > 0) await this.#settleNow('force');
     await this.idle();
   }
 
@@ -721,6 +742,7 @@ export class SearchIndex {
     this.#open.release(tenant);
     await this.idle();
     this.#unsettled.delete(tenant);
+    this.#spaced.delete(tenant);
     this.#stale.delete(tenant);
     await this.#lance.dropTenant(tenant);
   }
@@ -732,7 +754,8 @@ export class SearchIndex {
     for (const t of tenants) {
       // Settled now: the optimize due once writes pause would only repeat this one.
       this.#unsettled.delete(t);
-      await this.#lance.maintain(t, true);
+      this.#spaced.delete(t);
+      await this.#lance.maintain(t, 'force');
     }
     if (this.#unsettled.size === 0 && this.#settle) {
       clearTimeout(this.#settle);

@@ -76,7 +76,7 @@ describe('space copies', () => {
     expect((await fresh.nearest('t', Float32Array.from([0.1, 0.2, 0.3, 0.4]), filter, 5)).length).toBe(5);
     expect(fresh.spaceCopies().spaces).toBe(0);
     // Once the index is built again (the next write or maintenance), the space is answered from its copy.
-    await fresh.maintain('t', true);
+    await fresh.maintain('t', 'force');
     expect((await fresh.fullText('t', ['harbour', 'storm', 'ship'], filter, 5)).length).toBeGreaterThan(0);
     expect(fresh.spaceCopies().spaces).toBe(1);
     await fresh.close();
@@ -97,7 +97,7 @@ describe('space copies', () => {
           `only-${s}`,
           batch.filter((r) => r.space === s),
         );
-        await alone.maintain(`only-${s}`, true); // every row in its full-text index: the copy scores all as indexed
+        await alone.maintain(`only-${s}`, 'force'); // every row in its full-text index: the copy scores all as indexed
       }
       for (let q = 0; q < 30; q++) {
         const space = pick(SPACES);
@@ -129,8 +129,8 @@ describe('space copies', () => {
     const batch = rows(0, 400, spaces);
     await small.add('t', batch);
     await none.add('t', batch);
-    await none.maintain('t', true);
-    await small.maintain('t', true);
+    await none.maintain('t', 'force');
+    await small.maintain('t', 'force');
     for (let round = 0; round < 3; round++)
       for (const space of spaces) {
         const f: RowFilter = { asOf: 1200, allKnown: true, space };

@@ -111,8 +111,8 @@ describe('full-text copy against LanceDB', () => {
         await mirrored.add(tenant, batch);
         // Every other batch brings the index up to date; the rest stay unindexed and are scanned flat.
         if (b % 2 === 1) {
-          await plain.maintain(tenant, true);
-          await mirrored.maintain(tenant, true);
+          await plain.maintain(tenant, 'force');
+          await mirrored.maintain(tenant, 'force');
         }
         for (let q = 0; q < 40; q++) {
           const terms = query();

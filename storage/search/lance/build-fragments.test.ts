@@ -40,7 +40,7 @@ describe('building the vector indexes', () => {
     await index.maintain('t');
     expect(await stored(at)).toEqual({ fragments: 1, rows: 402, vectorIndex: true });
     await index.add('t', rows(403, 50));
-    await index.maintain('t', true);
+    await index.maintain('t', 'force');
     expect(await stored(at)).toEqual({ fragments: 2, rows: 452, vectorIndex: true });
     await index.close();
   }, 60_000);

@@ -52,8 +52,8 @@ beforeAll(async () => {
   // Written in two large parts, the later rows first, then optimized once.
   await bulk.add('t', all.slice(ROWS / 2));
   await bulk.add('t', all.slice(0, ROWS / 2));
-  await bulk.maintain('t', true);
-  await grown.maintain('t', true);
+  await bulk.maintain('t', 'force');
+  await grown.maintain('t', 'force');
 }, 120_000);
 
 afterAll(async () => {

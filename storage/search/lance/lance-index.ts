@@ -43,6 +43,31 @@ export function ftsAllowance(indexed: number): number {
 /** Small appends each make a data fragment; compacting them keeps scans fast. */
 const MAX_APPENDS_BEFORE_COMPACTION = 32;
 /**
+ * Rows from which a table nobody searches by full text at LanceDB is optimized less often. LanceDB's
+ * compaction rewrites every fragment under its 1M-row target (0.37's Node API cannot change it), so an
+ * optimize rewrites the table, not the rows it adds: 3,000 appended rows cost 0.4 CPU s at 50k rows and
+ * 1.3–1.5 at 200k, and a 30,000-row import into a 300k-row tenant paid three of them and more. Below
+ * this size an optimize is cheap (0.2–0.8 s at 20k) and runs as before.
+ */
+export const SPACED_OPTIMIZE_ROWS = 20_000;
+/**
+ * Share of its indexed rows a large table nobody searches at LanceDB may carry unindexed (at least
+ * FTS_MAX_UNINDEXED), and appends it may carry uncompacted: spaced so, the optimizes of an import cost a
+ * bounded multiple of the rows imported, whatever the table's size. Its reads meanwhile are served by the
+ * space copies (spaces up to SPACE_COPY_MAX_ROWS rows); the first full-text search at LanceDB asks for an
+ * optimize (`wantsSettle`), and searched tables keep ftsAllowance.
+ */
+const SPACED_UNINDEXED_SHARE = 1 / 4;
+const SPACED_MAX_APPENDS = 256;
+
+/** Unindexed full-text rows a large table nobody searches at LanceDB may carry before an optimize. */
+export function spacedAllowance(indexed: number): number {
+  return Math.max(FTS_MAX_UNINDEXED, Math.floor(indexed * SPACED_UNINDEXED_SHARE));
+}
+
+/** Why maintenance was asked for: a commit was indexed, writes paused (SETTLE_MS), or now, whatever it costs. */
+export type Maintenance = 'commit' | 'pause' | 'force';
+/**
  * HNSW graph build effort. LanceDB's default (300) took 21–26 s for 20k rows × 384 dims on this machine
  * and ~150 s at 100k, all of it CPU burnt after the writes were acknowledged; 150 builds ~6× faster with
  * the same recall@10 against a flat scan (0.88 against 0.89, measured on bench-like rows).
@@ -112,6 +137,8 @@ export interface VectorOptions {
   exactRows?: number;
   /** How long an optimize keeps the table's older versions (KEEP_VERSIONS_MS unless set: tests). */
   keepVersionsMs?: number;
+  /** Rows from which optimizes are spaced out (SPACED_OPTIMIZE_ROWS unless set: tests). */
+  spacedRows?: number;
 }
 
 /**
@@ -144,6 +171,7 @@ interface TableState {
 export class LanceIndex {
   readonly #db: lancedb.Connection;
   readonly #schema: Schema;
+  readonly #spacedRows: number;
   readonly #tables = new Map<string, Promise<TableState>>();
   readonly #mirrors: VectorMirrors;
   #session: lancedb.Session | undefined;
@@ -178,6 +206,7 @@ export class LanceIndex {
     this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
     this.#exactVectorRows = vectors.exactRows ?? exactVectorRows();
     this.#keepVersionsMs = vectors.keepVersionsMs ?? KEEP_VERSIONS_MS;
+    this.#spacedRows = vectors.spacedRows ?? SPACED_OPTIMIZE_ROWS;
     this.#mirrors = new VectorMirrors(mirrorBytes, this.#vectorIndexRows);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
@@ -305,21 +334,40 @@ export class LanceIndex {
     await this.#ensureTextIndex(state);
   }
 
-  /** Brings the full-text index up to date, compacts small appends and builds the vector index once the table is large. */
-  async maintain(tenant: string, force = false): Promise<void> {
+  /**
+   * Brings the full-text index up to date, compacts small appends and builds the vector index once the
+   * table is large; 'spaced' when a large table's appends were left for a later optimize.
+   */
+  async maintain(tenant: string, why: Maintenance = 'commit'): Promise<'settled' | 'spaced'> {
     const state = await this.#state(tenant, false);
-    if (!state) return;
+    if (!state) return 'settled';
     await this.#ensureTextIndex(state);
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
+    const indexed = stats?.numIndexedRows ?? 0;
     // A table whose full text its copy answers scores its unindexed rows in memory: the flat scan the
     // allowance bounds is paid only by the few queries left to LanceDB, while each optimize makes the
     // searches meanwhile wait for LanceDB (the copy is not used while the index changes).
-    const readers = state.searched && !state.text && unindexed > ftsAllowance(stats?.numIndexedRows ?? 0);
-    if (force || readers || unindexed > FTS_MAX_UNINDEXED || state.appends > MAX_APPENDS_BEFORE_COMPACTION) {
+    const readers = state.searched && !state.text && unindexed > ftsAllowance(indexed);
+    const reason = ((): string | null => {
+      if (why === 'force') return 'force';
+      if (readers) return 'readers';
+      if (indexed + unindexed < this.#spacedRows) {
+        if (why === 'pause') return 'pause';
+        if (unindexed > FTS_MAX_UNINDEXED) return 'unindexed';
+        return state.appends > MAX_APPENDS_BEFORE_COMPACTION ? 'appends' : null;
+      }
+      // A large table: searched at LanceDB since its last optimize, settled once writes pause; otherwise
+      // spaced out in proportion to its size.
+      if (why === 'pause' && state.searched && state.appends > 0) return 'pause, searched';
+      if (unindexed > spacedAllowance(indexed)) return 'unindexed, spaced';
+      return state.appends > (state.searched ? MAX_APPENDS_BEFORE_COMPACTION : SPACED_MAX_APPENDS) ? 'appends, spaced' : null;
+    })();
+    if (reason !== null) {
       state.searched = false;
-      await this.#optimize(state, force ? 'force' : readers ? 'readers' : unindexed > FTS_MAX_UNINDEXED ? 'unindexed' : 'appends');
+      await this.#optimize(state, reason);
     }
+    const left = reason === null && (unindexed > 0 || state.appends > 0);
     if (!state.hasVectorIndex && (await state.table.countRows()) >= this.#vectorIndexRows) {
       // The table in as few fragments as compaction makes before the vector indexes cover it. Compaction
       // merges only neighbouring fragments covered by the same indexes, so the table's first rows (the
@@ -345,6 +393,16 @@ export class LanceIndex {
       this.#mirrors.drop(tenant);
       if (step) trace(step, `vector index build rows=${await state.table.countRows()}`);
     }
+    return left ? 'spaced' : 'settled';
+  }
+
+  /**
+   * Whether the tenant's table was searched by full text at LanceDB since appends it has not optimized:
+   * the pause after writes optimizes such a table whatever its size (a large one nobody searches waits).
+   */
+  async wantsSettle(tenant: string): Promise<boolean> {
+    const state = await this.#tables.get(tenant)?.catch(() => null);
+    return state !== undefined && state !== null && state.searched && state.appends > 0;
   }
 
   /** Compacts, brings every index up to date and drops old versions; returns the fragments compaction rewrote. */

@@ -16,7 +16,7 @@ async function afterOptimize(name: string, keepVersionsMs: number): Promise<{ ve
   const at = join(dir, name);
   const index = await LanceIndex.open(at, 4, 2, 0, 0, 0, { keepVersionsMs });
   for (let a = 0; a < 10; a++) await index.add('t', [indexRow(2 * a + 1), indexRow(2 * a + 2)]);
-  await index.maintain('t', true);
+  await index.maintain('t', 'force');
   await index.close();
   const db = await lancedb.connect(at);
   const [table] = await Promise.all((await db.tableNames()).map((t) => db.openTable(t)));
