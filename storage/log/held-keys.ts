@@ -1,16 +1,21 @@
 // Per tenant, a filter of the ids and spaces the store holds, so a write naming an id the tenant never
 // wrote (most writes: new memories) asks the store nothing, and a write into a new space loads no view
 // from it. A Bloom filter: it never answers "absent" for a key held (a key it wrongly holds costs a
-// lookup, as before), and its size is bounded by the tenant's keys (~1.2 bytes each), not by their text.
+// lookup, as before), and its size is bounded by the tenant's keys (~2.5 bytes each), not by their text.
 // Built lazily, the first time a tenant's write needs a lookup, from one read of the tenant's keys in the
 // store (start-up reads nothing); kept exact by every commit from the moment the build begins, so the
 // rows the read misses (committed after it) are added anyway. The least recently used tenants' filters
 // are forgotten past a budget in bytes, and built again when needed.
 import { idPlacements, type CommitGroup } from '../commit-group.ts';
 
-/** Bits per key and hash functions: ~1% of absent keys answered "maybe held". */
-const BITS_PER_KEY = 10;
-const HASHES = 7;
+/**
+ * Bits per key and hash functions: ~0.01% of absent keys answered "maybe held" by a full slice. An
+ * absent key is tested against every slice (about ten at 2M keys), and past 40 "maybe" ids a write's
+ * lookup scans the tenant's ids in the store: at 10 bits and 7 hashes (~0.8% a slice) a 1,000-id
+ * request into a tenant of 1.2M ids had ~70 of them, and each such request cost a scan (~1 s there).
+ */
+const BITS_PER_KEY = 20;
+const HASHES = 10;
 /** Filters of all tenants together, in bytes, before the least recently used are forgotten. */
 export const HELD_KEYS_BYTES = 64 * 1024 * 1024;
 /** A filter is made with room for twice the keys read (and at least this many); past its room it adds a slice. */

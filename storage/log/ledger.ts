@@ -397,15 +397,27 @@ export class Ledger {
    * What the search index reads for the words of the blocks linked to `nodes` (one tenant's): the tenant's
    * view when it is resident, else the views of the spaces holding the nodes' ids (so every edge touching
    * them) and the ids those edges link them to. Best effort, as of the call: not pinned after it returns.
+   * `placed` gives the spaces holding some of those ids (the first versions of a commit's linked ids: only
+   * their commit names them), which are then not looked up: past 40 ids a lookup scans the tenant's ids.
    */
-  async linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView> {
+  async linksView(
+    tenant: string,
+    nodes: readonly NodeVersion[],
+    placed: ReadonlyMap<string, readonly string[]> = new Map(),
+  ): Promise<TenantView | UnionView> {
     if (this.#residents.has(tenant)) return this.load(tenant);
     const spaces = new Set(nodes.map((n) => n.space));
     const ids = new Set(nodes.map((n) => n.id));
     const views = new Map<string, TenantView>();
     const union = new UnionView([]);
-    const widen = async (held: Map<string, Set<string>>): Promise<void> => {
-      for (const set of held.values()) for (const s of set) spaces.add(s);
+    const widen = async (of: Iterable<string>): Promise<void> => {
+      const lookUp: string[] = [];
+      for (const id of of) {
+        const known = placed.get(id);
+        if (known) for (const s of known) spaces.add(s);
+        else lookUp.push(id);
+      }
+      if (lookUp.length > 0) for (const set of (await this.#spacesOf(tenant, lookUp)).values()) for (const s of set) spaces.add(s);
       const missing = [...spaces].filter((s) => !views.has(s));
       const loaded = await this.#residents.ensureSpaces(tenant, missing);
       missing.forEach((s, i) => {
@@ -413,13 +425,13 @@ export class Ledger {
         union.add(loaded[i]!);
       });
     };
-    await widen(await this.#spacesOf(tenant, [...ids]));
+    await widen(ids);
     const linked = new Set<string>();
     for (const id of ids) {
       for (const e of union.edgesFrom(id)) if (!ids.has(e.target_id)) linked.add(e.target_id);
       for (const e of union.edgesTo(id)) if (!ids.has(e.source_id)) linked.add(e.source_id);
     }
-    if (linked.size > 0) await widen(await this.#spacesOf(tenant, [...linked]));
+    if (linked.size > 0) await widen(linked);
     return union;
   }
 

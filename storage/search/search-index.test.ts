@@ -224,9 +224,9 @@ describe('search index derived from the ledger', () => {
     let reads = 0;
     const sourceOf = (hints: boolean): IndexSource => ({
       renumberedAbove: () => own.renumberedAbove(),
-      linksView: (tenant, nodes) => {
+      linksView: (tenant, nodes, placed) => {
         if (hints) reads++;
-        return own.linksView(tenant, nodes);
+        return own.linksView(tenant, nodes, placed);
       },
       isDropping: (tenant) => own.isDropping(tenant),
       isImported: (row) => own.isImported(row),
@@ -277,6 +277,69 @@ describe('search index derived from the ledger', () => {
     expect(want.map(([id]) => id)).toEqual(['h1', 'h2', 'p1', 'p2', 'e1']);
     // Linked words made it into some documents (the comparison would prove nothing otherwise).
     expect(want.some(([, text]) => text.includes('buyers paid forty dollars') && text.includes('tea harvest'))).toBe(true);
+    expect(await documents(join(base, 'hinted'))).toEqual(want);
+    await hinted.close();
+    await plain.close();
+    await own.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('reads the linked words of first versions linked in their own write without asking the store where their ids are', async () => {
+    // A bulk write (more ids than the ledger remembers from a write) of new ids, half of them linked: the
+    // store's lookup of which spaces hold an id scans the tenant's ids past 40 ids.
+    const base = mkdtempSync(join(tmpdir(), 'search-first-linked-'));
+    const own = await Ledger.open(join(base, 'data'));
+    const sourceOf = (hints: boolean): IndexSource => ({
+      renumberedAbove: () => own.renumberedAbove(),
+      linksView: (tenant, nodes, placed) => own.linksView(tenant, nodes, hints ? placed : undefined),
+      isDropping: (tenant) => own.isDropping(tenant),
+      isImported: (row) => own.isImported(row),
+      onCommit: (listener) => own.onCommit((group) => listener(hints ? group : { ...group, firstVersions: undefined })),
+      onTenantDropped: (listener) => own.onTenantDropped(listener),
+      committedSeq: () => own.committedSeq(),
+      nodesBetween: (after, upTo, limit) => own.nodesBetween(after, upTo, limit),
+    });
+    const claim = (id: string, statement: string) => ({ id, kind: 'claim', statement });
+    await own.write('t', { space: 'old', nodes: [claim('o1', 'the old orchard flooded')], edges: [] });
+    const bulk = {
+      space: 'bulk',
+      nodes: Array.from({ length: 100 }, (_, i) => claim(`b${i}`, `bulk note ${i} about pears`)),
+      edges: [
+        ...Array.from({ length: 49 }, (_, i) => ({ source_id: `b${i}`, target_id: `b${i + 1}`, edge_type: 'CAUSES' })),
+        { source_id: 'o1', target_id: 'b0', edge_type: 'CAUSES' },
+      ],
+    };
+    const lookedUp = (): number => own.planStats().lookedUp;
+    // With the first versions' spaces from their commit: only o1, linked from b0 and not new, is looked up.
+    const hinted = await SearchIndex.open(join(base, 'hinted'), new LocalEmbedder(), sourceOf(true));
+    await hinted.caughtUp();
+    await own.write('t', bulk);
+    const before = lookedUp();
+    await hinted.caughtUp('t');
+    expect(lookedUp() - before).toBeLessThanOrEqual(1);
+    // Without them (the index reading the same rows again from the store), every linked id is looked up.
+    const beforePlain = lookedUp();
+    const plain = await SearchIndex.open(join(base, 'plain'), new LocalEmbedder(), sourceOf(false));
+    await plain.caughtUp('t');
+    expect(lookedUp() - beforePlain).toBeGreaterThanOrEqual(50);
+    await hinted.settled();
+    await plain.settled();
+    const documents = async (dir: string): Promise<[string, string][]> => {
+      const db = await lancedb.connect(join(dir, 'tables'));
+      try {
+        const table = await db.openTable(`t_${Buffer.from('t').toString('hex')}`);
+        const rows = (await table.query().select(['id', 'seq', 'text']).toArray()) as { id: string; seq: number; text: string }[];
+        table.close();
+        return rows.sort((x, y) => Number(x.seq) - Number(y.seq)).map((r) => [r.id, r.text]);
+      } finally {
+        db.close();
+      }
+    };
+    const want = await documents(join(base, 'plain'));
+    expect(want).toHaveLength(101);
+    // Linked words, from this write and from the older space, made it into the documents.
+    expect(want.find(([id]) => id === 'b0')?.[1]).toContain('old orchard flooded');
+    expect(want.find(([id]) => id === 'b7')?.[1]).toContain('bulk note 8');
     expect(await documents(join(base, 'hinted'))).toEqual(want);
     await hinted.close();
     await plain.close();

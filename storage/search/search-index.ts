@@ -34,8 +34,15 @@ import { WordVectors } from './embed/word-vectors.ts';
 export interface IndexSource {
   /** Rows above this sequence number were renumbered when the store opened (the index reads them again); null when none were. */
   renumberedAbove(): number | null;
-  /** The rows the words of the blocks linked to `nodes` are read from (Ledger.linksView). */
-  linksView(tenant: string, nodes: readonly NodeVersion[]): Promise<TenantView | UnionView>;
+  /**
+   * The rows the words of the blocks linked to `nodes` are read from (Ledger.linksView); `placed` gives
+   * the spaces holding some ids already, which are then not looked up.
+   */
+  linksView(
+    tenant: string,
+    nodes: readonly NodeVersion[],
+    placed?: ReadonlyMap<string, readonly string[]>,
+  ): Promise<TenantView | UnionView>;
   /** Whether the tenant's rows are being deleted: its rows are not indexed, its table is dropped once that ends. */
   isDropping(tenant: string): boolean;
   /** Whether a committed row was copied from another server (a page of a tenant copy), not written here. */
@@ -140,7 +147,7 @@ export class SearchIndex {
   /** Null when the word-vector file is missing (or the mechanism is switched off). */
   readonly words: WordVectors | null;
   /** The tenant's read model, loaded if it is not resident (the linked words of a block are read from it). */
-  readonly #view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>;
+  readonly #view: IndexSource['linksView'];
   /**
    * Node rows (by seq) queued for the table whose linked words are known to be none: the first versions of
    * their ids (CommitGroup.firstVersions), no edge of their commit touching them, not episodes. Nothing
@@ -148,6 +155,13 @@ export class SearchIndex {
    * model was evicted no longer loads it back for the index). Forgotten once the table holds them.
    */
   readonly #unlinked = new Set<number>();
+  /**
+   * Node rows (by seq) that are first versions of their ids linked by edges of their commit, with the
+   * spaces of those rows: as of its commit nothing else names the id, so the read of its linked words
+   * need not ask the store which spaces hold it (a scan of the tenant's ids past 40 ids, ~1 s at 1.2M
+   * ids). Forgotten once the table holds them.
+   */
+  readonly #firstSpaces = new Map<number, readonly string[]>();
   readonly #dropping: (tenant: string) => boolean;
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
@@ -195,7 +209,7 @@ export class SearchIndex {
     embedder: Embedder,
     words: WordVectors | null,
     seq: number,
-    view: (tenant: string, nodes: readonly NodeVersion[]) => Promise<TenantView | UnionView>,
+    view: IndexSource['linksView'],
     dropping: (tenant: string) => boolean,
     imported: (row: NodeVersion | EdgeRecord) => boolean,
   ) {
@@ -258,7 +272,7 @@ export class SearchIndex {
       embedder,
       words,
       seq,
-      (t, nodes) => ledger.linksView(t, nodes),
+      (t, nodes, placed) => ledger.linksView(t, nodes, placed),
       (t) => ledger.isDropping(t),
       (r) => ledger.isImported(r),
     );
@@ -325,10 +339,22 @@ export class SearchIndex {
   /** Queues a commit's nodes; returns at once so the writer is never held up by embedding. */
   onCommit(group: Readonly<CommitGroup>): void {
     if (group.firstVersions && group.firstVersions.size > 0) {
-      const touched = new Set<string>();
-      for (const e of group.edges) touched.add(e.source_id).add(e.target_id);
-      for (const n of group.nodes)
-        if (group.firstVersions.has(n.seq) && n.kind !== 'episode' && !touched.has(n.id)) this.#unlinked.add(n.seq);
+      const touched = new Map<string, Set<string>>();
+      const touch = (id: string, space: string): void => {
+        const spaces = touched.get(id);
+        if (spaces) spaces.add(space);
+        else touched.set(id, new Set([space]));
+      };
+      for (const e of group.edges) {
+        touch(e.source_id, e.space);
+        touch(e.target_id, e.space);
+      }
+      for (const n of group.nodes) {
+        if (!group.firstVersions.has(n.seq)) continue;
+        const edges = touched.get(n.id);
+        if (edges) this.#firstSpaces.set(n.seq, [...new Set([n.space, ...edges])]);
+        else if (n.kind !== 'episode') this.#unlinked.add(n.seq);
+      }
     }
     let seq = 0;
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
@@ -429,6 +455,7 @@ export class SearchIndex {
       for (const g of groups)
         for (const n of g.nodes) {
           this.#unlinked.delete(n.seq);
+          this.#firstSpaces.delete(n.seq);
           const k = spaceKey(n.tenant, n.space);
           const pending = this.#pendingBySpace.get(k);
           if (!pending) continue;
@@ -509,7 +536,7 @@ export class SearchIndex {
     // Called with one tenant's rows at a time.
     // Nodes known to have no linked words need no view; a batch of only those reads nothing.
     const linked = enabled('context') ? nodes.filter((n) => !this.#unlinked.has(n.seq)) : [];
-    const view = linked[0] ? await this.#view(linked[0].tenant, linked) : null;
+    const view = linked[0] ? await this.#view(linked[0].tenant, linked, this.#placed(linked)) : null;
     return nodes.map((n, i) => ({
       id: n.id,
       seq: n.seq,
@@ -524,6 +551,22 @@ export class SearchIndex {
       vector: vectors[i] ?? new Float32Array(this.#lance.dimension),
       wvec: wvecs?.[i],
     }));
+  }
+
+  /**
+   * The spaces of the ids among `nodes` that are first versions linked within their commit (#firstSpaces);
+   * an id with another version among them is left to the store's lookup (a later version may be elsewhere).
+   */
+  #placed(nodes: readonly NodeVersion[]): Map<string, readonly string[]> {
+    const placed = new Map<string, readonly string[]>();
+    const other = new Set<string>();
+    for (const n of nodes) {
+      const spaces = this.#firstSpaces.get(n.seq);
+      if (spaces && !placed.has(n.id)) placed.set(n.id, spaces);
+      else other.add(n.id);
+    }
+    for (const id of other) placed.delete(id);
+    return placed;
   }
 
   /** Both vector columns of `texts`: a large batch's on the embedding thread, a small one's here. */
