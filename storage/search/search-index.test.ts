@@ -33,6 +33,39 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * The ledger as the index's source; without hints, commits come without their first versions (every node
+ * worded from the store, as before those hints existed). `onLinksView` sees each read of linked words.
+ */
+function sourceWithHints(own: Ledger, hints: boolean, onLinksView: () => void = () => {}): IndexSource {
+  return {
+    renumberedAbove: () => own.renumberedAbove(),
+    linksView: (tenant, nodes, placed) => {
+      onLinksView();
+      return own.linksView(tenant, nodes, hints ? placed : undefined);
+    },
+    isDropping: (tenant) => own.isDropping(tenant),
+    isImported: (row) => own.isImported(row),
+    onCommit: (listener) => own.onCommit((group) => listener(hints ? group : { ...group, firstVersions: undefined })),
+    onTenantDropped: (listener) => own.onTenantDropped(listener),
+    committedSeq: () => own.committedSeq(),
+    nodesBetween: (after, upTo, limit) => own.nodesBetween(after, upTo, limit),
+  };
+}
+
+/** Tenant `t`'s documents in the index at `dir`, by seq: [id, the text indexed]. */
+async function documentsIn(dir: string): Promise<[string, string][]> {
+  const db = await lancedb.connect(join(dir, 'tables'));
+  try {
+    const table = await db.openTable(`t_${Buffer.from('t').toString('hex')}`);
+    const rows = (await table.query().select(['id', 'seq', 'text']).toArray()) as { id: string; seq: number; text: string }[];
+    table.close();
+    return rows.sort((x, y) => Number(x.seq) - Number(y.seq)).map((r) => [r.id, r.text]);
+  } finally {
+    db.close();
+  }
+}
+
 describe('search index derived from the ledger', () => {
   it('indexes commits, records its progress, and catches up on reopening without duplicates', async () => {
     let index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
@@ -222,20 +255,7 @@ describe('search index derived from the ledger', () => {
     const base = mkdtempSync(join(tmpdir(), 'search-unlinked-'));
     const own = await Ledger.open(join(base, 'data'));
     let reads = 0;
-    const sourceOf = (hints: boolean): IndexSource => ({
-      renumberedAbove: () => own.renumberedAbove(),
-      linksView: (tenant, nodes, placed) => {
-        if (hints) reads++;
-        return own.linksView(tenant, nodes, placed);
-      },
-      isDropping: (tenant) => own.isDropping(tenant),
-      isImported: (row) => own.isImported(row),
-      // Without hints: every node is worded from the store, as before the hint existed.
-      onCommit: (listener) => own.onCommit((group) => listener(hints ? group : { ...group, firstVersions: undefined })),
-      onTenantDropped: (listener) => own.onTenantDropped(listener),
-      committedSeq: () => own.committedSeq(),
-      nodesBetween: (after, upTo, limit) => own.nodesBetween(after, upTo, limit),
-    });
+    const sourceOf = (hints: boolean): IndexSource => sourceWithHints(own, hints, () => (hints ? reads++ : 0));
     const hinted = await SearchIndex.open(join(base, 'hinted'), new LocalEmbedder(), sourceOf(true));
     const plain = await SearchIndex.open(join(base, 'plain'), new LocalEmbedder(), sourceOf(false));
     const claim = (id: string, statement: string) => ({ id, kind: 'claim', statement });
@@ -262,22 +282,11 @@ describe('search index derived from the ledger', () => {
     expect(reads).toBeGreaterThan(0);
     await hinted.settled();
     await plain.settled();
-    const documents = async (dir: string): Promise<[string, string][]> => {
-      const db = await lancedb.connect(join(dir, 'tables'));
-      try {
-        const table = await db.openTable(`t_${Buffer.from('t').toString('hex')}`);
-        const rows = (await table.query().select(['id', 'seq', 'text']).toArray()) as { id: string; seq: number; text: string }[];
-        table.close();
-        return rows.sort((x, y) => Number(x.seq) - Number(y.seq)).map((r) => [r.id, r.text]);
-      } finally {
-        db.close();
-      }
-    };
-    const want = await documents(join(base, 'plain'));
+    const want = await documentsIn(join(base, 'plain'));
     expect(want.map(([id]) => id)).toEqual(['h1', 'h2', 'p1', 'p2', 'e1']);
     // Linked words made it into some documents (the comparison would prove nothing otherwise).
     expect(want.some(([, text]) => text.includes('buyers paid forty dollars') && text.includes('tea harvest'))).toBe(true);
-    expect(await documents(join(base, 'hinted'))).toEqual(want);
+    expect(await documentsIn(join(base, 'hinted'))).toEqual(want);
     await hinted.close();
     await plain.close();
     await own.close();
@@ -289,16 +298,7 @@ describe('search index derived from the ledger', () => {
     // store's lookup of which spaces hold an id scans the tenant's ids past 40 ids.
     const base = mkdtempSync(join(tmpdir(), 'search-first-linked-'));
     const own = await Ledger.open(join(base, 'data'));
-    const sourceOf = (hints: boolean): IndexSource => ({
-      renumberedAbove: () => own.renumberedAbove(),
-      linksView: (tenant, nodes, placed) => own.linksView(tenant, nodes, hints ? placed : undefined),
-      isDropping: (tenant) => own.isDropping(tenant),
-      isImported: (row) => own.isImported(row),
-      onCommit: (listener) => own.onCommit((group) => listener(hints ? group : { ...group, firstVersions: undefined })),
-      onTenantDropped: (listener) => own.onTenantDropped(listener),
-      committedSeq: () => own.committedSeq(),
-      nodesBetween: (after, upTo, limit) => own.nodesBetween(after, upTo, limit),
-    });
+    const sourceOf = (hints: boolean): IndexSource => sourceWithHints(own, hints);
     const claim = (id: string, statement: string) => ({ id, kind: 'claim', statement });
     await own.write('t', { space: 'old', nodes: [claim('o1', 'the old orchard flooded')], edges: [] });
     const bulk = {
@@ -324,23 +324,12 @@ describe('search index derived from the ledger', () => {
     expect(lookedUp() - beforePlain).toBeGreaterThanOrEqual(50);
     await hinted.settled();
     await plain.settled();
-    const documents = async (dir: string): Promise<[string, string][]> => {
-      const db = await lancedb.connect(join(dir, 'tables'));
-      try {
-        const table = await db.openTable(`t_${Buffer.from('t').toString('hex')}`);
-        const rows = (await table.query().select(['id', 'seq', 'text']).toArray()) as { id: string; seq: number; text: string }[];
-        table.close();
-        return rows.sort((x, y) => Number(x.seq) - Number(y.seq)).map((r) => [r.id, r.text]);
-      } finally {
-        db.close();
-      }
-    };
-    const want = await documents(join(base, 'plain'));
+    const want = await documentsIn(join(base, 'plain'));
     expect(want).toHaveLength(101);
     // Linked words, from this write and from the older space, made it into the documents.
     expect(want.find(([id]) => id === 'b0')?.[1]).toContain('old orchard flooded');
     expect(want.find(([id]) => id === 'b7')?.[1]).toContain('bulk note 8');
-    expect(await documents(join(base, 'hinted'))).toEqual(want);
+    expect(await documentsIn(join(base, 'hinted'))).toEqual(want);
     await hinted.close();
     await plain.close();
     await own.close();
