@@ -43,11 +43,11 @@ export function ftsAllowance(indexed: number): number {
 /** Small appends each make a data fragment; compacting them keeps scans fast. */
 const MAX_APPENDS_BEFORE_COMPACTION = 32;
 /**
- * Rows from which a table nobody searches by full text at LanceDB is optimized less often. LanceDB's
- * compaction rewrites every fragment under its 1M-row target (0.37's Node API cannot change it), so an
- * optimize rewrites the table, not the rows it adds: 3,000 appended rows cost 0.4 CPU s at 50k rows and
- * 1.3–1.5 at 200k, and a 30,000-row import into a 300k-row tenant paid three of them and more. Below
- * this size an optimize is cheap (0.2–0.8 s at 20k) and runs as before.
+ * Rows from which a table nobody searches by full text at LanceDB is optimized less often. An optimize
+ * costs the table, not the rows it adds: 3,000 appended rows cost 0.3–0.5 CPU s at 50k rows and 0.8–1.5 at
+ * 200k (without a vector index LanceDB's compaction rewrites every fragment under its 1M-row target, which
+ * 0.37's Node API cannot change; with one, the full-text index's merge still grows). Below this size an
+ * optimize is cheap (0.2–0.8 s at 20k) and runs as before.
  */
 export const SPACED_OPTIMIZE_ROWS = 20_000;
 /**
