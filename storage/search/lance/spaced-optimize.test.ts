@@ -17,13 +17,21 @@ async function appendsOf(index: LanceIndex, tenant: string, from: number): Promi
   for (let a = 0; a < 5; a++) await index.add(tenant, rows(from + a * 3, 3));
 }
 
+/**
+ * An index whose table `t` holds 120 optimized rows and five appends of 3 rows after them. No in-memory
+ * full text (textMirrorRows 0), no vector index: only the spacing is under test.
+ */
+async function withAppends(name: string, spacedRows: number): Promise<LanceIndex> {
+  const index = await LanceIndex.open(join(dir, name), 4, 2, 0, 0, 0, { indexRows: 1e9, spacedRows });
+  await index.add('t', rows(1, 120));
+  await index.maintain('t', 'force');
+  await appendsOf(index, 't', 121);
+  return index;
+}
+
 describe('optimizes of a large table', () => {
   it('wait while nobody searches it at LanceDB, and follow the first search that does', async () => {
-    // No in-memory full text (textMirrorRows 0), no vector index: only the spacing is under test.
-    const index = await LanceIndex.open(join(dir, 'large'), 4, 2, 0, 0, 0, { indexRows: 1e9, spacedRows: 100 });
-    await index.add('t', rows(1, 120));
-    await index.maintain('t', 'force');
-    await appendsOf(index, 't', 121);
+    const index = await withAppends('large', 100);
     expect(await index.maintain('t', 'pause')).toBe('spaced');
     expect(await index.wantsSettle('t')).toBe(false);
     const found = await index.fullText('t', ['row', '130'], { asOf: 1e9 }, 5);
@@ -37,10 +45,7 @@ describe('optimizes of a large table', () => {
   }, 60_000);
 
   it('are not spaced below the size', async () => {
-    const index = await LanceIndex.open(join(dir, 'small'), 4, 2, 0, 0, 0, { indexRows: 1e9, spacedRows: 1_000 });
-    await index.add('t', rows(1, 120));
-    await index.maintain('t', 'force');
-    await appendsOf(index, 't', 121);
+    const index = await withAppends('small', 1_000);
     expect(await index.maintain('t', 'pause')).toBe('settled');
     await index.close();
   }, 60_000);
