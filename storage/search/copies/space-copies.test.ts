@@ -1,6 +1,7 @@
-// A space's copy answers a space-confined search as LanceDB answers a table holding that space alone
-// (BM25 with the space's own statistics, exact cosine), stays fresh as rows are appended, and copies
-// beyond the memory budget are dropped least recently searched first and read again when needed.
+// A space's copy answers a space-confined search as LanceDB answers a table holding that space's rows
+// known at the search's as_of alone (BM25 with those rows' statistics, exact cosine), stays fresh as rows
+// are appended, and copies beyond the memory budget are dropped least recently searched first and read
+// again when needed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,38 +83,55 @@ describe('space copies', () => {
     await fresh.close();
   });
 
-  it('answer a space as LanceDB answers a table holding that space alone, through appends', async () => {
-    // One tenant holding three spaces (copies on; the tenant-wide copies off), and each space alone in its own table.
+  it("answer a space as LanceDB answers a table holding the space's rows known at as_of alone, through appends", async () => {
+    // One tenant holding three spaces (copies on; the tenant-wide copies off), and each space alone in its
+    // own table: all its rows, and only those known at each past as_of asked. Rows are known in any order
+    // of seq (as backfilled rows are), so a later batch adds rows known before a cut.
+    const CUTS = [1030, 1070];
     const mixed = await LanceIndex.open(join(dir, 'mixed'), 4, 0, 0, 0);
     const alone = await LanceIndex.open(join(dir, 'alone'), 4, 0, 0, 0, 0);
+    const table = (space: string, cut?: number): string => (cut === undefined ? `only-${space}` : `only-${space}-at-${cut}`);
     let written = 0;
     let compared = 0;
+    const modes = { past: 0, present: 0, hidden: 0 };
     for (const n of [120, 40, 90]) {
       const batch = rows(written, n);
       written += n;
       await mixed.add('t', batch);
       for (const s of SPACES) {
-        await alone.add(
-          `only-${s}`,
-          batch.filter((r) => r.space === s),
-        );
-        await alone.maintain(`only-${s}`, 'force'); // every row in its full-text index: the copy scores all as indexed
+        const inSpace = batch.filter((r) => r.space === s);
+        for (const cut of [undefined, ...CUTS]) {
+          const known = inSpace.filter((r) => cut === undefined || r.known_at <= cut);
+          if (known.length === 0) continue;
+          await alone.add(table(s, cut), known);
+          await alone.maintain(table(s, cut), 'force'); // every row in its full-text index: the copy scores all as indexed
+        }
       }
       for (let q = 0; q < 30; q++) {
         const space = pick(SPACES);
         const terms = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(QUERY_WORDS));
-        const f: RowFilter = { asOf: 1000 + Math.floor(rand() * 120), allKnown: rand() < 0.4, space };
+        const mode = pick(['past', 'past', 'present', 'hidden'] as const);
+        modes[mode]++;
+        const cut = mode === 'past' ? pick(CUTS) : undefined;
+        // A read at a past as_of counts the rows known then; one that sees every row, and the count of matches
+        // hidden from a read, count them all.
+        const f: RowFilter =
+          mode === 'past'
+            ? { asOf: cut!, space }
+            : mode === 'hidden'
+              ? { asOf: 1000 + Math.floor(rand() * 100), space, hidden: true }
+              : { asOf: rand() < 0.5 ? 1200 : 1000, allKnown: true, space };
         if (rand() < 0.3) f.kind = pick(['claim', 'turn']);
         if (rand() < 0.2) f.excludeIds = ['n1', 'n2', 'n3', 'n40'];
-        if (rand() < 0.1) f.hidden = true;
         const limit = pick([1, 5, 10, 40]);
         const what = `${terms.join(' ')} ${JSON.stringify(f)} limit ${limit}`;
-        expectSame(await mixed.fullText('t', terms, f, limit), await alone.fullText(`only-${space}`, terms, f, limit), what);
+        expectSame(await mixed.fullText('t', terms, f, limit), await alone.fullText(table(space, cut), terms, f, limit), what);
         const v = Float32Array.from({ length: 4 }, () => rand() - 0.5);
-        expectSame(await mixed.nearest('t', v, f, limit), await alone.nearest(`only-${space}`, v, f, limit), `nearest ${what}`);
+        expectSame(await mixed.nearest('t', v, f, limit), await alone.nearest(table(space), v, f, limit), `nearest ${what}`);
         compared++;
       }
     }
+    expect(Math.min(modes.past, modes.present, modes.hidden)).toBeGreaterThan(5);
     expect(mixed.textAnswers()).toEqual({ copy: 0, lance: 0, space: compared });
     const held = mixed.spaceCopies();
     expect(held).toMatchObject({ spaces: 3, rows: written, loads: 3, evictions: 0 });

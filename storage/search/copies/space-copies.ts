@@ -2,9 +2,10 @@
 // what its tenant holds. A tenant's table serves every space of an application; searched through LanceDB,
 // a space's 150 rows were found by BM25 over the tenant's postings and an HNSW walk that skips the other
 // spaces' rows (11 ms at 30k rows in the tenant, 177 ms at 300k). A copy holds one space's rows (read
-// once through the `space` prefilter), its full text (text-mirror.ts, BM25 with the space's own
-// statistics) and its vectors (vector-mirror.ts, a flat scan, exact), loaded on first search, kept fresh
-// by the index's appends, and dropped least recently searched first beyond a memory budget.
+// once through the `space` prefilter), its full text (text-mirror.ts, BM25 with the statistics of the
+// space's rows known at the search's as_of, so an answer at a past as_of never changes) and its vectors
+// (vector-mirror.ts, a flat scan, exact), loaded on first search, kept fresh by the index's appends, and
+// dropped least recently searched first beyond a memory budget.
 import type { Hit, RowFilter } from '../index-row.ts';
 import { TenantText, type TextRow, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors, type MirrorRow } from './vector-mirror.ts';
@@ -15,7 +16,8 @@ export type SpaceRow = MirrorRow & TextRow;
 
 /** One space's rows: full text and vectors. */
 export class SpaceCopy {
-  readonly #text = new TenantText();
+  // Statistics of the space's rows known at the read's as_of: an answer at a past as_of replays exactly.
+  readonly #text = new TenantText('known');
   readonly #vectors = new TenantVectors();
   #tokens = 0;
   #maxSeq = Number.NEGATIVE_INFINITY;

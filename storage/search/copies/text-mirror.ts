@@ -11,7 +11,9 @@
 // by newestAtCut, closed-cut.ts). The mirror always answers: where two scores are so close (within 1e-5
 // relative) that LanceDB's float32 arithmetic might tie or swap them, it keeps its own order. It once left those to LanceDB, whose query on a table with many rows
 // appended since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of
-// searches went there and took ~70-90 ms each, the whole of the p95.
+// searches went there and took ~70-90 ms each, the whole of the p95. A space's copy (space-copies.ts) holds
+// the same structure with other statistics (TextStatistics): no table answers for it, so it counts only
+// the rows known at the read's as_of.
 import type { Table as ArrowTable } from 'apache-arrow';
 import type { Hit, RowFilter } from '../index-row.ts';
 import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
@@ -95,8 +97,17 @@ interface Postings {
   tf: number[];
 }
 
+/**
+ * Which rows BM25's statistics count. `table`: as LanceDB's full-text query over the table does (the rows
+ * in its index, and the unindexed rows its flat scan reads), so a tenant's copy answers as the table
+ * would. `known`: the rows held that are known at the read's as_of (every row held is scored as indexed),
+ * so an answer at a past as_of does not change with rows learned after it.
+ */
+export type TextStatistics = 'table' | 'known';
+
 /** One tenant's texts, in write (seq) order; the first `indexed` are in LanceDB's full-text index. */
 export class TenantText {
+  readonly #statistics: TextStatistics;
   readonly #rows: Scalars[] = [];
   readonly #lengths: number[] = [];
   readonly #postings = new Map<string, Postings>();
@@ -105,12 +116,17 @@ export class TenantText {
   #indexedDocs = 0;
   #indexedTokens = 0;
   #maxSeq = Number.NEGATIVE_INFINITY;
+  #maxKnown = Number.NEGATIVE_INFINITY;
   /**
    * A search's running scores by row, and the rows it touched in the order first touched: reused from one
    * search to the next (each leaves it zeroed), since a map of scores cost most of a search over long
    * postings.
    */
   #acc = new Float64Array(0);
+
+  constructor(statistics: TextStatistics = 'table') {
+    this.#statistics = statistics;
+  }
 
   /** Appends rows written after those held, with their tokens (same order). */
   append(rows: readonly TextRow[], tokens: readonly (readonly string[])[]): void {
@@ -130,6 +146,7 @@ export class TenantText {
       }
       this.#rows.push(row);
       this.#lengths.push(list.length);
+      this.#maxKnown = Math.max(this.#maxKnown, row.known_at);
     });
   }
 
@@ -169,19 +186,36 @@ export class TenantText {
       flatTokens += this.#lengths[i]!;
       if (this.#lengths[i]! > 0) flatDocs++;
     }
-    const avgIndexed = f32(this.#indexedTokens / this.#indexedDocs);
-    const flatAll = this.#indexedDocs + flatDocs;
-    const avgAll = f32((this.#indexedTokens + flatTokens) / flatAll);
+    // Under `known` statistics a read at a past as_of counts the indexed rows known then (a backfilled row
+    // appended later counts if its declared instant is not after as_of); LanceDB's are all indexed rows.
+    const knownBy = this.#countsKnownBy(f);
+    let indexedDocs = this.#indexedDocs;
+    let indexedTokens = this.#indexedTokens;
+    if (knownBy !== undefined) {
+      indexedDocs = 0;
+      indexedTokens = 0;
+      for (let i = 0; i < this.#indexed; i++) {
+        if (!(this.#rows[i]!.known_at <= knownBy)) continue;
+        indexedTokens += this.#lengths[i]!;
+        if (this.#lengths[i]! > 0) indexedDocs++;
+      }
+      // No row known at as_of has a word: nothing to find (and no mean length to score by).
+      if (indexedDocs === 0) return [];
+    }
+    const avgIndexed = f32(indexedTokens / indexedDocs);
+    const flatAll = indexedDocs + flatDocs;
+    const avgAll = f32((indexedTokens + flatTokens) / flatAll);
     if (this.#acc.length < total) this.#acc = new Float64Array(Math.max(total, 2 * this.#acc.length));
     const acc = this.#acc;
     const touched: number[] = [];
     for (const token of query) {
       const p = this.#postings.get(token);
       if (!p) continue;
-      const inIndex = countBelow(p.rows, this.#indexed);
+      const indexedEnd = countBelow(p.rows, this.#indexed);
+      const inIndex = knownBy === undefined ? indexedEnd : this.#knownIn(p.rows, indexedEnd, knownBy);
       let inFlat = 0;
-      for (let k = inIndex; k < p.rows.length; k++) inFlat += flat[p.rows[k]! - this.#indexed]!;
-      const idfIndexed = inIndex === 0 ? 0 : idf(inIndex, this.#indexedDocs);
+      for (let k = indexedEnd; k < p.rows.length; k++) inFlat += flat[p.rows[k]! - this.#indexed]!;
+      const idfIndexed = inIndex === 0 ? 0 : idf(inIndex, indexedDocs);
       const idfAll = idf(inIndex + inFlat, flatAll);
       for (let k = 0; k < p.rows.length; k++) {
         const row = p.rows[k]!;
@@ -210,6 +244,24 @@ export class TenantText {
       insertSorted(best, { id: r.id, seq: r.seq, score }, limit);
     }
     return best;
+  }
+
+  /**
+   * The as_of whose known rows the statistics count, or undefined when they count every indexed row: under
+   * `table` statistics, for a read that sees every row held (nothing held is known after its as_of), and
+   * for the count of matches hidden from a read (scores unused).
+   */
+  #countsKnownBy(f: RowFilter): number | undefined {
+    if (this.#statistics === 'table' || f.allKnown || f.hidden) return undefined;
+    const asOf = Math.trunc(f.asOf);
+    return asOf >= this.#maxKnown ? undefined : asOf;
+  }
+
+  /** How many of the first `end` rows in `rows` are known at `asOf`. */
+  #knownIn(rows: readonly number[], end: number, asOf: number): number {
+    let n = 0;
+    for (let k = 0; k < end; k++) if (this.#rows[rows[k]!]!.known_at <= asOf) n++;
+    return n;
   }
 }
 
