@@ -83,14 +83,15 @@ describe('space copies', () => {
     await fresh.close();
   });
 
-  it("answer a space as LanceDB answers a table holding the space's rows known at as_of alone, through appends", async () => {
-    // One tenant holding three spaces (copies on; the tenant-wide copies off), and each space alone in its
-    // own table: all its rows, and only those known at each past as_of asked. Rows are known in any order
-    // of seq (as backfilled rows are), so a later batch adds rows known before a cut.
+  it('answer a space, or the whole tenant, as LanceDB answers a table holding its rows known at as_of alone, through appends', async () => {
+    // One tenant holding three spaces (copies on; the tenant-wide LanceDB-like copies off), and each space,
+    // and the tenant, alone in tables of their own: all their rows, and only those known at each past as_of
+    // asked. Rows are known in any order of seq (as backfilled rows are), so a later batch adds rows known
+    // before a cut.
     const CUTS = [1030, 1070];
     const mixed = await LanceIndex.open(join(dir, 'mixed'), 4, 0, 0, 0);
     const alone = await LanceIndex.open(join(dir, 'alone'), 4, 0, 0, 0, 0);
-    const table = (space: string, cut?: number): string => (cut === undefined ? `only-${space}` : `only-${space}-at-${cut}`);
+    const table = (space: string | undefined, cut?: number): string => `only-${space ?? 'all'}${cut === undefined ? '' : `-at-${cut}`}`;
     let written = 0;
     let compared = 0;
     const modes = { past: 0, present: 0, hidden: 0 };
@@ -98,8 +99,8 @@ describe('space copies', () => {
       const batch = rows(written, n);
       written += n;
       await mixed.add('t', batch);
-      for (const s of SPACES) {
-        const inSpace = batch.filter((r) => r.space === s);
+      for (const s of [...SPACES, undefined]) {
+        const inSpace = batch.filter((r) => s === undefined || r.space === s);
         for (const cut of [undefined, ...CUTS]) {
           const known = inSpace.filter((r) => cut === undefined || r.known_at <= cut);
           if (known.length === 0) continue;
@@ -108,7 +109,7 @@ describe('space copies', () => {
         }
       }
       for (let q = 0; q < 30; q++) {
-        const space = pick(SPACES);
+        const space = pick([...SPACES, undefined]);
         const terms = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(QUERY_WORDS));
         const mode = pick(['past', 'past', 'present', 'hidden'] as const);
         modes[mode]++;
@@ -132,9 +133,13 @@ describe('space copies', () => {
       }
     }
     expect(Math.min(modes.past, modes.present, modes.hidden)).toBeGreaterThan(5);
-    expect(mixed.textAnswers()).toEqual({ copy: 0, lance: 0, space: compared });
+    const answers = mixed.textAnswers();
+    expect(answers).toMatchObject({ copy: 0, lance: 0 });
+    expect(answers.whole).toBeGreaterThan(5);
+    expect(answers.space + answers.whole).toBe(compared);
+    // Three spaces and the whole tenant: every row twice.
     const held = mixed.spaceCopies();
-    expect(held).toMatchObject({ spaces: 3, rows: written, loads: 3, evictions: 0 });
+    expect(held).toMatchObject({ spaces: 4, rows: 2 * written, loads: 4, evictions: 0 });
     await mixed.close();
     await alone.close();
   });
@@ -165,6 +170,33 @@ describe('space copies', () => {
     expect(c.loads).toBe(12);
     await small.close();
     await none.close();
+  });
+});
+
+describe('a copy of a whole tenant', () => {
+  it('is not made for a tenant larger than a copy may hold, asked by its size alone, not its rows', async () => {
+    let reads = 0;
+    let size = 101;
+    const source: SpaceSource = {
+      size: async () => size,
+      rows: async () => {
+        reads++;
+        return [];
+      },
+      tokenize: async (text) => text.split(/\s+/),
+    };
+    const copies = new SpaceCopies(2 ** 30, 100, new TokenCache());
+    expect(await copies.get('t', null, source)).toBeNull();
+    // A tenant found too large is not asked again (its table only grows), and its spaces are other copies.
+    size = 5;
+    expect(await copies.get('t', null, source)).toBeNull();
+    expect(reads).toBe(0);
+    expect(await copies.get('t', 'a', source)).not.toBeNull();
+    expect(reads).toBe(1);
+    // Dropping the tenant (its table was deleted or replaced) forgets that it was too large.
+    copies.dropTenant('t');
+    expect(await copies.get('t', null, source)).not.toBeNull();
+    expect(copies.held().spaces).toBe(1);
   });
 });
 

@@ -14,19 +14,30 @@ import { ReloadWatch } from '../../reload-watch.ts';
 /** A row as the index writes it: prefilter columns, text and vectors. */
 export type SpaceRow = MirrorRow & TextRow;
 
-/** One space's rows: full text and vectors. */
+/** The vector cells of a row read for a copy that holds none. */
+export const NO_VECTOR = new Float32Array(0);
+
+/**
+ * One scope's rows: full text, and for a space its vectors too. A whole tenant's copy holds its full text
+ * only: the tenant's vectors are scanned exactly by the vector mirrors (vector-mirror.ts) or LanceDB's flat
+ * search, within their own budget, and a copy of them here would double the largest part of the memory.
+ */
 export class SpaceCopy {
-  // Statistics of the space's rows known at the read's as_of: an answer at a past as_of replays exactly.
+  // Statistics of the scope's rows known at the read's as_of: an answer at a past as_of replays exactly.
   readonly #text = new TenantText('known');
-  readonly #vectors = new TenantVectors();
+  readonly #vectors: TenantVectors | null;
   #tokens = 0;
   #maxSeq = Number.NEGATIVE_INFINITY;
 
+  constructor(vectors = true) {
+    this.#vectors = vectors ? new TenantVectors() : null;
+  }
+
   append(rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
     this.#text.append(rows, tokens);
-    // Every row held is scored as indexed: BM25 over the space's own rows, nothing left to a flat scan.
+    // Every row held is scored as indexed: BM25 over the scope's own rows, nothing left to a flat scan.
     this.#text.setIndexed(this.#text.size);
-    this.#vectors.append(rows);
+    this.#vectors?.append(rows);
     for (const t of tokens) this.#tokens += t.length;
     for (const r of rows) this.#maxSeq = Math.max(this.#maxSeq, r.seq);
   }
@@ -42,7 +53,7 @@ export class SpaceCopy {
 
   /** Approximate memory held: vectors, per-row cells and postings. */
   get bytes(): number {
-    return this.#vectors.bytes + 120 * this.#text.size + 24 * this.#tokens;
+    return (this.#vectors?.bytes ?? 0) + 120 * this.#text.size + 24 * this.#tokens;
   }
 
   fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] {
@@ -50,6 +61,7 @@ export class SpaceCopy {
   }
 
   nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] {
+    if (!this.#vectors) throw new Error("a whole tenant's search copy holds no vectors: its vector mirror answers");
     return this.#vectors.nearest(query, f, limit, column);
   }
 }
@@ -57,10 +69,21 @@ export class SpaceCopy {
 /** What loading a space reads: its rows, at most `limit` (one more than a copy may hold: then it is too large). */
 export interface SpaceSource {
   rows(limit: number): Promise<SpaceRow[]>;
+  /** How many rows the scope holds, when that is cheaper to ask than reading one more than a copy may hold. */
+  size?: () => Promise<number>;
   tokenize: Tokenize;
 }
 
-const key = (tenant: string, space: string): string => `${tenant}\u0000${space}`;
+/**
+ * A copy's scope: one space, or (null) every space of the tenant, for a search without `space` over a
+ * tenant small enough to copy whole (its full text only).
+ */
+export type Scope = string | null;
+
+// Any string is a space name, so the whole tenant's key differs in its separator, not its name.
+const key = (tenant: string, space: Scope): string => (space === null ? `${tenant}\u0001` : `${tenant}\u0000${space}`);
+const ofTenant = (tenant: string | undefined, k: string): boolean =>
+  tenant === undefined || k === key(tenant, null) || k.startsWith(key(tenant, ''));
 
 /** Copies of many spaces within a byte budget, least recently searched dropped first. */
 export class SpaceCopies {
@@ -96,12 +119,12 @@ export class SpaceCopies {
   }
 
   /** The space's copy if it is loaded (not merely loading), without counting a use. */
-  loaded(tenant: string, space: string): SpaceCopy | undefined {
+  loaded(tenant: string, space: Scope): SpaceCopy | undefined {
     return this.#held.get(key(tenant, space));
   }
 
   /** The space's copy, loaded from `source` when absent; null when it is too large or does not fit. */
-  get(tenant: string, space: string, source: SpaceSource): Promise<SpaceCopy | null> {
+  get(tenant: string, space: Scope, source: SpaceSource): Promise<SpaceCopy | null> {
     const k = key(tenant, space);
     const cached = this.#copies.get(k);
     if (cached) {
@@ -110,7 +133,7 @@ export class SpaceCopies {
       return cached;
     }
     if (!this.enabled || this.#large.has(k)) return Promise.resolve(null);
-    const loading = this.#load(k, source);
+    const loading = this.#load(k, source, space !== null);
     this.#copies.set(k, loading);
     loading.then(
       (copy) => {
@@ -121,8 +144,12 @@ export class SpaceCopies {
     return loading;
   }
 
-  async #load(k: string, source: SpaceSource): Promise<SpaceCopy | null> {
+  async #load(k: string, source: SpaceSource, vectors: boolean): Promise<SpaceCopy | null> {
     const t0 = performance.now();
+    if (source.size && (await source.size()) > this.#maxRows) {
+      this.#large.add(k);
+      return null;
+    }
     // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
     const rows = await source.rows(this.#maxRows + 1);
     if (rows.length > this.#maxRows) {
@@ -134,7 +161,7 @@ export class SpaceCopies {
       rows.map((r) => r.text),
       source.tokenize,
     );
-    const copy = new SpaceCopy();
+    const copy = new SpaceCopy(vectors);
     copy.append(rows, tokens);
     if (copy.bytes > this.#budget) return null;
     this.counts.loads++;
@@ -155,11 +182,12 @@ export class SpaceCopies {
     if (!reload) return;
     this.counts.reloads++;
     if (!reload.say) return;
-    const [tenant, space] = k.split('\u0000');
+    const whole = k.endsWith('\u0001') && !k.includes('\u0000');
+    const [tenant, space] = whole ? [k.slice(0, -1), null] : k.split('\u0000');
     const { spaces, bytes } = this.held();
     const mb = (b: number): number => Math.round(b / 1048576);
     this.#warn(
-      `search copies: space "${space}" of tenant "${tenant}" is loaded again ${(reload.afterMs / 1000).toFixed(1)} s after it was ` +
+      `search copies: ${space === null ? 'the whole' : `space "${space}" of`} tenant "${tenant}" is loaded again ${(reload.afterMs / 1000).toFixed(1)} s after it was ` +
         `dropped (${this.counts.reloads} such reloads so far). The spaces being searched do not fit ` +
         `SVC_SEARCH_SPACES_MB=${mb(this.#budget)} (${spaces} spaces held, ~${mb(bytes)} MB): each search of a dropped one reads ` +
         `LanceDB and takes a heavy slot. Raise SVC_SEARCH_SPACES_MB.`,
@@ -167,17 +195,19 @@ export class SpaceCopies {
   }
 
   /**
-   * Adds rows just written to the table to the copies of their spaces (waiting for a load in progress: it
-   * may have read the table before these rows landed; rows it already holds are skipped by seq).
+   * Adds rows just written to the table to the copies of their spaces and of the whole tenant (waiting for a
+   * load in progress: it may have read the table before these rows landed; rows it already holds are
+   * skipped by seq).
    */
   async append(tenant: string, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<void> {
-    const bySpace = new Map<string, SpaceRow[]>();
+    const bySpace = new Map<Scope, SpaceRow[]>();
     for (const r of rows) {
       if (!this.#copies.has(key(tenant, r.space))) continue;
       const list = bySpace.get(r.space);
       if (list) list.push(r);
       else bySpace.set(r.space, [r]);
     }
+    if (rows.length > 0 && this.#copies.has(key(tenant, null))) bySpace.set(null, [...rows]);
     for (const [space, list] of bySpace) {
       const k = key(tenant, space);
       const copy = await this.#copies.get(k)?.catch(() => null);
@@ -199,8 +229,8 @@ export class SpaceCopies {
 
   /** Forgets a tenant's copies (its table changed under them), or every copy. */
   dropTenant(tenant?: string): void {
-    for (const k of [...this.#copies.keys()]) if (tenant === undefined || k.startsWith(key(tenant, ''))) this.#drop(k);
-    for (const k of [...this.#large]) if (tenant === undefined || k.startsWith(key(tenant, ''))) this.#large.delete(k);
+    for (const k of [...this.#copies.keys()]) if (ofTenant(tenant, k)) this.#drop(k);
+    for (const k of [...this.#large]) if (ofTenant(tenant, k)) this.#large.delete(k);
   }
 
   /** Rows and bytes held (tests, diagnosis). */

@@ -127,7 +127,7 @@ describe('full-text copy against LanceDB', () => {
     }
     const answers = mirrored.textAnswers();
     // The copy answers every one, and nearly all row for row as LanceDB did.
-    expect(answers).toEqual({ copy: compared, lance: 0, space: 0 });
+    expect(answers).toEqual({ copy: compared, lance: 0, space: 0, whole: 0 });
     expect(identical).toBeGreaterThan(compared * 0.9);
     expect(plain.textAnswers().copy).toBe(0);
   });

@@ -1,6 +1,8 @@
 // The only module that touches LanceDB (Arrow batches are built in arrow-rows.ts). One table per tenant, one row per node version:
 // filters are SQL `where` prefilters (applied before ranking), full text is LanceDB's BM25 index with
-// stemming (a small table's answered from an in-memory copy, text-mirror.ts), vectors are searched flat
+// stemming (the full text of a space or a whole tenant of up to 20k rows is answered from its in-memory
+// copy, space-copies.ts, scored over its rows known at as_of; without copies, a small table's from a copy
+// scored as LanceDB scores, text-mirror.ts), vectors are searched flat
 // until a table is large enough for an HNSW index to pay off, and flat still while a query's filter admits
 // few enough rows for an exact answer (exactVectorRows). Every answer is in a total order, a tie at the
 // cut settled among all its rows (closed-cut.ts), so it does not depend on how the table was built.
@@ -14,7 +16,7 @@ import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
-import { SpaceCopies, type SpaceCopy } from '../copies/space-copies.ts';
+import { NO_VECTOR, SpaceCopies, type Scope, type SpaceCopy } from '../copies/space-copies.ts';
 import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 
@@ -98,8 +100,9 @@ const MIRROR_COLUMNS = [...FILTER_COLUMNS, 'vector'];
 
 /**
  * Memory for the copies of single spaces a space-confined search reads (space-copies.ts, ~2.5 KB a row
- * with the local embedder and word vectors), and the rows from which a space is searched through LanceDB
- * instead. 0 turns the copies off.
+ * with the local embedder and word vectors) and of whole tenants' full text a search without a space reads
+ * (~1 KB a row), and the rows from which such a scope is searched through LanceDB instead. 0 turns the
+ * copies off.
  */
 export const spaceCopyBytes = (env: NodeJS.ProcessEnv = process.env): number =>
   envMegabytes(env, 'SVC_SEARCH_SPACES_MB', 64, 0) * 1024 * 1024;
@@ -177,8 +180,8 @@ export class LanceIndex {
   #session: lancedb.Session | undefined;
   readonly #tokens = new TokenCache();
   readonly #spaces: SpaceCopies;
-  /** Full-text queries answered by a tenant's copy and by LanceDB. */
-  readonly #textAnswers = { copy: 0, lance: 0, space: 0 };
+  /** Full-text queries answered by a tenant's LanceDB-like copy, by LanceDB, by a space's copy and by a whole tenant's. */
+  readonly #textAnswers = { copy: 0, lance: 0, space: 0, whole: 0 };
   /** Tenants with a full-text copy, least recently searched first. */
   readonly #textRecent = new Map<string, TableState>();
   readonly #textMirrorRows: number;
@@ -432,11 +435,11 @@ export class LanceIndex {
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state || terms.length === 0) return [];
-    const space = filter.space === undefined ? null : await this.#spaceCopy(tenant, filter.space, state);
-    if (space) {
+    const scoped = await this.#scopeCopy(tenant, filter.space ?? null, state);
+    if (scoped) {
       const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
-      this.#textAnswers.space++;
-      return space.fullText(tokens ?? [], filter, limit);
+      this.#textAnswers[filter.space === undefined ? 'whole' : 'space']++;
+      return scoped.fullText(tokens ?? [], filter, limit);
     }
     if (!state.hasTextIndex) return [];
     state.searched = true;
@@ -528,7 +531,7 @@ export class LanceIndex {
   }
 
   /** How many full-text queries the in-memory copies answered, and how many LanceDB did (tests, diagnosis). */
-  textAnswers(): { copy: number; lance: number; space: number } {
+  textAnswers(): { copy: number; lance: number; space: number; whole: number } {
     return { ...this.#textAnswers };
   }
 
@@ -546,7 +549,8 @@ export class LanceIndex {
   ): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
-    const space = filter.space === undefined ? null : await this.#spaceCopy(tenant, filter.space, state);
+    // A space's copy holds its vectors; a whole tenant's only its full text (the mirror below scans vectors).
+    const space = filter.space === undefined ? null : await this.#scopeCopy(tenant, filter.space, state);
     if (space) return space.nearest(vector, filter, limit, column);
     if (!state.hasVectorIndex) {
       const mirror = await this.#mirrors.get(tenant, async () =>
@@ -585,7 +589,7 @@ export class LanceIndex {
    */
   async spaceCopy(tenant: string, space: string): Promise<SpaceCopy | null> {
     const state = await this.#state(tenant, false);
-    return state ? this.#spaceCopy(tenant, space, state) : null;
+    return state ? this.#scopeCopy(tenant, space, state) : null;
   }
 
   /** The space's copy if it is in memory now (admission: a search of it may be cheap). */
@@ -604,11 +608,27 @@ export class LanceIndex {
     copy.append(rows, tokens);
   }
 
-  #spaceCopy(tenant: string, space: string, state: TableState): Promise<SpaceCopy | null> {
+  /**
+   * The copy a search of `space` reads, or of the whole tenant (null) when the tenant's table is no larger
+   * than a copy may be: so a search over few rows, confined to a space or not, is scored over the rows of
+   * its scope known at its as_of (space-copies.ts) and replays exactly.
+   */
+  #scopeCopy(tenant: string, space: Scope, state: TableState): Promise<SpaceCopy | null> {
     // A copy tokenizes with the table's full-text tokenizer, which LanceDB has only once the text index is
     // built (after the first rows): until then the table answers, as it always did ("Column 'text' does not
     // have a full text search index" was a 500 for a search right after a fresh table's first write).
     if (!state.hasTextIndex) return Promise.resolve(null);
+    const tokenize = this.#tokenize(state.table);
+    if (space === null) {
+      return this.#spaces.get(tenant, null, {
+        size: () => state.table.countRows(),
+        rows: async (limit) =>
+          textRows(await state.table.query().select(TEXT_COLUMNS).limit(limit).toArrow())
+            .map((r) => ({ ...r, vector: NO_VECTOR }))
+            .sort((a, b) => a.seq - b.seq),
+        tokenize,
+      });
+    }
     const where = `space = ${quote(space)}`;
     const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
     return this.#spaces.get(tenant, space, {
@@ -619,7 +639,7 @@ export class LanceIndex {
           .map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }))
           .sort((a, b) => a.seq - b.seq);
       },
-      tokenize: this.#tokenize(state.table),
+      tokenize,
     });
   }
 
