@@ -2,12 +2,14 @@
 // ids the tenant never wrote asks the store nothing once the filter is built, and a write into a new space
 // loads no view from the store; the plan is the one a lookup would have given, including when a commit
 // lands between the filter's answer and the plan, and after a restart (the filter is read again from the
-// store, the write journal's rows included).
-import { mkdtempSync, rmSync } from 'node:fs';
+// store, the write journal's rows included, or taken back from the last clean close when nothing was
+// written since).
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BloomFilter, HeldKeys } from '../storage/log/held-keys.ts';
+import { HELD_KEYS_FILE } from '../storage/log/held-keys-file.ts';
 import { Ledger } from '../storage/log/ledger.ts';
 import type { WriteInput } from '../storage/log/write-plan.ts';
 import type { NodeVersion } from '../storage/types.ts';
@@ -172,6 +174,47 @@ describe('the filter of ids a tenant holds', () => {
     expect(s1.absent - s0.absent).toBe(1); // new1
     // z lives in C: C's view was in the second plan.
     expect(r.residentSpaces().some(([, s]) => s === 'C')).toBe(true);
+  });
+
+  it('is taken back after a clean close, without reading the ids from the store again, and answers as before', async () => {
+    const l = await ledgerIn();
+    await l.write(T, { space: 'B', nodes: [node('x')], edges: [] });
+    await l.write(T, { space: 'C', nodes: [node('z')], edges: [] });
+    expect(await l.heldKeysSettled(T)).toBe(true);
+    const r = await reopen(l);
+    expect(r.heldKeysCounts()).toEqual({ builds: 0, restored: 1 });
+    expect(existsSync(join(r.dataDir, HELD_KEYS_FILE))).toBe(false);
+    const s0 = r.planStats();
+    const mixed = await r.write(T, { space: 'A', nodes: [node('x'), node('fresh')], edges: [] });
+    expect(mixed.refused).toEqual([{ id: 'x', kind: 'node', reason: 'id_conflict' }]);
+    const s1 = r.planStats();
+    expect(s1.absent - s0.absent).toBe(1); // fresh, answered by the filter taken back
+    expect(s1.lookedUp - s0.lookedUp).toBe(1); // x, held
+    expect(r.heldKeysCounts().builds).toBe(0);
+  });
+
+  it('is not taken back when rows were written after it was saved: the ids are read from the store again', async () => {
+    const l = await ledgerIn();
+    await l.write(T, { space: 'B', nodes: [node('x')], edges: [] });
+    expect(await l.heldKeysSettled(T)).toBe(true);
+    const dir = l.dataDir;
+    await l.close();
+    open = open.filter((x) => x !== l);
+    const saved = readFileSync(join(dir, HELD_KEYS_FILE));
+    // Another run writes `y` (a program that keeps no filter, or one killed before its close saved one).
+    const other = await ledgerIn(dir);
+    await other.write(T, { space: 'D', nodes: [node('y')], edges: [] });
+    await other.close();
+    open = open.filter((x) => x !== other);
+    writeFileSync(join(dir, HELD_KEYS_FILE), saved);
+    const r = await ledgerIn(dir);
+    expect(r.heldKeysCounts()).toEqual({ builds: 0, restored: 0 });
+    expect(existsSync(join(dir, HELD_KEYS_FILE))).toBe(false);
+    // The stale filter would call y absent; read from the store, it is held.
+    const again = await r.write(T, { space: 'E', nodes: [node('y')], edges: [] });
+    expect(again.refused).toEqual([{ id: 'y', kind: 'node', reason: 'id_conflict' }]);
+    expect(await r.heldKeysSettled(T)).toBe(true);
+    expect(r.heldKeysCounts().builds).toBe(1);
   });
 
   it('never misses a commit that brings an id the filter called absent into another space before the plan', async () => {

@@ -24,6 +24,7 @@ import { SpacesSearchView } from '../read/spaces-search-view.ts';
 import { TenantLists } from '../read/tenant-lists.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
+import { HELD_KEYS_FILE, saveHeldKeys, takeHeldKeys } from './held-keys-file.ts';
 import { KnownSpaces } from './known-spaces.ts';
 import { LruMap } from '../lru-map.ts';
 import type { Micros } from '../time.ts';
@@ -297,6 +298,10 @@ export class Ledger {
       opts.idFilter ?? true,
       opts.exportPageRows ?? EXPORT_PAGE_ROWS,
     );
+    // Filters of held ids saved by the last close, taken back if nothing was written since (before any
+    // commit here, so none can be missing from them).
+    const saved = ledger.#held ? await takeHeldKeys(join(dataDir, HELD_KEYS_FILE), last) : null;
+    if (saved) ledger.#held?.restore(saved);
     // A deletion a crash or a kill cut short goes on; the tenant is refused until it ends.
     for (const tenant of ledger.#drops.list())
       ledger
@@ -1336,7 +1341,25 @@ export class Ledger {
     // A deletion under way stops after its current part (and resumes at the next open).
     for (const drop of this.#running.values()) await drop.finished.catch(() => undefined);
     while (this.#draining || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.#saveHeldKeys();
     await this.#graph.close();
+  }
+
+  /** Saves the filters of held ids built, marked with the store's latest row, for the next open (held-keys-file.ts). */
+  async #saveHeldKeys(): Promise<void> {
+    const filters = this.#held?.saved() ?? [];
+    if (filters.length === 0) return;
+    try {
+      saveHeldKeys(join(this.dataDir, HELD_KEYS_FILE), await this.#graph.lastWritten(), filters);
+    } catch (error) {
+      // Only a cache: the next open reads the ids from the store instead.
+      console.error('ids held by tenants: saving their filters for the next start failed:', error);
+    }
+  }
+
+  /** Filters of held ids built from the store and taken back from the last close (tests). */
+  heldKeysCounts(): { builds: number; restored: number } {
+    return { builds: this.#held?.builds ?? 0, restored: this.#held?.restored ?? 0 };
   }
 }
 
