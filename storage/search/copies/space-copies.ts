@@ -133,7 +133,7 @@ export class SpaceCopies {
       return cached;
     }
     if (!this.enabled || this.#large.has(k)) return Promise.resolve(null);
-    const loading = this.#load(k, source, space !== null);
+    const loading = this.#load(tenant, space, source);
     this.#copies.set(k, loading);
     loading.then(
       (copy) => {
@@ -144,7 +144,8 @@ export class SpaceCopies {
     return loading;
   }
 
-  async #load(k: string, source: SpaceSource, vectors: boolean): Promise<SpaceCopy | null> {
+  async #load(tenant: string, space: Scope, source: SpaceSource): Promise<SpaceCopy | null> {
+    const k = key(tenant, space);
     const t0 = performance.now();
     if (source.size && (await source.size()) > this.#maxRows) {
       this.#large.add(k);
@@ -161,12 +162,12 @@ export class SpaceCopies {
       rows.map((r) => r.text),
       source.tokenize,
     );
-    const copy = new SpaceCopy(vectors);
+    const copy = new SpaceCopy(space !== null);
     copy.append(rows, tokens);
     if (copy.bytes > this.#budget) return null;
     this.counts.loads++;
     this.counts.loadMs += performance.now() - t0;
-    this.#noteReload(k);
+    this.#noteReload(tenant, space);
     this.#held.set(k, copy);
     this.#evict();
     return copy;
@@ -177,13 +178,11 @@ export class SpaceCopies {
    * not fit the budget, so their searches keep reading LanceDB and count as heavy (tens to hundreds of ms,
    * and a heavy slot each). Said once per window, as the read models say theirs, since nothing else shows it.
    */
-  #noteReload(k: string): void {
-    const reload = this.#reloadWatch.loaded(k);
+  #noteReload(tenant: string, space: Scope): void {
+    const reload = this.#reloadWatch.loaded(key(tenant, space));
     if (!reload) return;
     this.counts.reloads++;
     if (!reload.say) return;
-    const whole = k.endsWith('\u0001') && !k.includes('\u0000');
-    const [tenant, space] = whole ? [k.slice(0, -1), null] : k.split('\u0000');
     const { spaces, bytes } = this.held();
     const mb = (b: number): number => Math.round(b / 1048576);
     this.#warn(

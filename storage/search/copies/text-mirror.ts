@@ -11,9 +11,9 @@
 // by newestAtCut, closed-cut.ts). The mirror always answers: where two scores are so close (within 1e-5
 // relative) that LanceDB's float32 arithmetic might tie or swap them, it keeps its own order. It once left those to LanceDB, whose query on a table with many rows
 // appended since its last optimize scans them flat: in a live replay of messages (~5k rows a tenant) 7% of
-// searches went there and took ~70-90 ms each, the whole of the p95. A space's copy (space-copies.ts) holds
-// the same structure with other statistics (TextStatistics): no table answers for it, so it counts only
-// the rows known at the read's as_of.
+// searches went there and took ~70-90 ms each, the whole of the p95. The copies of a space or of a whole
+// tenant's full text (space-copies.ts) hold the same structure with other statistics (TextStatistics): no
+// table answers for them, so they count only the rows known at the read's as_of.
 import type { Table as ArrowTable } from 'apache-arrow';
 import type { Hit, RowFilter } from '../index-row.ts';
 import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';

@@ -623,9 +623,7 @@ export class LanceIndex {
       return this.#spaces.get(tenant, null, {
         size: () => state.table.countRows(),
         rows: async (limit) =>
-          textRows(await state.table.query().select(TEXT_COLUMNS).limit(limit).toArrow())
-            .map((r) => ({ ...r, vector: NO_VECTOR }))
-            .sort((a, b) => a.seq - b.seq),
+          textRows(await state.table.query().select(TEXT_COLUMNS).limit(limit).toArrow()).map((r) => ({ ...r, vector: NO_VECTOR })),
         tokenize,
       });
     }
@@ -635,9 +633,7 @@ export class LanceIndex {
       rows: async (limit) => {
         const data = await spaceRowsOf(state.table, space, where, columns, limit);
         const text = data.getChild('text');
-        return mirrorRows(data, this.dimension)
-          .map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }))
-          .sort((a, b) => a.seq - b.seq);
+        return mirrorRows(data, this.dimension).map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }));
       },
       tokenize,
     });
