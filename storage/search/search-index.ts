@@ -635,8 +635,8 @@ export class SearchIndex {
    * commits holding that tenant's rows (commits are indexed in order, so waiting for its last one suffices;
    * another tenant's bulk import does not hold its searches up). With a space whose copy can be held
    * (space-copies.ts) it waits for no batch: the space's own queued rows are embedded and added to the copy
-   * here, so a flood of writes into other spaces is never waited for. A space too large for a copy waits
-   * for the last commit holding its rows.
+   * here, so a flood of writes into other spaces is never waited for. A space too large for a copy with
+   * its vectors (whose vectors the table answers) waits for the last commit holding its rows.
    */
   async caughtUp(tenant?: string, space?: string): Promise<number> {
     // Until the catch-up has read the store, nobody knows which tenants' rows it will queue.
@@ -653,11 +653,12 @@ export class SearchIndex {
   /**
    * Brings the space's copy up to every committed row: the rows still queued for the table (or being
    * written to it) are embedded and added now; the table's own append later skips them by seq. False when
-   * the space has no copy (the tenant has no table yet, the space is too large, or copies are off).
+   * the space has no copy with its vectors (the tenant has no table yet, the space is too large, or copies
+   * are off): then the table answers its vector queries, and its rows must be in the table.
    */
   async #freshCopy(tenant: string, space: string): Promise<boolean> {
     const copy = await this.#lance.spaceCopy(tenant, space);
-    if (!copy) return false;
+    if (!copy?.hasVectors) return false;
     const nodes = this.#notInCopy(tenant, space, copy);
     if (nodes.length > 0) await this.#lance.appendToCopy(tenant, copy, await this.#rows(nodes));
     return true;
@@ -736,7 +737,7 @@ export class SearchIndex {
   searchesInMemory(tenant: string, space: string): boolean {
     if (this.#catchingUp || this.#open.holds(tenant)) return false;
     const copy = this.#lance.loadedSpaceCopy(tenant, space);
-    if (copy === undefined) return false;
+    if (!copy?.hasVectors) return false;
     const missing = this.#notInCopy(tenant, space, copy).length;
     return missing === 0 || (missing <= LIGHT_MISSING_ROWS && this.embedder instanceof LocalEmbedder);
   }

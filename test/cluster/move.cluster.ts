@@ -40,10 +40,13 @@ const writable = (tenant: string): Promise<boolean> =>
 beforeAll(async () => {
   const missing = missingBinaries();
   if (missing) throw new Error(missing);
-  // Vector queries exact at every size the test writes, so both servers' answers are a function of the rows
-  // (the default bound, 20,000 rows, keeps larger filters on the approximate HNSW index).
+  // Searches exact at every size the test writes (vector queries scanned flat, full text scored over the
+  // rows known at as_of from a copy held in memory, ~600 bytes a row here), so both servers' answers are a
+  // function of the rows known at as_of (the default bound, 20,000 rows, leaves larger scopes to LanceDB's
+  // approximate HNSW index and its statistics of the whole table).
   cluster = await Cluster.start(Object.fromEntries(Object.keys(TENANTS).map((t) => [keyOf(t), t])), {
     SVC_SEARCH_EXACT_ROWS: String(Math.max(20_000, 2 * ROWS)),
+    SVC_SEARCH_SPACES_MB: String(64 + Math.ceil(ROWS / 1_000)),
   });
   for (const [t, server] of Object.entries(TENANTS)) {
     await cluster.registerKey(keyOf(t), t);

@@ -83,66 +83,81 @@ describe('space copies', () => {
     await fresh.close();
   });
 
-  it('answer a space, or the whole tenant, as LanceDB answers a table holding its rows known at as_of alone, through appends', async () => {
-    // One tenant holding three spaces (copies on; the tenant-wide LanceDB-like copies off), and each space,
-    // and the tenant, alone in tables of their own: all their rows, and only those known at each past as_of
-    // asked. Rows are known in any order of seq (as backfilled rows are), so a later batch adds rows known
-    // before a cut.
-    const CUTS = [1030, 1070];
-    const mixed = await LanceIndex.open(join(dir, 'mixed'), 4, 0, 0, 0);
-    const alone = await LanceIndex.open(join(dir, 'alone'), 4, 0, 0, 0, 0);
-    const table = (space: string | undefined, cut?: number): string => `only-${space ?? 'all'}${cut === undefined ? '' : `-at-${cut}`}`;
-    let written = 0;
-    let compared = 0;
-    const modes = { past: 0, present: 0, hidden: 0 };
-    for (const n of [120, 40, 90]) {
-      const batch = rows(written, n);
-      written += n;
-      await mixed.add('t', batch);
-      for (const s of [...SPACES, undefined]) {
-        const inSpace = batch.filter((r) => s === undefined || r.space === s);
-        for (const cut of [undefined, ...CUTS]) {
-          const known = inSpace.filter((r) => cut === undefined || r.known_at <= cut);
-          if (known.length === 0) continue;
-          await alone.add(table(s, cut), known);
-          await alone.maintain(table(s, cut), 'force'); // every row in its full-text index: the copy scores all as indexed
+  // With vectors (the default bound, past every space here), and past a bound of 60 rows: copies of full
+  // text only, whose spaces cross the bound as they grow (a copy with vectors is then read again without).
+  it.each([
+    { copies: 'with their vectors', name: 'vectors', spaceCopyRows: undefined },
+    { copies: 'of full text only past 60 rows', name: 'text', spaceCopyRows: 60 },
+  ])(
+    'answer a space, or the whole tenant, as LanceDB answers a table holding its rows known at as_of alone, through appends: copies $copies',
+    async ({ name, spaceCopyRows }) => {
+      // One tenant holding three spaces (copies on; the tenant-wide LanceDB-like copies off), and each space,
+      // and the tenant, alone in tables of their own: all their rows, and only those known at each past as_of
+      // asked. Rows are known in any order of seq (as backfilled rows are), so a later batch adds rows known
+      // before a cut.
+      const CUTS = [1030, 1070];
+      const bounds = spaceCopyRows === undefined ? {} : { spaceCopyRows, exactRows: 1_000 };
+      const mixed = await LanceIndex.open(join(dir, `mixed-${name}`), 4, 0, 0, 0, undefined, bounds);
+      const alone = await LanceIndex.open(join(dir, `alone-${name}`), 4, 0, 0, 0, 0);
+      const table = (space: string | undefined, cut?: number): string => `only-${space ?? 'all'}${cut === undefined ? '' : `-at-${cut}`}`;
+      let written = 0;
+      let compared = 0;
+      const modes = { past: 0, present: 0, hidden: 0 };
+      for (const n of [120, 40, 90]) {
+        const batch = rows(written, n);
+        written += n;
+        await mixed.add('t', batch);
+        for (const s of [...SPACES, undefined]) {
+          const inSpace = batch.filter((r) => s === undefined || r.space === s);
+          for (const cut of [undefined, ...CUTS]) {
+            const known = inSpace.filter((r) => cut === undefined || r.known_at <= cut);
+            if (known.length === 0) continue;
+            await alone.add(table(s, cut), known);
+            await alone.maintain(table(s, cut), 'force'); // every row in its full-text index: the copy scores all as indexed
+          }
+        }
+        for (let q = 0; q < 30; q++) {
+          const space = pick([...SPACES, undefined]);
+          const terms = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(QUERY_WORDS));
+          const mode = pick(['past', 'past', 'present', 'hidden'] as const);
+          modes[mode]++;
+          const cut = mode === 'past' ? pick(CUTS) : undefined;
+          // A read at a past as_of counts the rows known then; one that sees every row, and the count of matches
+          // hidden from a read, count them all.
+          const f: RowFilter =
+            mode === 'past'
+              ? { asOf: cut!, space }
+              : mode === 'hidden'
+                ? { asOf: 1000 + Math.floor(rand() * 100), space, hidden: true }
+                : { asOf: rand() < 0.5 ? 1200 : 1000, allKnown: true, space };
+          if (rand() < 0.3) f.kind = pick(['claim', 'turn']);
+          if (rand() < 0.2) f.excludeIds = ['n1', 'n2', 'n3', 'n40'];
+          const limit = pick([1, 5, 10, 40]);
+          const what = `${terms.join(' ')} ${JSON.stringify(f)} limit ${limit}`;
+          expectSame(await mixed.fullText('t', terms, f, limit), await alone.fullText(table(space, cut), terms, f, limit), what);
+          const v = Float32Array.from({ length: 4 }, () => rand() - 0.5);
+          expectSame(await mixed.nearest('t', v, f, limit), await alone.nearest(table(space), v, f, limit), `nearest ${what}`);
+          compared++;
         }
       }
-      for (let q = 0; q < 30; q++) {
-        const space = pick([...SPACES, undefined]);
-        const terms = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(QUERY_WORDS));
-        const mode = pick(['past', 'past', 'present', 'hidden'] as const);
-        modes[mode]++;
-        const cut = mode === 'past' ? pick(CUTS) : undefined;
-        // A read at a past as_of counts the rows known then; one that sees every row, and the count of matches
-        // hidden from a read, count them all.
-        const f: RowFilter =
-          mode === 'past'
-            ? { asOf: cut!, space }
-            : mode === 'hidden'
-              ? { asOf: 1000 + Math.floor(rand() * 100), space, hidden: true }
-              : { asOf: rand() < 0.5 ? 1200 : 1000, allKnown: true, space };
-        if (rand() < 0.3) f.kind = pick(['claim', 'turn']);
-        if (rand() < 0.2) f.excludeIds = ['n1', 'n2', 'n3', 'n40'];
-        const limit = pick([1, 5, 10, 40]);
-        const what = `${terms.join(' ')} ${JSON.stringify(f)} limit ${limit}`;
-        expectSame(await mixed.fullText('t', terms, f, limit), await alone.fullText(table(space, cut), terms, f, limit), what);
-        const v = Float32Array.from({ length: 4 }, () => rand() - 0.5);
-        expectSame(await mixed.nearest('t', v, f, limit), await alone.nearest(table(space), v, f, limit), `nearest ${what}`);
-        compared++;
+      expect(Math.min(modes.past, modes.present, modes.hidden)).toBeGreaterThan(5);
+      const answers = mixed.textAnswers();
+      expect(answers).toMatchObject({ copy: 0, lance: 0 });
+      expect(answers.whole).toBeGreaterThan(5);
+      expect(answers.space + answers.whole).toBe(compared);
+      // Three spaces and the whole tenant: every row twice.
+      const held = mixed.spaceCopies();
+      expect(held).toMatchObject({ spaces: 4, rows: 2 * written, evictions: 0 });
+      if (spaceCopyRows === undefined) expect(held).toMatchObject({ loads: 4, textOnly: 1 });
+      else {
+        // Every space grew past 60 rows: all four copies hold full text only, some read again on the way.
+        expect(held.textOnly).toBe(4);
+        expect(held.loads).toBeGreaterThan(4);
       }
-    }
-    expect(Math.min(modes.past, modes.present, modes.hidden)).toBeGreaterThan(5);
-    const answers = mixed.textAnswers();
-    expect(answers).toMatchObject({ copy: 0, lance: 0 });
-    expect(answers.whole).toBeGreaterThan(5);
-    expect(answers.space + answers.whole).toBe(compared);
-    // Three spaces and the whole tenant: every row twice.
-    const held = mixed.spaceCopies();
-    expect(held).toMatchObject({ spaces: 4, rows: 2 * written, loads: 4, evictions: 0 });
-    await mixed.close();
-    await alone.close();
-  });
+      await mixed.close();
+      await alone.close();
+    },
+  );
 
   it('drops the least recently searched copies beyond the budget and reads them again when searched', async () => {
     const budget = 120_000; // about two of these spaces
@@ -247,5 +262,35 @@ describe('space copies under a budget too small for the spaces searched', () => 
     now = 200_000;
     await copies.get('t', 'a', source('a')); // dropped longer ago than the window: a load, not a reload
     expect(copies.counts.reloads).toBe(2);
+  });
+});
+
+describe('a copy larger than the whole budget', () => {
+  it('is read once, not again for every search (the scope only grows: LanceDB answers it)', async () => {
+    let reads = 0;
+    const source: SpaceSource = {
+      rows: async () => {
+        reads++;
+        return Array.from({ length: 50 }, (_, i) => ({
+          id: `r${i}`,
+          seq: i + 1,
+          space: 'a',
+          kind: 'claim',
+          category: null,
+          known_at: 1,
+          asserted_at: 1,
+          valid_from: 1,
+          valid_to: 1e15,
+          text: `harbour crane ${i}`,
+          vector: Float32Array.from([1, 0, 0, 0]),
+        }));
+      },
+      tokenize: async (text) => text.split(/\s+/),
+    };
+    const copies = new SpaceCopies(1_000, 100, new TokenCache());
+    expect(await copies.get('t', 'a', source)).toBeNull();
+    expect(await copies.get('t', 'a', source)).toBeNull();
+    expect(reads).toBe(1);
+    expect(copies.held()).toMatchObject({ spaces: 0, bytes: 0 });
   });
 });

@@ -5,7 +5,10 @@
 // once through the `space` prefilter), its full text (text-mirror.ts, BM25 with the statistics of the
 // space's rows known at the search's as_of, so an answer at a past as_of never changes) and its vectors
 // (vector-mirror.ts, a flat scan, exact), loaded on first search, kept fresh by the index's appends, and
-// dropped least recently searched first beyond a memory budget.
+// dropped least recently searched first beyond a memory budget. A scope too large for its vectors to be
+// held (a whole tenant, or a space past the copies' row bound) may still have its full text copied, up to
+// a larger bound, so that its searches' full text replays exactly too; its vectors are then scanned where
+// they are stored.
 import type { Hit, RowFilter } from '../index-row.ts';
 import { TenantText, type TextRow, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors, type MirrorRow } from './vector-mirror.ts';
@@ -18,9 +21,10 @@ export type SpaceRow = MirrorRow & TextRow;
 export const NO_VECTOR = new Float32Array(0);
 
 /**
- * One scope's rows: full text, and for a space its vectors too. A whole tenant's copy holds its full text
- * only: the tenant's vectors are scanned exactly by the vector mirrors (vector-mirror.ts) or LanceDB's flat
- * search, within their own budget, and a copy of them here would double the largest part of the memory.
+ * One scope's rows: full text, and for a space of at most the copies' row bound its vectors too. A whole
+ * tenant's copy, and a larger space's, holds its full text only: their vectors are scanned exactly by the
+ * vector mirrors (vector-mirror.ts) or LanceDB's flat search, within their own budget, and a copy of them
+ * here would double the largest part of the memory.
  */
 export class SpaceCopy {
   // Statistics of the scope's rows known at the read's as_of: an answer at a past as_of replays exactly.
@@ -42,6 +46,11 @@ export class SpaceCopy {
     for (const r of rows) this.#maxSeq = Math.max(this.#maxSeq, r.seq);
   }
 
+  /** Whether the copy holds the scope's vectors (otherwise its full text only). */
+  get hasVectors(): boolean {
+    return this.#vectors !== null;
+  }
+
   /** The highest seq held: rows at or below it are here already. */
   get maxSeq(): number {
     return this.#maxSeq;
@@ -51,9 +60,12 @@ export class SpaceCopy {
     return this.#text.size;
   }
 
-  /** Approximate memory held: vectors, per-row cells and postings. */
+  /**
+   * Approximate memory held: vectors, per-row cells, postings entries and distinct words (measured in V8's
+   * heap: 100k rows of 10 words, one of them each row's own, held ~560 bytes a row, ~370 without it).
+   */
   get bytes(): number {
-    return (this.#vectors?.bytes ?? 0) + 120 * this.#text.size + 24 * this.#tokens;
+    return (this.#vectors?.bytes ?? 0) + 150 * this.#text.size + 24 * this.#tokens + 200 * this.#text.words;
   }
 
   fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] {
@@ -61,14 +73,18 @@ export class SpaceCopy {
   }
 
   nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] {
-    if (!this.#vectors) throw new Error("a whole tenant's search copy holds no vectors: its vector mirror answers");
+    if (!this.#vectors) throw new Error('a search copy of full text only holds no vectors: the vector mirror or the table answers');
     return this.#vectors.nearest(query, f, limit, column);
   }
 }
 
-/** What loading a space reads: its rows, at most `limit` (one more than a copy may hold: then it is too large). */
+/** What loading a space reads. */
 export interface SpaceSource {
-  rows(limit: number): Promise<SpaceRow[]>;
+  /**
+   * The scope's rows, at most `limit` (one more than a copy may hold: then it is too large), with their
+   * vectors when there are no more than `vectorRows` of them (NO_VECTOR otherwise: a copy of full text only).
+   */
+  rows(limit: number, vectorRows: number): Promise<SpaceRow[]>;
   /** How many rows the scope holds, when that is cheaper to ask than reading one more than a copy may hold. */
   size?: () => Promise<number>;
   tokenize: Tokenize;
@@ -85,15 +101,24 @@ const key = (tenant: string, space: Scope): string => (space === null ? `${tenan
 const ofTenant = (tenant: string | undefined, k: string): boolean =>
   tenant === undefined || k === key(tenant, null) || k.startsWith(key(tenant, ''));
 
+/**
+ * Rows a copy may hold: `vectors` with the scope's vectors, `text` with its full text only (at least as
+ * many). A scope beyond `text` rows is searched through LanceDB.
+ */
+export interface CopyRows {
+  vectors: number;
+  text: number;
+}
+
 /** Copies of many spaces within a byte budget, least recently searched dropped first. */
 export class SpaceCopies {
   readonly #budget: number;
-  readonly #maxRows: number;
+  readonly #maxRows: CopyRows;
   readonly #tokens: TokenCache;
   /** Loaded or loading, least recently used first. */
   readonly #copies = new Map<string, Promise<SpaceCopy | null>>();
   readonly #held = new Map<string, SpaceCopy>();
-  /** Spaces found too large for a copy: they only grow, so they are not counted again. */
+  /** Scopes found too large for a copy, or for the whole budget: they only grow, so they are not counted again. */
   readonly #large = new Set<string>();
   /** Copies loaded, the time spent loading them, copies dropped and loaded again soon after (tests, diagnosis). */
   readonly counts = { loads: 0, evictions: 0, loadMs: 0, reloads: 0 };
@@ -102,20 +127,21 @@ export class SpaceCopies {
 
   constructor(
     budgetBytes: number,
-    maxRows: number,
+    maxRows: number | CopyRows,
     tokens: TokenCache,
     warn: (message: string) => void = (m) => console.error(m),
     clock: () => number = Date.now,
   ) {
     this.#budget = budgetBytes;
-    this.#maxRows = maxRows;
+    this.#maxRows =
+      typeof maxRows === 'number' ? { vectors: maxRows, text: maxRows } : { ...maxRows, text: Math.max(maxRows.vectors, maxRows.text) };
     this.#tokens = tokens;
     this.#warn = warn;
     this.#reloadWatch = new ReloadWatch(clock);
   }
 
   get enabled(): boolean {
-    return this.#budget > 0 && this.#maxRows > 0;
+    return this.#budget > 0 && this.#maxRows.text > 0;
   }
 
   /** The space's copy if it is loaded (not merely loading), without counting a use. */
@@ -147,13 +173,14 @@ export class SpaceCopies {
   async #load(tenant: string, space: Scope, source: SpaceSource): Promise<SpaceCopy | null> {
     const k = key(tenant, space);
     const t0 = performance.now();
-    if (source.size && (await source.size()) > this.#maxRows) {
+    const { vectors: vectorRows, text: textRows } = this.#maxRows;
+    if (source.size && (await source.size()) > textRows) {
       this.#large.add(k);
       return null;
     }
     // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
-    const rows = await source.rows(this.#maxRows + 1);
-    if (rows.length > this.#maxRows) {
+    const rows = await source.rows(textRows + 1, space === null ? 0 : vectorRows);
+    if (rows.length > textRows) {
       this.#large.add(k);
       return null;
     }
@@ -162,9 +189,13 @@ export class SpaceCopies {
       rows.map((r) => r.text),
       source.tokenize,
     );
-    const copy = new SpaceCopy(space !== null);
+    const copy = new SpaceCopy(space !== null && rows.length <= vectorRows);
     copy.append(rows, tokens);
-    if (copy.bytes > this.#budget) return null;
+    // Larger than the whole budget: it would be read again for every search, and dropped each time.
+    if (copy.bytes > this.#budget) {
+      this.#large.add(k);
+      return null;
+    }
     this.counts.loads++;
     this.counts.loadMs += performance.now() - t0;
     this.#noteReload(tenant, space);
@@ -218,9 +249,10 @@ export class SpaceCopies {
           tokenize,
         ),
       );
-      if (copy.size > this.#maxRows) {
+      // Past its bound: a copy with vectors is read again as full text only; one of full text only is done.
+      if (copy.size > (copy.hasVectors ? this.#maxRows.vectors : this.#maxRows.text)) {
         this.#drop(k);
-        this.#large.add(k);
+        if (copy.size > this.#maxRows.text) this.#large.add(k);
       }
     }
     if (bySpace.size > 0) this.#evict();
@@ -232,15 +264,17 @@ export class SpaceCopies {
     for (const k of [...this.#large]) if (ofTenant(tenant, k)) this.#large.delete(k);
   }
 
-  /** Rows and bytes held (tests, diagnosis). */
-  held(): { spaces: number; rows: number; bytes: number } {
+  /** Copies, rows and bytes held, and the copies of full text only among them (tests, diagnosis). */
+  held(): { spaces: number; rows: number; bytes: number; textOnly: number } {
     let rows = 0;
     let bytes = 0;
+    let textOnly = 0;
     for (const c of this.#held.values()) {
       rows += c.size;
       bytes += c.bytes;
+      if (!c.hasVectors) textOnly++;
     }
-    return { spaces: this.#held.size, rows, bytes };
+    return { spaces: this.#held.size, rows, bytes, textOnly };
   }
 
   #drop(k: string): void {

@@ -14,9 +14,9 @@ import { exactVectorRows } from './exact-rows.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../../time.ts';
-import { TenantText, TEXT_COLUMNS, textRows, TokenCache } from '../copies/text-mirror.ts';
+import { TenantText, TEXT_COLUMNS, textRows, TokenCache, type TextRow } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
-import { NO_VECTOR, SpaceCopies, type Scope, type SpaceCopy } from '../copies/space-copies.ts';
+import { NO_VECTOR, SpaceCopies, type Scope, type SpaceCopy, type SpaceRow } from '../copies/space-copies.ts';
 import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 
@@ -138,6 +138,8 @@ function tableName(tenant: string): string {
 export interface VectorOptions {
   indexRows?: number;
   exactRows?: number;
+  /** Rows a space's copy holds with its vectors (SPACE_COPY_MAX_ROWS unless set: tests). */
+  spaceCopyRows?: number;
   /** How long an optimize keeps the table's older versions (KEEP_VERSIONS_MS unless set: tests). */
   keepVersionsMs?: number;
   /** Rows from which optimizes are spaced out (SPACED_OPTIMIZE_ROWS unless set: tests). */
@@ -204,10 +206,13 @@ export class LanceIndex {
     vectors: VectorOptions,
   ) {
     this.#db = db;
-    this.#spaces = new SpaceCopies(spaceBytes, SPACE_COPY_MAX_ROWS, this.#tokens);
     this.#textMirrorRows = textMirrorRows;
     this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
     this.#exactVectorRows = vectors.exactRows ?? exactVectorRows();
+    // A scope whose vector queries are exact gets its full text scored exactly too (over its rows known at
+    // as_of): both halves of its searches then replay.
+    const copyRows = vectors.spaceCopyRows ?? SPACE_COPY_MAX_ROWS;
+    this.#spaces = new SpaceCopies(spaceBytes, { vectors: copyRows, text: Math.max(copyRows, this.#exactVectorRows) }, this.#tokens);
     this.#keepVersionsMs = vectors.keepVersionsMs ?? KEEP_VERSIONS_MS;
     this.#spacedRows = vectors.spacedRows ?? SPACED_OPTIMIZE_ROWS;
     this.#mirrors = new VectorMirrors(mirrorBytes, this.#vectorIndexRows);
@@ -549,9 +554,10 @@ export class LanceIndex {
   ): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state) return [];
-    // A space's copy holds its vectors; a whole tenant's only its full text (the mirror below scans vectors).
+    // A space's copy holds its vectors; a whole tenant's, or a large space's, only its full text (the mirror
+    // or the table below scans vectors).
     const space = filter.space === undefined ? null : await this.#scopeCopy(tenant, filter.space, state);
-    if (space) return space.nearest(vector, filter, limit, column);
+    if (space?.hasVectors) return space.nearest(vector, filter, limit, column);
     if (!state.hasVectorIndex) {
       const mirror = await this.#mirrors.get(tenant, async () =>
         // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
@@ -622,16 +628,16 @@ export class LanceIndex {
     if (space === null) {
       return this.#spaces.get(tenant, null, {
         size: () => state.table.countRows(),
-        rows: async (limit) =>
-          textRows(await state.table.query().select(TEXT_COLUMNS).limit(limit).toArrow()).map((r) => ({ ...r, vector: NO_VECTOR })),
+        rows: async (limit) => withoutVectors(textRows(await state.table.query().select(TEXT_COLUMNS).limit(limit).toArrow())),
         tokenize,
       });
     }
     const where = `space = ${quote(space)}`;
     const columns = [...TEXT_COLUMNS, 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
     return this.#spaces.get(tenant, space, {
-      rows: async (limit) => {
-        const data = await spaceRowsOf(state.table, space, where, columns, limit);
+      rows: async (limit, vectorRows) => {
+        const { data, vectors } = await spaceRowsOf(state.table, space, where, { vectors: columns, text: TEXT_COLUMNS }, limit, vectorRows);
+        if (!vectors) return withoutVectors(textRows(data));
         const text = data.getChild('text');
         return mirrorRows(data, this.dimension).map((r, i) => ({ ...r, text: String(text?.get(i) ?? '') }));
       },
@@ -650,7 +656,7 @@ export class LanceIndex {
   }
 
   /** Space copies held, loaded and evicted (tests, diagnosis). */
-  spaceCopies(): { spaces: number; rows: number; bytes: number; loads: number; evictions: number; loadMs: number } {
+  spaceCopies(): { spaces: number; rows: number; bytes: number; textOnly: number; loads: number; evictions: number; loadMs: number } {
     return { ...this.#spaces.held(), ...this.#spaces.counts };
   }
 
@@ -728,26 +734,36 @@ function trace(step: TraceStep, what: string, extra: Record<string, number> = {}
   );
 }
 
+/** The full-text copy's rows with no vector cells. */
+const withoutVectors = (rows: TextRow[]): SpaceRow[] => rows.map((r) => ({ ...r, vector: NO_VECTOR }));
+
 /**
- * One space's rows with their vectors, in two steps: the row ids through the `space` prefilter, then those
- * rows by id. A filtered query selecting the vector columns read them for every row it scanned: measured
- * on a 240,000-row table (300k-row application, fragments partly unindexed, load average ~16), one space's
- * 120 rows took 4.1–4.8 s in one query and 25–120 ms in two. A compaction between the steps moves rows to
+ * One space's rows, at most `limit`, in two steps: the row ids through the `space` prefilter, then those
+ * rows by id, with `columns.vectors` when there are at most `vectorRows` of them, else `columns.text`. A
+ * filtered query selecting the vector columns read them for every row it scanned: measured on a
+ * 240,000-row table (300k-row application, fragments partly unindexed, load average ~16), one space's 120
+ * rows took 4.1–4.8 s in one query and 25–120 ms in two. A compaction between the steps moves rows to
  * other ids: then the take does not return exactly the space's rows, and the one query is run instead.
  */
 export async function spaceRowsOf(
   table: lancedb.Table,
   space: string,
   where: string,
-  columns: string[],
+  selections: { vectors: string[]; text: string[] },
   limit: number,
-): Promise<ArrowTable> {
+  vectorRows = Number.POSITIVE_INFINITY,
+): Promise<{ data: ArrowTable; vectors: boolean }> {
   const ids = await table.query().where(where).withRowId().select(['seq']).limit(limit).toArrow();
   const idColumn = ids.getChild('_rowid');
   const rowIds: bigint[] = [];
   for (let i = 0; i < ids.numRows; i++) rowIds.push(BigInt(idColumn?.get(i) as bigint | number));
-  if (rowIds.length === 0) return ids;
-  const oneQuery = (): Promise<ArrowTable> => table.query().where(where).select(columns).limit(limit).toArrow();
+  const vectors = rowIds.length <= vectorRows;
+  const columns = vectors ? selections.vectors : selections.text;
+  if (rowIds.length === 0) return { data: ids, vectors };
+  const oneQuery = async (): Promise<{ data: ArrowTable; vectors: boolean }> => ({
+    data: await table.query().where(where).select(columns).limit(limit).toArrow(),
+    vectors,
+  });
   let taken: ArrowTable;
   try {
     taken = await table
@@ -760,5 +776,5 @@ export async function spaceRowsOf(
   const spaces = taken.getChild('space');
   let exact = taken.numRows === rowIds.length;
   for (let i = 0; exact && i < taken.numRows; i++) exact = spaces?.get(i) === space;
-  return exact ? taken : oneQuery();
+  return exact ? { data: taken, vectors } : oneQuery();
 }

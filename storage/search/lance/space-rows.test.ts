@@ -1,6 +1,7 @@
 // A space's rows are read in two steps (row ids through the prefilter, then the rows by id): the answer is
-// exactly the space's rows with their vectors, across fragments and after a delete and a compaction; a
-// take that no longer names the space's rows falls back to one filtered query.
+// exactly the space's rows with their vectors, across fragments and after a delete and a compaction, or
+// without them past a number of rows; a take that no longer names the space's rows falls back to one
+// filtered query.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,9 @@ afterEach(() => {
 
 const row = (i: number): IndexRow => indexRow(i, { space: `s${i % 3}`, category: null });
 
-const seqsAndVectors = (t: Awaited<ReturnType<typeof spaceRowsOf>>): [number, number[]][] =>
+const COLUMNS = { vectors: ['seq', 'vector'], text: ['seq'] };
+
+const seqsAndVectors = ({ data: t }: Awaited<ReturnType<typeof spaceRowsOf>>): [number, number[]][] =>
   Array.from({ length: t.numRows }, (_, i) => [
     Number(t.getChild('seq')?.get(i)),
     [...(t.getChild('vector')?.get(i) as { toArray(): Float32Array }).toArray()],
@@ -48,13 +51,21 @@ describe("a space's rows in two steps", () => {
         .filter((i) => i % 3 === 1 && !drop(i))
         .map((i) => [i, [...row(i).vector]]);
     const read = async (): Promise<[number, number[]][]> =>
-      seqsAndVectors(await spaceRowsOf(table, 's1', "space = 's1'", ['seq', 'vector'], 1000)).sort((a, b) => a[0] - b[0]);
+      seqsAndVectors(await spaceRowsOf(table, 's1', "space = 's1'", COLUMNS, 1000)).sort((a, b) => a[0] - b[0]);
     expect(await read()).toEqual(expected(() => false));
     await table.delete('seq < 40');
     await table.optimize();
     expect(await read()).toEqual(expected((i) => i < 40));
     // An empty space answers no rows.
-    expect((await spaceRowsOf(table, 'none', "space = 'none'", ['seq', 'vector'], 1000)).numRows).toBe(0);
+    expect((await spaceRowsOf(table, 'none', "space = 'none'", COLUMNS, 1000)).data.numRows).toBe(0);
+    // More rows than asked with vectors: the text selection, without them (a copy of full text only).
+    const many = await spaceRowsOf(table, 's1', "space = 's1'", COLUMNS, 1000, 10);
+    expect(many.vectors).toBe(false);
+    expect(many.data.getChild('vector')).toBeNull();
+    expect(many.data.numRows).toBe(expected((i) => i < 40).length);
+    const few = await spaceRowsOf(table, 's1', "space = 's1'", COLUMNS, 1000, 40);
+    expect(few.vectors).toBe(true);
+    expect(seqsAndVectors(few).length).toBe(expected((i) => i < 40).length);
     table.close();
     db.close();
   });
@@ -80,7 +91,7 @@ describe("a space's rows in two steps", () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const rows = seqsAndVectors(await spaceRowsOf(stale, 's1', "space = 's1'", ['seq', 'vector'], 1000));
+    const rows = seqsAndVectors(await spaceRowsOf(stale, 's1', "space = 's1'", COLUMNS, 1000));
     expect(takes).toBe(1);
     expect(rows.map(([seq]) => seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => 3 * i + 1));
     table.close();
