@@ -187,6 +187,89 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
+  it('a space copied as full text only waits for its own queued rows, whose vectors the table answers', async () => {
+    // A ledger of its own (as below), whose indexer is held on the rows of space B.
+    const base = mkdtempSync(join(tmpdir(), 'search-text-only-'));
+    const ledger = await Ledger.open(join(base, 'data'));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const source: IndexSource = {
+      renumberedAbove: () => ledger.renumberedAbove(),
+      linksView: async (tenant, nodes) => {
+        if (nodes.some((n) => n.space === 'B')) await gate;
+        return ledger.linksView(tenant, nodes);
+      },
+      isDropping: (tenant) => ledger.isDropping(tenant),
+      isImported: (row) => ledger.isImported(row),
+      onCommit: (listener) => ledger.onCommit(listener),
+      onTenantDropped: (listener) => ledger.onTenantDropped(listener),
+      committedSeq: () => ledger.committedSeq(),
+      nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
+    };
+    // Copies hold their space's vectors up to 2 rows here: space C's copy holds its full text only.
+    const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), source, null, undefined, { spaceCopyRows: 2 });
+    const told = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const inC = (words: string) => index.candidates('t', words.split(' '), words, { asOf: ledger.now(), space: 'C' }, 50);
+    const ids = (hits: { id: string }[]): string[] => hits.map((h) => h.id).sort();
+    await index.caughtUp();
+    await ledger.write('t', {
+      space: 'C',
+      nodes: ['c0', 'c1', 'c2'].map((id) => ({ id, kind: 'claim', statement: `Dry dock ${id} pumped out` })),
+      edges: [],
+    });
+    await index.caughtUp('t');
+    await index.caughtUp('t', 'C');
+    expect(ids((await inC('dock pumped')).text)).toEqual(['c0', 'c1', 'c2']);
+    expect(index.spaceCopies()).toMatchObject({ spaces: 1, textOnly: 1 });
+    expect(index.searchesInMemory('t', 'C')).toBe(false); // its vectors are the table's
+    // Space D's copy holds its one row with its vector: searched in memory.
+    await ledger.write('t', { space: 'D', nodes: [{ id: 'd0', kind: 'claim', statement: 'Dry dock d0 flooded' }], edges: [] });
+    await index.caughtUp('t');
+    await index.caughtUp('t', 'D');
+    expect(index.searchesInMemory('t', 'D')).toBe(true);
+    expect(index.spaceCopies()).toMatchObject({ spaces: 2, textOnly: 1 });
+    // Linked rows in B hold the indexer (it reads their words), then a write into C queues behind them: C's
+    // search waits for it to reach the table, and then finds it in both lists.
+    await ledger.write('t', {
+      space: 'B',
+      nodes: [
+        { id: 'b0', kind: 'claim', statement: 'Dock held row' },
+        { id: 'b1', kind: 'claim', statement: 'Pump held row' },
+      ],
+      edges: [{ source_id: 'b0', target_id: 'b1', edge_type: 'CAUSES' }],
+    });
+    await ledger.write('t', { space: 'C', nodes: [{ id: 'c3', kind: 'claim', statement: 'Dry dock c3 pumped out at dawn' }], edges: [] });
+    // Two rows into D: added to its copy by the search, they take it past 2 rows, so it is dropped and
+    // the search waits as C's does (the copy is read again as full text only).
+    await ledger.write('t', {
+      space: 'D',
+      nodes: ['d1', 'd2'].map((id) => ({ id, kind: 'claim', statement: `Dry dock ${id} flooded at dawn` })),
+      edges: [],
+    });
+    await told();
+    const caughtUp: string[] = [];
+    const waiting = ['C', 'D'].map((space) =>
+      index.caughtUp('t', space).then((batches) => {
+        caughtUp.push(space);
+        return batches;
+      }),
+    );
+    for (let i = 0; i < 5; i++) await told();
+    expect(caughtUp).toEqual([]);
+    open();
+    for (const batches of await Promise.all(waiting)) expect(batches).toBeGreaterThan(0);
+    const found = await inC('dock pumped dawn');
+    expect(ids(found.text)).toEqual(['c0', 'c1', 'c2', 'c3']);
+    expect(ids(found.vector)).toContain('c3');
+    const inD = await index.candidates('t', ['flooded', 'dawn'], 'flooded dawn', { asOf: ledger.now(), space: 'D' }, 50);
+    expect(ids(inD.text)).toEqual(['d0', 'd1', 'd2']);
+    expect(ids(inD.vector)).toEqual(['d0', 'd1', 'd2']);
+    expect(index.spaceCopies()).toMatchObject({ spaces: 2, textOnly: 2 });
+    await index.close();
+    await ledger.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
   it('a space whose copy lacks a few queued rows is still searched in memory; one lacking many is not', async () => {
     // A ledger of its own: this file's earlier indexes stay listeners of the shared one, and a write's
     // listeners are told one after another after it resolves.

@@ -18,7 +18,7 @@ import { EmbedThread } from './embed/embed-thread.ts';
 import { embedBatch, rowViews } from './embed/embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
 import { enabled } from './rank/mechanisms.ts';
-import { LanceIndex, type Maintenance } from './lance/lance-index.ts';
+import { LanceIndex, type Maintenance, type VectorOptions } from './lance/lance-index.ts';
 import { OpenWrites } from './open-writes.ts';
 import type { SpaceCopy } from './copies/space-copies.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
@@ -230,8 +230,9 @@ export class SearchIndex {
     ledger: IndexSource,
     words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
     pageRows = CATCH_UP_PAGE,
+    tables: VectorOptions = {},
   ): Promise<SearchIndex> {
-    return SearchIndex.attach(await SearchIndex.prepare(dir, embedder, words), ledger, pageRows);
+    return SearchIndex.attach(await SearchIndex.prepare(dir, embedder, words, tables), ledger, pageRows);
   }
 
   /**
@@ -243,6 +244,7 @@ export class SearchIndex {
     dir: string,
     embedder: Embedder,
     words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
+    tables: VectorOptions = {},
   ): Promise<PreparedIndex> {
     mkdirSync(dir, { recursive: true });
     await embedder.ready();
@@ -253,7 +255,15 @@ export class SearchIndex {
       // A different model's vectors are not comparable: start the tables over.
       for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
     }
-    const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension(), words?.dimension ?? 0);
+    const lance = await LanceIndex.open(
+      join(dir, 'tables'),
+      embedder.dimension(),
+      words?.dimension ?? 0,
+      undefined,
+      undefined,
+      undefined,
+      tables,
+    );
     return { dir, embedder, words, lance, indexedSeq: fresh ? null : meta.seq };
   }
 
@@ -660,8 +670,8 @@ export class SearchIndex {
     const copy = await this.#lance.spaceCopy(tenant, space);
     if (!copy?.hasVectors) return false;
     const nodes = this.#notInCopy(tenant, space, copy);
-    if (nodes.length > 0) await this.#lance.appendToCopy(tenant, copy, await this.#rows(nodes));
-    return true;
+    // False when the rows took the copy past the rows it holds with vectors (it is read again without).
+    return nodes.length === 0 || this.#lance.appendToCopy(tenant, space, copy, await this.#rows(nodes));
   }
 
   /** The space's rows still queued for the table that its copy does not hold yet. */

@@ -241,21 +241,36 @@ export class SpaceCopies {
     for (const [space, list] of bySpace) {
       const k = key(tenant, space);
       const copy = await this.#copies.get(k)?.catch(() => null);
-      if (!copy || this.#held.get(k) !== copy) continue;
-      copy.append(
-        list,
-        await this.#tokens.tokens(
-          list.map((r) => r.text),
-          tokenize,
-        ),
-      );
-      // Past its bound: a copy with vectors is read again as full text only; one of full text only is done.
-      if (copy.size > (copy.hasVectors ? this.#maxRows.vectors : this.#maxRows.text)) {
-        this.#drop(k);
-        if (copy.size > this.#maxRows.text) this.#large.add(k);
-      }
+      if (copy && this.#held.get(k) === copy) await this.#grow(k, copy, list, tokenize);
     }
     if (bySpace.size > 0) this.#evict();
+  }
+
+  /**
+   * Adds rows of one scope to its copy (rows it holds are skipped by seq), as a search adds the scope's rows
+   * still queued for the table; false when the copy is not held, or the rows took it past its bound.
+   */
+  async appendTo(tenant: string, space: Scope, copy: SpaceCopy, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<boolean> {
+    const k = key(tenant, space);
+    if (this.#held.get(k) !== copy) return false;
+    const kept = await this.#grow(k, copy, rows, tokenize);
+    this.#evict();
+    return kept && this.#held.get(k) === copy;
+  }
+
+  /** Appends to a held copy; past its bound it is dropped (false): one with vectors is read again as full text only. */
+  async #grow(k: string, copy: SpaceCopy, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<boolean> {
+    copy.append(
+      rows,
+      await this.#tokens.tokens(
+        rows.map((r) => r.text),
+        tokenize,
+      ),
+    );
+    if (copy.size <= (copy.hasVectors ? this.#maxRows.vectors : this.#maxRows.text)) return true;
+    this.#drop(k);
+    if (copy.size > this.#maxRows.text) this.#large.add(k);
+    return false;
   }
 
   /** Forgets a tenant's copies (its table changed under them), or every copy. */

@@ -603,15 +603,11 @@ export class LanceIndex {
     return this.#spaces.loaded(tenant, space);
   }
 
-  /** Adds rows of one space not yet in the table to its copy (rows it holds are skipped by seq). */
-  async appendToCopy(tenant: string, copy: SpaceCopy, rows: readonly IndexRow[]): Promise<void> {
+  /** Adds rows of one space not yet in the table to its copy (rows it holds are skipped by seq); false when the copy is not held or they took it past its bound. */
+  async appendToCopy(tenant: string, space: string, copy: SpaceCopy, rows: readonly IndexRow[]): Promise<boolean> {
     const state = await this.#state(tenant, false);
-    if (!state || rows.length === 0) return;
-    const tokens = await this.#tokens.tokens(
-      rows.map((r) => r.text),
-      this.#tokenize(state.table),
-    );
-    copy.append(rows, tokens);
+    if (!state) return false;
+    return this.#spaces.appendTo(tenant, space, copy, rows, this.#tokenize(state.table));
   }
 
   /**
