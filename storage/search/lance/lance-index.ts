@@ -90,7 +90,7 @@ export const vectorMirrorBytes = (env: NodeJS.ProcessEnv = process.env): number 
 
 /**
  * Rows from which a tenant's full text is searched by LanceDB instead of its in-memory copy
- * (text-mirror.ts, ~1 KB a row), and rows held in such copies at most over all tenants (least recently
+ * (text-mirror.ts, ~0.4–0.6 KB a row), and rows held in such copies at most over all tenants (least recently
  * searched dropped first). 0 turns the copies off.
  */
 export const TEXT_MIRROR_MAX_ROWS = 20_000;
@@ -100,8 +100,9 @@ const MIRROR_COLUMNS = [...FILTER_COLUMNS, 'vector'];
 
 /**
  * Memory for the copies of single spaces a space-confined search reads (space-copies.ts, ~2.5 KB a row
- * with the local embedder and word vectors) and of whole tenants' full text a search without a space reads
- * (~1 KB a row), and the rows from which such a scope is searched through LanceDB instead. 0 turns the
+ * with the local embedder and word vectors; full text only past SPACE_COPY_MAX_ROWS, ~0.4–0.6 KB a row) and
+ * of whole tenants' full text a search without a space reads, and the rows (SPACE_COPY_MAX_ROWS, or
+ * SVC_SEARCH_EXACT_ROWS if larger) from which such a scope is searched through LanceDB instead. 0 turns the
  * copies off.
  */
 export const spaceCopyBytes = (env: NodeJS.ProcessEnv = process.env): number =>
