@@ -287,10 +287,14 @@ describe('a copy larger than the whole budget', () => {
       },
       tokenize: async (text) => text.split(/\s+/),
     };
-    const copies = new SpaceCopies(1_000, 100, new TokenCache());
+    const warnings: string[] = [];
+    const copies = new SpaceCopies(1_000, 100, new TokenCache(), (m) => warnings.push(m));
     expect(await copies.get('t', 'a', source)).toBeNull();
     expect(await copies.get('t', 'a', source)).toBeNull();
     expect(reads).toBe(1);
     expect(copies.held()).toMatchObject({ spaces: 0, bytes: 0 });
+    // Said once, naming the setting: the operator who raised SVC_SEARCH_EXACT_ROWS learns why it does not hold.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/space "a" of tenant "t" holds 50 rows .*SVC_SEARCH_SPACES_MB=1 .*Raise SVC_SEARCH_SPACES_MB/);
   });
 });

@@ -194,6 +194,12 @@ export class SpaceCopies {
     // Larger than the whole budget: it would be read again for every search, and dropped each time.
     if (copy.bytes > this.#budget) {
       this.#large.add(k);
+      const mb = (b: number): number => Math.ceil(b / 1048576);
+      this.#warn(
+        `search copies: ${space === null ? 'the whole' : `space "${space}" of`} tenant "${tenant}" holds ${rows.length} rows ` +
+          `(~${mb(copy.bytes)} MB in memory), more than SVC_SEARCH_SPACES_MB=${mb(this.#budget)} holds: its searches are scored ` +
+          `through LanceDB, and one at a past as_of may rank differently once more rows are written. Raise SVC_SEARCH_SPACES_MB.`,
+      );
       return null;
     }
     this.counts.loads++;
