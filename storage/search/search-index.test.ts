@@ -66,6 +66,39 @@ async function documentsIn(dir: string): Promise<[string, string][]> {
   }
 }
 
+/**
+ * The ledger as the index's source, with the indexer held on rows of `space` (it reads their linked words
+ * through a gate) until `open()`: the rows written after them stay queued.
+ */
+function heldOn(ledger: Ledger, space: string): { source: IndexSource; open: () => void; hold: () => Promise<unknown> } {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const source: IndexSource = {
+    renumberedAbove: () => ledger.renumberedAbove(),
+    linksView: async (tenant, nodes) => {
+      if (nodes.some((n) => n.space === space)) await gate;
+      return ledger.linksView(tenant, nodes);
+    },
+    isDropping: (tenant) => ledger.isDropping(tenant),
+    isImported: (row) => ledger.isImported(row),
+    onCommit: (listener) => ledger.onCommit(listener),
+    onTenantDropped: (listener) => ledger.onTenantDropped(listener),
+    committedSeq: () => ledger.committedSeq(),
+    nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
+  };
+  // Linked, so the indexer reads their words (first versions of unlinked ids are worded without it).
+  const hold = () =>
+    ledger.write('t', {
+      space,
+      nodes: [
+        { id: `${space}-held-0`, kind: 'claim', statement: 'Held row' },
+        { id: `${space}-held-1`, kind: 'claim', statement: 'Held row too' },
+      ],
+      edges: [{ source_id: `${space}-held-0`, target_id: `${space}-held-1`, edge_type: 'CAUSES' }],
+    });
+  return { source, open, hold };
+}
+
 describe('search index derived from the ledger', () => {
   it('indexes commits, records its progress, and catches up on reopening without duplicates', async () => {
     let index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
@@ -191,21 +224,7 @@ describe('search index derived from the ledger', () => {
     // A ledger of its own (as below), whose indexer is held on the rows of space B.
     const base = mkdtempSync(join(tmpdir(), 'search-text-only-'));
     const ledger = await Ledger.open(join(base, 'data'));
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const source: IndexSource = {
-      renumberedAbove: () => ledger.renumberedAbove(),
-      linksView: async (tenant, nodes) => {
-        if (nodes.some((n) => n.space === 'B')) await gate;
-        return ledger.linksView(tenant, nodes);
-      },
-      isDropping: (tenant) => ledger.isDropping(tenant),
-      isImported: (row) => ledger.isImported(row),
-      onCommit: (listener) => ledger.onCommit(listener),
-      onTenantDropped: (listener) => ledger.onTenantDropped(listener),
-      committedSeq: () => ledger.committedSeq(),
-      nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
-    };
+    const { source, open, hold } = heldOn(ledger, 'B');
     // Copies hold their space's vectors up to 2 rows here: space C's copy holds its full text only.
     const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), source, null, undefined, { spaceCopyRows: 2 });
     const told = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -228,16 +247,9 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp('t', 'D');
     expect(index.searchesInMemory('t', 'D')).toBe(true);
     expect(index.spaceCopies()).toMatchObject({ spaces: 2, textOnly: 1 });
-    // Linked rows in B hold the indexer (it reads their words), then a write into C queues behind them: C's
-    // search waits for it to reach the table, and then finds it in both lists.
-    await ledger.write('t', {
-      space: 'B',
-      nodes: [
-        { id: 'b0', kind: 'claim', statement: 'Dock held row' },
-        { id: 'b1', kind: 'claim', statement: 'Pump held row' },
-      ],
-      edges: [{ source_id: 'b0', target_id: 'b1', edge_type: 'CAUSES' }],
-    });
+    // Rows in B hold the indexer, then a write into C queues behind them: C's search waits for it to reach
+    // the table, and then finds it in both lists.
+    await hold();
     await ledger.write('t', { space: 'C', nodes: [{ id: 'c3', kind: 'claim', statement: 'Dry dock c3 pumped out at dawn' }], edges: [] });
     // Two rows into D: added to its copy by the search, they take it past 2 rows, so it is dropped and
     // the search waits as C's does (the copy is read again as full text only).
@@ -276,23 +288,9 @@ describe('search index derived from the ledger', () => {
     const base = mkdtempSync(join(tmpdir(), 'search-light-'));
     const own = await Ledger.open(join(base, 'data'));
     const ledger = own;
-    // The indexer is held on the rows of space B (their linked words are read through this gate), so the rows
-    // written to A after it stay queued until the search itself embeds them.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const source: IndexSource = {
-      renumberedAbove: () => ledger.renumberedAbove(),
-      linksView: async (tenant, nodes) => {
-        if (nodes.some((n) => n.space === 'B')) await gate;
-        return ledger.linksView(tenant, nodes);
-      },
-      isDropping: (tenant) => ledger.isDropping(tenant),
-      isImported: (row) => ledger.isImported(row),
-      onCommit: (listener) => ledger.onCommit(listener),
-      onTenantDropped: (listener) => ledger.onTenantDropped(listener),
-      committedSeq: () => ledger.committedSeq(),
-      nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
-    };
+    // The indexer is held on the rows of space B, so the rows written to A after it stay queued until the
+    // search itself embeds them.
+    const { source, open, hold } = heldOn(ledger, 'B');
     const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), source);
     // A write resolves just before the ledger tells its commit listener: a turn of the event loop lets it.
     const told = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -302,15 +300,7 @@ describe('search index derived from the ledger', () => {
     expect(index.searchesInMemory('t', 'A')).toBe(false); // no copy yet
     await index.caughtUp('t', 'A'); // loads the space's copy
     expect(index.searchesInMemory('t', 'A')).toBe(true);
-    // Linked, so the indexer reads their words (first versions of unlinked ids are worded without it).
-    await ledger.write('t', {
-      space: 'B',
-      nodes: [
-        { id: 'b0', kind: 'claim', statement: 'Gantry held row' },
-        { id: 'b1', kind: 'claim', statement: 'Crane held row' },
-      ],
-      edges: [{ source_id: 'b0', target_id: 'b1', edge_type: 'CAUSES' }],
-    });
+    await hold();
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a1', kind: 'claim', statement: 'Second gantry inspected' }], edges: [] });
     await told();
     expect(index.searchesInMemory('t', 'A')).toBe(true);

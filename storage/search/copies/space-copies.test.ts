@@ -215,23 +215,25 @@ describe('a copy of a whole tenant', () => {
   });
 });
 
+/** A row of `space` as a source reads it. */
+const spaceRow = (space: string, seq: number): SpaceRow => ({
+  id: `${space}-${seq}`,
+  seq,
+  space,
+  kind: 'claim',
+  category: null,
+  known_at: 1,
+  asserted_at: 1,
+  valid_from: 1,
+  valid_to: 1e15,
+  text: `harbour crane ${seq}`,
+  vector: Float32Array.from([1, 0, 0, 0]),
+});
+
 describe('space copies under a budget too small for the spaces searched', () => {
   it('counts a copy loaded again soon after it was dropped, and says so once a minute, naming the setting', async () => {
-    const row = (space: string, seq: number): SpaceRow => ({
-      id: `${space}-${seq}`,
-      seq,
-      space,
-      kind: 'claim',
-      category: null,
-      known_at: 1,
-      asserted_at: 1,
-      valid_from: 1,
-      valid_to: 1e15,
-      text: `harbour crane ${seq}`,
-      vector: Float32Array.from([1, 0, 0, 0]),
-    });
     const source = (space: string): SpaceSource => ({
-      rows: async () => Array.from({ length: 50 }, (_, i) => row(space, i + 1)),
+      rows: async () => Array.from({ length: 50 }, (_, i) => spaceRow(space, i + 1)),
       tokenize: async (text) => text.toLowerCase().split(/\s+/).filter(Boolean),
     });
     const one = (await new SpaceCopies(2 ** 30, 1_000, new TokenCache()).get('t', 'a', source('a')))!.bytes;
@@ -271,19 +273,7 @@ describe('a copy larger than the whole budget', () => {
     const source: SpaceSource = {
       rows: async () => {
         reads++;
-        return Array.from({ length: 50 }, (_, i) => ({
-          id: `r${i}`,
-          seq: i + 1,
-          space: 'a',
-          kind: 'claim',
-          category: null,
-          known_at: 1,
-          asserted_at: 1,
-          valid_from: 1,
-          valid_to: 1e15,
-          text: `harbour crane ${i}`,
-          vector: Float32Array.from([1, 0, 0, 0]),
-        }));
+        return Array.from({ length: 50 }, (_, i) => spaceRow('a', i + 1));
       },
       tokenize: async (text) => text.split(/\s+/),
     };
