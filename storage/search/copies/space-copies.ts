@@ -189,7 +189,9 @@ export class SpaceCopies {
       rows.map((r) => r.text),
       source.tokenize,
     );
-    const copy = new SpaceCopy(space !== null && rows.length <= vectorRows);
+    // With vectors only as the source read them (it decides by the rows it found, which may differ by one
+    // compaction from those it returned).
+    const copy = new SpaceCopy(space !== null && rows.length <= vectorRows && rows[0]?.vector !== NO_VECTOR);
     copy.append(rows, tokens);
     // Larger than the whole budget: it would be read again for every search, and dropped each time.
     if (copy.bytes > this.#budget) {

@@ -736,7 +736,7 @@ const withoutVectors = (rows: TextRow[]): SpaceRow[] => rows.map((r) => ({ ...r,
 
 /**
  * One space's rows, at most `limit`, in two steps: the row ids through the `space` prefilter, then those
- * rows by id, with `columns.vectors` when there are at most `vectorRows` of them, else `columns.text`. A
+ * rows by id, with `selections.vectors` when there are at most `vectorRows` of them, else `selections.text`. A
  * filtered query selecting the vector columns read them for every row it scanned: measured on a
  * 240,000-row table (300k-row application, fragments partly unindexed, load average ~16), one space's 120
  * rows took 4.1–4.8 s in one query and 25–120 ms in two. A compaction between the steps moves rows to
