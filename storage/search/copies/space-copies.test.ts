@@ -5,12 +5,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as lancedb from '@lancedb/lancedb';
 import { rng } from '../../../evals/lib/rng.ts';
 import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
-import { SpaceCopies, type SpaceRow, type SpaceSource } from './space-copies.ts';
+import { SpaceCopies, SpaceCopy, type SpaceRow, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
 let dir: string;
@@ -286,5 +288,37 @@ describe('a copy larger than the whole budget', () => {
     // Said once, naming the setting: the operator who raised SVC_SEARCH_EXACT_ROWS learns why it does not hold.
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/space "a" of tenant "t" holds 50 rows .*SVC_SEARCH_SPACES_MB=1 .*Raise SVC_SEARCH_SPACES_MB/);
+  });
+});
+
+describe('a copy of rows whose vectors are views of one embedding batch', () => {
+  it('keeps none of the batch: only its own packed vectors and each row prefilter cells', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // An indexed row's vector is a view of its whole batch's buffer (the embedding thread's answer).
+    const dimension = 384;
+    let batch: Float32Array | null = new Float32Array(4_000 * dimension).fill(0.5);
+    const gone = new WeakRef(batch.buffer);
+    const copies = [new SpaceCopy(true), new SpaceCopy(false)];
+    for (const copy of copies)
+      copy.append(
+        Array.from({ length: 3 }, (_, i) => ({ ...spaceRow('a', i + 1), vector: batch!.subarray(i * dimension, (i + 1) * dimension) })),
+        [['harbour'], ['crane'], ['harbour', 'crane']],
+      );
+    batch = null;
+    // A WeakRef's target is kept until the current job ends.
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    expect(gone.deref()).toBeUndefined();
+    // And the copies still answer.
+    expect(
+      copies[0]!.nearest(
+        Float32Array.from({ length: dimension }, () => 1),
+        { asOf: 2, allKnown: true },
+        3,
+        'vector',
+      ),
+    ).toHaveLength(3);
+    expect(copies[1]!.fullText(['crane'], { asOf: 2, allKnown: true }, 3).map((h) => h.id)).toEqual(['a-2', 'a-3']);
   });
 });

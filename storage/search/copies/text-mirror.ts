@@ -16,7 +16,7 @@
 // table answers for them, so they count only the rows known at the read's as_of.
 import type { Table as ArrowTable } from 'apache-arrow';
 import type { Hit, RowFilter } from '../index-row.ts';
-import { admits, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
+import { admits, cellsOf, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
 
 /** A row's prefilter columns and its text. */
 export type TextRow = FilterCells & { text: string };
@@ -133,7 +133,7 @@ export class TenantText {
     rows.forEach((r, i) => {
       if (r.seq <= this.#maxSeq) return;
       this.#maxSeq = r.seq;
-      const { text: _text, ...row } = r;
+      const row = cellsOf(r);
       const at = this.#rows.length;
       const list = tokens[i] ?? [];
       const tf = new Map<string, number>();

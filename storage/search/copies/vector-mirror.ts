@@ -134,11 +134,10 @@ export class TenantVectors {
     for (const r of rows) {
       if (r.seq <= this.#maxSeq) continue;
       this.#maxSeq = r.seq;
-      const { vector, wvec, ...scalars } = r;
       const at = this.#rows.length;
-      this.#vector.set(at, vector);
-      this.#wvec.set(at, wvec);
-      this.#rows.push(scalars);
+      this.#vector.set(at, r.vector);
+      this.#wvec.set(at, r.wvec);
+      this.#rows.push(cellsOf(r));
     }
   }
 
@@ -301,6 +300,24 @@ export class VectorMirrors {
 
 /** A row's id, seq and prefilter columns: what both in-memory copies (vectors, full text) read first. */
 export type FilterCells = Omit<MirrorRow, 'vector' | 'wvec'>;
+
+/**
+ * A row's prefilter cells alone, in a new object. The rows a copy is given also carry their text and
+ * vectors, and an indexed row's vector is a view of its whole embedding batch: a row object kept as given
+ * held every vector of the batch it came in (measured in a soak: ~114 MB of batches held by space copies
+ * estimated at 63 MB).
+ */
+export const cellsOf = (r: FilterCells): FilterCells => ({
+  id: r.id,
+  seq: r.seq,
+  space: r.space,
+  kind: r.kind,
+  category: r.category,
+  known_at: r.known_at,
+  asserted_at: r.asserted_at,
+  valid_from: r.valid_from,
+  valid_to: r.valid_to,
+});
 
 /** The columns FilterCells come from. */
 export const FILTER_COLUMNS = ['id', 'seq', 'space', 'kind', 'category', 'known_at', 'asserted_at', 'valid_from', 'valid_to'];
