@@ -102,7 +102,9 @@ export function formatInstant(us: Micros): string {
   const ms = Math.floor(us / 1000);
   const frac = us - ms * 1000; // 0..999 microseconds below the millisecond
   const iso = new Date(ms).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
-  return `${iso.slice(0, 23)}${String(frac).padStart(3, '0')}Z`;
+  // Joined, not concatenated: a concatenation is kept as a tree of its parts (the sliced ISO text holding its
+  // whole parent), and formatted instants are cached as long as the read model's rows (~3× the memory).
+  return [iso.slice(0, 23), String(frac).padStart(3, '0'), 'Z'].join('');
 }
 
 export function formatNullableEnd(us: Micros): string | null {

@@ -1,5 +1,5 @@
 // Rows as the API shows them: instants as six-digit UTC strings, JSON text parsed back into values.
-import { formatInstant, formatNullableEnd } from '../time.ts';
+import { formatInstant, formatNullableEnd, OPEN_END, type Micros } from '../time.ts';
 import type { Certificate, MaskedCounts } from './certificate.ts';
 import type { EdgeRecord, Invalidation, NodeVersion } from '../types.ts';
 
@@ -59,12 +59,16 @@ const formatted = new WeakMap<NodeVersion, Formatted>();
 export function nodeRow(v: NodeVersion, supersededBy: string[] = [], invalidation?: Invalidation): NodeRow {
   let f = formatted.get(v);
   if (!f) {
+    // Most rows carry one instant four times (asserted, captured, known, valid from): formatted once and
+    // shared, since this cache lives as long as the read model's versions.
+    const asserted = formatInstant(v.asserted_at);
+    const as = (us: Micros): string => (us === v.asserted_at ? asserted : formatInstant(us));
     f = {
-      asserted_at: formatInstant(v.asserted_at),
-      captured_at: formatInstant(v.captured_at),
-      known_at: formatInstant(v.known_at),
-      from: formatInstant(v.valid_from),
-      to: formatNullableEnd(v.valid_to),
+      asserted_at: asserted,
+      captured_at: as(v.captured_at),
+      known_at: as(v.known_at),
+      from: as(v.valid_from),
+      to: v.valid_to >= OPEN_END ? null : as(v.valid_to),
     };
     formatted.set(v, f);
   }
