@@ -1,5 +1,5 @@
 // Rows as the API shows them: instants as six-digit UTC strings, JSON text parsed back into values.
-import { formatInstant, formatNullableEnd, OPEN_END, type Micros } from '../time.ts';
+import { formatInstant, formatNullableEnd, type Micros } from '../time.ts';
 import type { Certificate, MaskedCounts } from './certificate.ts';
 import type { EdgeRecord, Invalidation, NodeVersion } from '../types.ts';
 
@@ -68,7 +68,7 @@ export function nodeRow(v: NodeVersion, supersededBy: string[] = [], invalidatio
       captured_at: as(v.captured_at),
       known_at: as(v.known_at),
       from: as(v.valid_from),
-      to: v.valid_to >= OPEN_END ? null : as(v.valid_to),
+      to: formatNullableEnd(v.valid_to),
     };
     formatted.set(v, f);
   }
