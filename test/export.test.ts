@@ -14,7 +14,8 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { exportArchive, readBack, tarEntries } from './helpers/bundle.ts';
 
 const KA = 'key-alpha',
-  KB = 'key-beta';
+  KB = 'key-beta',
+  KC = 'key-gamma';
 let t: TestApp;
 let now = '';
 let beforeAll_ = '';
@@ -27,7 +28,7 @@ const write = async (body: unknown, key = KA): Promise<any> => {
 };
 
 beforeAll(async () => {
-  t = await startTestApp({ SVC_API_KEYS: `${KA}=alpha,${KB}=beta` });
+  t = await startTestApp({ SVC_API_KEYS: `${KA}=alpha,${KB}=beta,${KC}=gamma` });
   beforeAll_ = (await t.call('GET', '/v1/memories', { key: KA, query: { as_of: '2100-01-01' } })).json.certificate.tx_as_of;
   await write({
     space: 'w',
@@ -182,6 +183,27 @@ describe('GET /v1/export', () => {
         .map((n) => n.statement)
         .sort(),
     ).toEqual(['v1', 'v2']);
+  });
+
+  it('a past cut carries an edge known by then although one of its ends was learned later, as reads then count it', async () => {
+    // b is learned now; c and "b SUPERSEDES c" are backfilled to 2024: a read in June 2024 shows c superseded by b.
+    await write({ space: 's', nodes: [{ id: 'b', kind: 'claim', statement: 'new' }] }, KC);
+    await write(
+      {
+        space: 's',
+        backfill: { declared_captured_at: '2024-01-01T00:00:00Z', reason: 'archive' },
+        nodes: [{ id: 'c', kind: 'claim', statement: 'old' }],
+        edges: [{ source_id: 'b', target_id: 'c', edge_type: 'SUPERSEDES' }],
+      },
+      KC,
+    );
+    const read = await t.call('GET', '/v1/memories', { key: KC, query: { as_of: '2024-06-01' } });
+    expect(read.json.items.map((i: any) => [i.id, i.superseded_by])).toEqual([['c', ['b']]]);
+    const cut = await readBack((await exportArchive(t, { as_of: '2024-06-01' }, KC)).buf);
+    expect(ids(cut.nodes)).toEqual(['c']);
+    expect(cut.edges).toMatchObject([{ source_id: 'b', target_id: 'c', edge_type: 'SUPERSEDES', known_at: '2024-01-01T00:00:00.000000Z' }]);
+    // Scoped to a space, the edges between its exported nodes only (SPEC.md): b is not one of them then.
+    expect((await readBack((await exportArchive(t, { as_of: '2024-06-01', space: 's' }, KC)).buf)).edges).toEqual([]);
   });
 
   it('space scoping keeps its nodes, the edges between them and the resolutions on them', async () => {

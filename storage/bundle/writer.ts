@@ -2,15 +2,15 @@
 // as streams from a source handing the tenant's rows over a chunk at a time in commit order (the tenant's
 // in-memory view, or the store read page by page: bundle-source.ts), so neither the bundle nor, from the
 // store, the tenant is ever held whole. The scope of an export: rows known at as_of (validity is not
-// filtered), nodes of the space and category when given, the edges whose two ends were exported, and the
-// verdicts on exported nodes.
+// filtered), nodes of the space and category when given, the edges whose two ends were exported (every
+// edge known at as_of when neither is given), and the verdicts on exported nodes.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import type { BundleSource } from './bundle-source.ts';
 import { compactInstant, formatInstant, type Micros } from '../time.ts';
-import type { BatchRow, Declaration, NodeVersion, Verdict } from '../types.ts';
+import type { BatchRow, Declaration, EdgeRecord, NodeVersion, Verdict } from '../types.ts';
 import {
   bundleBatch,
   bundleFact,
@@ -100,6 +100,18 @@ export function nodeInScope(n: NodeVersion, scope: ExportScope): boolean {
   );
 }
 
+/**
+ * Edges follow the ids exported. A whole tenant's export carries every edge known at as_of: a backfilled
+ * edge can be known before one of its ends (its declared instant is earlier than the end's), reads at
+ * as_of count it (a SUPERSEDES edge makes `superseded_by`), and SPEC.md exports every row learned by
+ * as_of; the end learned later is left out, as everything learned later is.
+ */
+function edgeInScope(e: EdgeRecord, scope: ExportScope, exported: ReadonlySet<string>): boolean {
+  if (e.known_at > scope.asOf) return false;
+  if (scope.space === undefined && scope.category === undefined) return true;
+  return exported.has(e.source_id) && exported.has(e.target_id);
+}
+
 function verdictInScope(v: Verdict, scope: ExportScope, exported: ReadonlySet<string>): boolean {
   if (v.known_at > scope.asOf) return false;
   if (scope.space === undefined && scope.category === undefined) return true;
@@ -175,7 +187,7 @@ export async function stageBundle(
   const edges = new JsonlFile(join(dir, 'edges.jsonl'));
   try {
     for await (const page of source.edges()) {
-      const kept = page.filter((e) => e.known_at <= scope.asOf && exported.has(e.source_id) && exported.has(e.target_id));
+      const kept = page.filter((e) => edgeInScope(e, scope, exported));
       await batches.meet(kept);
       for (const e of kept) {
         batches.name(e.batch_id);
