@@ -129,7 +129,7 @@ describe('tenants that do not fit the budget', () => {
     const views = new ResidentViews(
       async (t) => loaded(t),
       2 * ROW_BYTES,
-      (fn) => fn(),
+      (_scope, fn) => fn(),
       (m) => warnings.push(m),
       () => now,
     );
@@ -159,7 +159,7 @@ describe('tenants that do not fit the budget', () => {
     const views = new ResidentViews(
       async (t) => loaded(t),
       2 * ROW_BYTES,
-      (fn) => fn(),
+      (_scope, fn) => fn(),
     );
     await views.ensure('a');
     const release = views.pin('a');

@@ -16,6 +16,7 @@ import { resolveLens, type LensInput, type LensInstant } from '../read/lens.ts';
 import { Snapshot, type ListParams } from '../read/snapshot.ts';
 import { listByPages, type JudgeView, type PagedList } from '../read/list-by-pages.ts';
 import { memoryBudgetMb, ResidentViews } from '../read/resident-views.ts';
+import { groupScope, ScopedGate, wholeTenant, type GateScope } from './scoped-gate.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import { UnionView, type PlanView } from '../read/union-view.ts';
 import { answerFromSpaces, MAX_READ_SPACES, type SpaceSource } from '../read/read-by-id.ts';
@@ -199,8 +200,8 @@ export class Ledger {
   #draining = false;
   #seq: number;
   #inflight: { minKnownAt: Micros; done: Promise<void> } | null = null;
-  /** Commits and tenant loads run one at a time through this gate (see ResidentViews). */
-  #gate: Promise<unknown> = Promise.resolve();
+  /** Commits, read-model loads and deletions run apart where their scopes meet (see ScopedGate). */
+  readonly #gate = new ScopedGate();
   #closed = false;
   /** Tenants being deleted here (durably marked: a deletion cut short resumes on open). */
   readonly #drops: TenantDrops;
@@ -238,7 +239,7 @@ export class Ledger {
     this.#residents = new ResidentViews(
       (tenant) => graph.loadTenant(tenant),
       budgetMb * 1024 * 1024,
-      (fn) => this.#exclusive(fn),
+      (scope, fn) => this.#exclusive(scope, fn),
       undefined,
       undefined,
       {
@@ -310,10 +311,8 @@ export class Ledger {
     return ledger;
   }
 
-  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#gate.then(fn);
-    this.#gate = run.catch(() => undefined);
-    return run;
+  #exclusive<T>(scope: GateScope, fn: () => Promise<T>): Promise<T> {
+    return this.#gate.run(scope, fn);
   }
 
   async #lookUpWriter(space: string): Promise<string | null> {
@@ -750,7 +749,7 @@ export class Ledger {
     if (kept) return Promise.resolve(kept);
     let loading = this.#listsLoading.get(tenant);
     if (!loading) {
-      loading = this.#exclusive(async () => {
+      loading = this.#exclusive(wholeTenant(tenant), async () => {
         const lists = new TenantLists(tenant, await this.#graph.tenantLists(tenant));
         this.#lists.set(tenant, lists);
         return lists;
@@ -940,7 +939,7 @@ export class Ledger {
     this.#drops.begin(tenant);
     this.#touch(tenant);
     const forget = async (): Promise<void> =>
-      this.#exclusive(async () => {
+      this.#exclusive('all', async () => {
         this.#residents.drop(tenant);
         this.#lists.delete(tenant);
         this.#recent.drop(tenant);
@@ -953,7 +952,7 @@ export class Ledger {
     for (;;) {
       if (this.#closed) throw new Error(`the ledger closed while tenant ${tenant}'s rows were being deleted: it goes on at the next open`);
       // Each part asks for the writer's turn anew: a commit queued meanwhile goes first.
-      const part = await this.#exclusive(() => this.#graph.deleteTenantPart(tenant, this.#dropPartRows));
+      const part = await this.#exclusive('all', () => this.#graph.deleteTenantPart(tenant, this.#dropPartRows));
       for (const [table, n] of Object.entries(part.deleted)) drop.deleted[table] = (drop.deleted[table] ?? 0) + n;
       drop.parts++;
       if (part.done) break;
@@ -1232,8 +1231,8 @@ export class Ledger {
     let failure: { error: unknown } | null = null;
     try {
       newSpaces = this.#stageSpaces(group);
-      // Apart from tenant loads: a load sees this group wholly or not at all, and a view it made gets it.
-      await this.#exclusive(async () => {
+      // Apart from loads of what it touches: a load sees this group wholly or not at all, and a view it made gets it.
+      await this.#exclusive(groupScope(group), async () => {
         await this.#graph.commit(group);
         this.#apply(group);
         this.#committedSeq = Math.max(this.#committedSeq ?? 0, maxSeq(group));

@@ -10,6 +10,7 @@ import { envMegabytes } from '../env-megabytes.ts';
 import { identKey, type CommitGroup, type LoadedLedger } from '../commit-group.ts';
 import { TenantView } from './tenant-view.ts';
 import { ReloadWatch } from '../reload-watch.ts';
+import { spacesOf, wholeTenant, type GateScope } from '../log/scoped-gate.ts';
 
 /**
  * Heap a row costs in a view, measured: 100k nodes and 100k edges of bench rows held ~150 MB (objects,
@@ -92,13 +93,14 @@ export class ResidentViews {
   #overBudget = false;
 
   /**
-   * `load` reads a tenant's rows, `loaders` one space's; `exclusive` runs a load apart from commits, so it
-   * sees each commit group wholly or not at all and every later group is applied to the view it made.
+   * `load` reads a tenant's rows, `loaders` one space's; `exclusive` runs a load apart from the commits
+   * touching what it reads (`scope`), so it sees each such group wholly or not at all and every later one is
+   * applied to the view it made.
    */
   constructor(
     private readonly load: (tenant: string) => Promise<LoadedLedger>,
     private readonly budgetBytes: number,
-    private readonly exclusive: <T>(fn: () => Promise<T>) => Promise<T>,
+    private readonly exclusive: <T>(scope: GateScope, fn: () => Promise<T>) => Promise<T>,
     private readonly warn: (message: string) => void = (m) => console.error(m),
     private readonly clock: () => number = () => performance.now(),
     private readonly loaders?: SpaceLoaders,
@@ -160,7 +162,9 @@ export class ResidentViews {
     let loading = this.#loading.get(key);
     if (!loading) {
       this.#noteReload(key, { tenant, space, rules });
-      loading = this.exclusive(async () => {
+      // A space's view reads the tenant's batches, declarations and verdicts besides its own rows: a commit
+      // of one of those touches the whole tenant's scope, so it is kept apart from this load too.
+      loading = this.exclusive(space === undefined ? wholeTenant(tenant) : spacesOf(tenant, [space]), async () => {
         const view = new TenantView(tenant, space);
         if (scope === 'tenant') {
           const rows = await this.load(tenant);
@@ -230,7 +234,7 @@ export class ResidentViews {
     if (cold.length === 1) got.set(cold[0]!, this.#ensure(tenant, { space: cold[0]! }));
     else if (cold.length > 1) {
       for (const space of cold) this.#noteReload(keyOf(tenant, space), { tenant, space, rules: false });
-      const batch = this.exclusive(async () => {
+      const batch = this.exclusive(spacesOf(tenant, cold), async () => {
         const wide = await this.#wideOf(tenant);
         const whole = this.#views.get(keyOf(tenant))?.view;
         const rows = whole ? new Map(cold.map((s) => [s, whole.rowsOfSpace(s)])) : await loaders.spaces!(tenant, cold);
