@@ -100,6 +100,9 @@ export function nodeInScope(n: NodeVersion, scope: ExportScope): boolean {
   );
 }
 
+/** An export of the whole tenant (no space, no category) carries every edge and verdict known at as_of. */
+const wholeTenant = (scope: ExportScope): boolean => scope.space === undefined && scope.category === undefined;
+
 /**
  * Edges follow the ids exported. A whole tenant's export carries every edge known at as_of: a backfilled
  * edge can be known before one of its ends (its declared instant is earlier than the end's), reads at
@@ -108,13 +111,13 @@ export function nodeInScope(n: NodeVersion, scope: ExportScope): boolean {
  */
 function edgeInScope(e: EdgeRecord, scope: ExportScope, exported: ReadonlySet<string>): boolean {
   if (e.known_at > scope.asOf) return false;
-  if (scope.space === undefined && scope.category === undefined) return true;
+  if (wholeTenant(scope)) return true;
   return exported.has(e.source_id) && exported.has(e.target_id);
 }
 
 function verdictInScope(v: Verdict, scope: ExportScope, exported: ReadonlySet<string>): boolean {
   if (v.known_at > scope.asOf) return false;
-  if (scope.space === undefined && scope.category === undefined) return true;
+  if (wholeTenant(scope)) return true;
   if (v.target_id !== null) return exported.has(v.target_id);
   // A verdict that chose no value is "on" the space it was asked in.
   return scope.category === undefined && v.space === scope.space;
