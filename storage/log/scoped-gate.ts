@@ -15,7 +15,10 @@ export type GateScope = 'all' | ReadonlyMap<string, ReadonlySet<string> | 'tenan
 export const wholeTenant = (tenant: string): GateScope => new Map([[tenant, 'tenant']]);
 export const spacesOf = (tenant: string, spaces: Iterable<string>): GateScope => new Map([[tenant, new Set(spaces)]]);
 
-/** The scope a commit group changes: the spaces of its rows, and the whole tenant of a batch, declaration or verdict. */
+/**
+ * The scope a commit group changes: the spaces of its rows, and the whole tenant of a batch, declaration or
+ * verdict. The views `ResidentViews.apply` adds a group's rows to; a change to one is a change to both.
+ */
 export function groupScope(group: Readonly<CommitGroup>): GateScope {
   const scope = new Map<string, Set<string> | 'tenant'>();
   const whole = (tenant: string): void => void scope.set(tenant, 'tenant');

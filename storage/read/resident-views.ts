@@ -291,7 +291,10 @@ export class ResidentViews {
     };
   }
 
-  /** A committed group's rows into the resident views; a view not resident reads them from the store later. */
+  /**
+   * A committed group's rows into the resident views; a view not resident reads them from the store later.
+   * The views reached are the group's gate scope (`groupScope` in storage/log/scoped-gate.ts).
+   */
   apply(group: Readonly<CommitGroup>): void {
     const whole = (tenant: string): TenantView | undefined => this.#views.get(keyOf(tenant))?.view;
     const ofSpace = (tenant: string, space: string): TenantView | undefined =>
