@@ -16,6 +16,16 @@ describe('SVC_KUZU_BUFFER_MB', () => {
   });
 });
 
+describe('SVC_JOURNAL_COPY_ROWS', () => {
+  it('is refused at start, naming the variable, unless a whole number of at least 100 rows', () => {
+    expect(() => readConfig({ SVC_JOURNAL_COPY_ROWS: '64000' })).not.toThrow();
+    for (const bad of ['99', '0', '1.5', 'many', '-5']) {
+      expect(() => readConfig({ SVC_JOURNAL_COPY_ROWS: bad })).toThrow(ConfigError);
+      expect(() => readConfig({ SVC_JOURNAL_COPY_ROWS: bad })).toThrow(/SVC_JOURNAL_COPY_ROWS/);
+    }
+  });
+});
+
 describe('SVC_MEMORY_MB', () => {
   it('defaults to 256 and takes a whole number of megabytes', () => {
     expect(readConfig({}).memoryMb).toBe(256);

@@ -2,7 +2,7 @@
 // names the variable.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
+import { journalCopyRows, kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/read/resident-views.ts';
 import { exactVectorRows } from '../storage/search/lance/exact-rows.ts';
 import { indexNice } from '../storage/search/lance/index-priority.ts';
@@ -140,6 +140,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nice = indexNice(env);
     heapGrowth = heapGrowthPercent(env);
     exactVectorRows(env); // read by the search index when it opens; refused here, before anything starts
+    journalCopyRows(env); // read by the graph store when it opens, the same way
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

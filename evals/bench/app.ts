@@ -4,7 +4,8 @@
 // must not grow with the application: time to the first answered read, the first read of a cold user, RSS
 // after start and after 100 users were used, search and why inside one user's space, small writes, and a
 // whole-tenant list page, and last a bulk import into that tenant in 1,000-row requests (APP_IMPORT_ROWS,
-// default 100,000, into spaces of their own; evals/bench/import.ts). Targets are the issue's (at 3M rows),
+// default 100,000, into spaces of their own; evals/bench/import.ts) while other users are read for the first
+// time beside it. Targets are the issue's (at 3M rows),
 // marked at every size; the growth of each per-user figure from the smallest size to the largest is a row
 // of its own (target ≤ ×1.5).
 import { spawnSync } from 'node:child_process';
@@ -75,7 +76,7 @@ async function call(base: string, path: string, body?: unknown, opts: { retries?
 
 const listUser = (u: number): string => `/v1/memories?as_of=now&space=${encodeURIComponent(`user:${u}`)}&limit=20`;
 
-// Past the write journal's cap (32,000 rows), so the rate includes the copies into Kuzu: 30,000 rows fit
+// Past the write journal's cap (32,000 rows by default), so the rate includes the copies into Kuzu: 30,000 rows fit
 // the journal and measured a burst (30.9k rows/s at 300k rows, where 300,000 rows ran at 16.9k).
 const IMPORT_ROWS = Number(process.env.APP_IMPORT_ROWS ?? '100000');
 
@@ -94,6 +95,8 @@ interface SizeFigures {
   settle: Awaited<ReturnType<typeof untilQuiet>>;
   rssStart: number;
   coldMs: number;
+  /** First reads of cold users while the import ran, one at a time, 200 ms apart. */
+  coldDuringImport: number[];
   rss100: number;
   search: number[];
   why: number[];
@@ -169,11 +172,27 @@ async function measure(size: string): Promise<SizeFigures> {
     }
     const tenantPage: number[] = [];
     for (let i = 0; i < 20; i++) tenantPage.push(await call(server.base, '/v1/memories?as_of=now&limit=20'));
-    const imported = await importOver(server.base, KEY, {
+    // While the import runs, other users of the application arrive: each reads a user not read before, whose
+    // space is loaded from the engine, and a read of the engine waits for the journal's copy into it.
+    const importing = importOver(server.base, KEY, {
       requests: Math.max(1, Math.ceil(IMPORT_ROWS / IMPORT_REQUEST_ROWS)),
       clients: CLIENTS,
       label: `app ${size}: import requests`,
     });
+    let importDone = false;
+    const coldDuringImport: number[] = [];
+    const readers = (async () => {
+      const coldAlready = new Set(Array.from({ length: 5 }, (_, k) => Math.floor(((k + 1) * users) / 6)));
+      for (let u = 100; u < users && !importDone; u++) {
+        if (coldAlready.has(u)) continue;
+        coldDuringImport.push(await call(server!.base, listUser(u)));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const imported = await importing.finally(() => {
+      importDone = true;
+    });
+    await readers;
     return {
       rows: users * ROWS_PER_USER,
       fillRate,
@@ -184,6 +203,7 @@ async function measure(size: string): Promise<SizeFigures> {
       restartCpuS,
       rssStart,
       coldMs: median(colds),
+      coldDuringImport,
       rss100,
       search,
       why,
@@ -219,6 +239,12 @@ function rowsOf(size: string, f: SizeFigures): BenchRow[] {
       target: '≥ 20k rows/s',
       met: f.importRate >= 20_000,
       note: f.importRetries > 0 ? `${f.importRetries} answers 503/429/504 retried after Retry-After` : '',
+    },
+    {
+      metric: `[${size}] first read of a cold user during that import p50 / p95 / max (${f.coldDuringImport.length} reads)`,
+      value: `${fmt(median(f.coldDuringImport))} / ${fmt(p(f.coldDuringImport, 95))} / ${fmt(Math.max(0, ...f.coldDuringImport))} ms`,
+      target: '',
+      met: null,
     },
     {
       metric: `[${size}] fill, 1 request of ${ROWS_PER_USER} rows per user, ${CLIENTS} clients`,

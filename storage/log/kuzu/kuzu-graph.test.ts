@@ -265,6 +265,29 @@ describe('KuzuGraph write paths', () => {
     }
   }, 60_000);
 
+  it('holds writers at twice SVC_JOURNAL_COPY_ROWS, copying from that size on', async () => {
+    // The setting is read when the store opens; tests' flushRows leave the cap alone, the setting moves both.
+    const saved = process.env.SVC_JOURNAL_COPY_ROWS;
+    process.env.SVC_JOURNAL_COPY_ROWS = '100';
+    const small = await KuzuGraph.open(join(dir, 'copy-rows'), { flushAfterMs: 3_600_000 }).finally(() => {
+      if (saved === undefined) delete process.env.SVC_JOURNAL_COPY_ROWS;
+      else process.env.SVC_JOURNAL_COPY_ROWS = saved;
+    });
+    try {
+      const most: number[] = [];
+      for (let g = 0; g < 12; g++) {
+        await small.commit({ ...emptyGroup(), nodes: Array.from({ length: 50 }, (_, i) => node(97_000 + g * 50 + i, i)) });
+        most.push(small.journalRows());
+      }
+      // A write that brings the journal to 200 rows returns only once a copy took it below.
+      expect(Math.max(...most)).toBeLessThan(200);
+      expect(small.writeStats().flushes).toBeGreaterThanOrEqual(2);
+      expect(small.writeStats().journalRows).toBe(600); // every group acknowledged from the journal
+    } finally {
+      await small.close();
+    }
+  }, 60_000);
+
   it('rolls a failing COPY group back whole, with the journal rows, and keeps them for the next copy', async () => {
     await switching.commit({ ...emptyGroup(), nodes: [node(20_000, 1)] }); // journaled
     const before = await copied.counts();

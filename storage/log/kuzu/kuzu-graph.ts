@@ -494,8 +494,9 @@ export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
  * A background copy of the journal starts once it holds this many rows, once no append came for
  * FLUSH_AFTER_MS, or FLUSH_MAX_WAIT_MS after the first append since the last copy, whichever comes first.
  * A copy's price is mostly fixed (Kuzu 0.11.3 checkpoints after every COPY FROM): measured in process on a
- * loaded 2-core machine, ~0.7 s of CPU for 1,000 rows, ~1.9 s for 16,000, ~2.6 s for 32,000, whatever
- * the store held (empty, 30k or 300k rows). Copies started at 2,000 rows and one second after the first
+ * loaded 2-core machine, ~0.7 s of CPU for 1,000 rows, ~1.9 s for 16,000, ~2.6 s for 32,000, about the
+ * same whether the store held nothing, 30k or 300k rows (it grows past that: see JOURNAL_CAP_COPIES).
+ * Copies started at 2,000 rows and one second after the first
  * row took ~400 ms of CPU per 1,000-row import request at 30k rows, more than everything else a request
  * costs; a trickle of small writes paid one every second. Nothing waits for a background copy but a read
  * of the engine (which copies the journal first anyway) and a writer at the journal's cap.
@@ -506,13 +507,16 @@ export const FLUSH_MAX_WAIT_MS = 10_000;
 /** A scan of one column (tenantKeys) reads its file this many bytes at a time. */
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 /**
- * A write waits for the copy in progress when the journal holds this many rows or bytes: writers cannot
- * outrun the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how
- * long a read of the engine (a cold tenant's load) waits for the copy before it. A copy takes every row
- * appended while the one before it ran, so under a steady import copies grow toward this size and their
- * fixed price is shared by more rows.
+ * A write waits for the copy in progress when the journal holds this many copies' worth of rows
+ * (SVC_JOURNAL_COPY_ROWS each, FLUSH_ROWS by default) or JOURNAL_BYTES_CAP bytes: writers cannot outrun
+ * the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how long a
+ * read of the engine (a cold space's load) waits: for the copy in progress, then for one of the rest.
+ * Under a steady import each copy takes the SVC_JOURNAL_COPY_ROWS rows that started it while the writers
+ * fill the other half. A copy's fixed price grows with the store (Kuzu's forced checkpoint: ~0.2 s at
+ * 100k rows, ~1 s at 3M, measured in docs/storage.md), so larger copies import faster into a large store
+ * and make such reads wait longer.
  */
-export const JOURNAL_ROWS_CAP = 32_000;
+export const JOURNAL_CAP_COPIES = 2;
 export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
 /**
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
@@ -549,6 +553,11 @@ function* idLists(ids: readonly string[]): Generator<string> {
 const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
+
+/** SVC_JOURNAL_COPY_ROWS: the rows at which a background copy of the journal starts (see JOURNAL_CAP_COPIES). */
+export function journalCopyRows(env: NodeJS.ProcessEnv = process.env): number {
+  return envWholeNumber(env, 'SVC_JOURNAL_COPY_ROWS', FLUSH_ROWS, 100, 'rows');
+}
 
 /** SVC_JOURNAL_MAX_ROWS: the largest group journaled; 0 writes every group by COPY at once. */
 export function journalMaxRows(env: NodeJS.ProcessEnv = process.env): number {
@@ -997,6 +1006,8 @@ export class KuzuGraph implements GraphStore {
   readonly #flushAfterMs: number;
   readonly #flushMaxWaitMs: number;
   readonly #flushRows: number;
+  /** A write waits for a copy when the journal holds this many rows (see JOURNAL_CAP_COPIES). */
+  readonly #rowsCap: number;
   /** When the flush timer was armed (the first append since the last copy was queued), and the last append. */
   #flushArmedAt = 0;
   #lastAppendAt = 0;
@@ -1045,7 +1056,10 @@ export class KuzuGraph implements GraphStore {
     this.#beforeSpacesLoad = options.beforeSpacesLoad;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#flushMaxWaitMs = Math.max(FLUSH_MAX_WAIT_MS, this.#flushAfterMs);
-    this.#flushRows = options.flushRows ?? FLUSH_ROWS;
+    const copyRows = journalCopyRows();
+    this.#flushRows = options.flushRows ?? copyRows;
+    // From the setting, not a test's flushRows: tests of failing copies start them early, writes going on.
+    this.#rowsCap = JOURNAL_CAP_COPIES * copyRows;
     this.#journal = WriteJournal.open(dir);
   }
 
@@ -1390,7 +1404,7 @@ export class KuzuGraph implements GraphStore {
       // to shrink must not fail it (the ledger would refuse a write the next copy stores).
       // Past the cap it waits for the copy in progress, which takes the rows appended before it started,
       // and only then (still past it) for a copy of the rest: not for both at once.
-      const full = (): boolean => this.#journal.pendingRows >= JOURNAL_ROWS_CAP || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
+      const full = (): boolean => this.#journal.pendingRows >= this.#rowsCap || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
       if (full() && this.#flush) await this.#flush;
       if (full())
         await this.#drain().catch((error: unknown) =>
