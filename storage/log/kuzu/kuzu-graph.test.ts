@@ -482,6 +482,58 @@ describe('KuzuGraph reads for planning writes', () => {
     }
   });
 
+  it("loads spaces beside a copy's statements, each row once whether or not the copy has landed", async () => {
+    // A cold user's first read under an import waited for the copy in progress and the one queued after it.
+    let holdCopy: Promise<void> | null = null;
+    let copyHeld!: () => void;
+    const atCommit = new Promise<void>((r) => {
+      copyHeld = r;
+    });
+    const g = await KuzuGraph.open(join(dir, 'load-beside'), {
+      journalMaxRows: Number.MAX_SAFE_INTEGER,
+      flushAfterMs: 3_600_000,
+      beforeCopyCommit: async () => {
+        if (!holdCopy) return;
+        copyHeld();
+        await holdCopy;
+      },
+    });
+    const rowsOf = (from: number, space: string, n: number): CommitGroup => ({
+      ...emptyGroup(),
+      nodes: Array.from({ length: n }, (_, i) => ({ ...node(from + i, i), tenant: 'a', space, id: `${space} ${from + i}` })),
+    });
+    const seqs = (rows: { nodes: NodeVersion[] }): number[] => rows.nodes.map((n) => n.seq);
+    try {
+      await g.commit(rowsOf(3_000, 'p', 5));
+      await g.counts(); // stored
+      await g.commit(rowsOf(3_100, 'q', 4));
+      await g.commit(rowsOf(3_200, 'p', 2)); // both journaled, then held in a copy before its COMMIT
+      let release!: () => void;
+      holdCopy = new Promise<void>((r) => {
+        release = r;
+      });
+      const reading = g.counts();
+      await atCommit;
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the loads waited for the copy held before its COMMIT')), 10_000);
+      });
+      const [p, q] = await Promise.race([Promise.all([g.loadSpace('a', 'p'), g.loadSpace('a', 'q')]), stuck]).finally(() => {
+        clearTimeout(timer);
+        holdCopy = null;
+        release();
+      });
+      expect(seqs(p)).toEqual([3_000, 3_001, 3_002, 3_003, 3_004, 3_200, 3_201]);
+      expect(seqs(q)).toEqual([3_100, 3_101, 3_102, 3_103]);
+      await reading;
+      expect(g.journalRows()).toBe(0);
+      expect(seqs(await g.loadSpace('a', 'p'))).toEqual(seqs(p)); // landed: the same rows from the engine alone
+      expect(seqs(await g.loadSpace('a', 'q'))).toEqual(seqs(q));
+    } finally {
+      await g.close();
+    }
+  });
+
   it("looks ids up beside a copy's statements, not behind them, seeing the rows being copied", async () => {
     let holdCopy: Promise<void> | null = null;
     let copyHeld!: () => void;
