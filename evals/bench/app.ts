@@ -97,6 +97,8 @@ interface SizeFigures {
   coldMs: number;
   /** First reads of cold users while the import ran, one at a time, 200 ms apart. */
   coldDuringImport: number[];
+  /** The server's RSS during the import, sampled with those reads. */
+  rssImportPeak: number;
   rss100: number;
   search: number[];
   why: number[];
@@ -181,11 +183,13 @@ async function measure(size: string): Promise<SizeFigures> {
     });
     let importDone = false;
     const coldDuringImport: number[] = [];
+    let rssImportPeak = rssMb(server.child.pid);
     const readers = (async () => {
       const coldAlready = new Set(Array.from({ length: 5 }, (_, k) => Math.floor(((k + 1) * users) / 6)));
       for (let u = 100; u < users && !importDone; u++) {
         if (coldAlready.has(u)) continue;
         coldDuringImport.push(await call(server!.base, listUser(u)));
+        rssImportPeak = Math.max(rssImportPeak, rssMb(server!.child.pid));
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     })();
@@ -204,6 +208,7 @@ async function measure(size: string): Promise<SizeFigures> {
       rssStart,
       coldMs: median(colds),
       coldDuringImport,
+      rssImportPeak,
       rss100,
       search,
       why,
@@ -246,6 +251,7 @@ function rowsOf(size: string, f: SizeFigures): BenchRow[] {
       target: '',
       met: null,
     },
+    { metric: `[${size}] RSS during that import, peak of the samples`, value: `${fmt(f.rssImportPeak)} MB`, target: '', met: null },
     {
       metric: `[${size}] fill, 1 request of ${ROWS_PER_USER} rows per user, ${CLIENTS} clients`,
       value: `${fmt(f.fillRate, 0)} rows/s`,
