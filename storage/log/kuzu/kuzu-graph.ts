@@ -499,9 +499,13 @@ export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
  * Copies started at 2,000 rows and one second after the first
  * row took ~400 ms of CPU per 1,000-row import request at 30k rows, more than everything else a request
  * costs; a trickle of small writes paid one every second. Nothing waits for a background copy but a read
- * of the engine (which copies the journal first anyway) and a writer at the journal's cap.
+ * of the engine that needs every row (which copies the journal first anyway) and a writer at the cap.
+ * 64,000 rather than 16,000 since 2026-11-27: into a 300k-row store a sustained import ran at 8.0k rows/s
+ * with 16,000-row copies and at 17.5-20.9k with 64,000 (docs/storage.md). The price is the journal's: up
+ * to twice as many rows held (~100 MB of heap for 128,000 of the bench's rows; JOURNAL_BYTES_CAP bounds
+ * it) and replayed after a crash.
  */
-export const FLUSH_ROWS = 16_000;
+export const FLUSH_ROWS = 64_000;
 export const FLUSH_AFTER_MS = 1_000;
 export const FLUSH_MAX_WAIT_MS = 10_000;
 /** A scan of one column (tenantKeys) reads its file this many bytes at a time. */
@@ -510,11 +514,11 @@ const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
  * A write waits for the copy in progress when the journal holds this many copies' worth of rows
  * (SVC_JOURNAL_COPY_ROWS each, FLUSH_ROWS by default) or JOURNAL_BYTES_CAP bytes: writers cannot outrun
  * the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how long a
- * read of the engine (a cold space's load) waits: for the copy in progress, then for one of the rest.
- * Under a steady import each copy takes the SVC_JOURNAL_COPY_ROWS rows that started it while the writers
- * fill the other half. A copy's fixed price grows with the store (Kuzu's forced checkpoint: ~0.2 s at
- * 100k rows, ~1 s at 3M, measured in docs/storage.md), so larger copies import faster into a large store
- * and make such reads wait longer.
+ * read that needs every row in the engine (counts, whole-tenant pages) waits: for the copy in progress,
+ * then for one of the rest (a space's load reads beside copies instead, see loadSpaces). Under a steady
+ * import each copy takes the SVC_JOURNAL_COPY_ROWS rows that started it while the writers fill the other
+ * half. A copy's fixed price grows with the store (Kuzu's forced checkpoint: ~0.2 s at 100k rows, ~1 s at
+ * 3M, measured in docs/storage.md), so larger copies import faster into a large store.
  */
 export const JOURNAL_CAP_COPIES = 2;
 export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
