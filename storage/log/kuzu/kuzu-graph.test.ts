@@ -447,6 +447,38 @@ describe('loads of several spaces', () => {
   });
 });
 
+/**
+ * A store whose copies can be held before their COMMIT: after `hold()`, the next copy stops there
+ * (`atCommit` resolves) until `release()`.
+ */
+async function storeWithHeldCopies(name: string): Promise<{ g: KuzuGraph; hold: () => { atCommit: Promise<void>; release: () => void } }> {
+  let holding: Promise<void> | null = null;
+  let reached: () => void = () => undefined;
+  const g = await KuzuGraph.open(join(dir, name), {
+    journalMaxRows: Number.MAX_SAFE_INTEGER,
+    flushAfterMs: 3_600_000,
+    beforeCopyCommit: async () => {
+      if (!holding) return;
+      reached();
+      await holding;
+    },
+  });
+  const hold = (): { atCommit: Promise<void>; release: () => void } => {
+    const atCommit = new Promise<void>((r) => {
+      reached = r;
+    });
+    let release!: () => void;
+    holding = new Promise<void>((r) => {
+      release = () => {
+        holding = null;
+        r();
+      };
+    });
+    return { atCommit, release };
+  };
+  return { g, hold };
+}
+
 describe('KuzuGraph reads for planning writes', () => {
   const held = (g: CommitGroup, tenant: string): { ids: Set<string>; spaces: Set<string> } => ({
     ids: new Set([
@@ -484,20 +516,7 @@ describe('KuzuGraph reads for planning writes', () => {
 
   it("loads spaces beside a copy's statements, each row once whether or not the copy has landed", async () => {
     // A cold user's first read under an import waited for the copy in progress and the one queued after it.
-    let holdCopy: Promise<void> | null = null;
-    let copyHeld!: () => void;
-    const atCommit = new Promise<void>((r) => {
-      copyHeld = r;
-    });
-    const g = await KuzuGraph.open(join(dir, 'load-beside'), {
-      journalMaxRows: Number.MAX_SAFE_INTEGER,
-      flushAfterMs: 3_600_000,
-      beforeCopyCommit: async () => {
-        if (!holdCopy) return;
-        copyHeld();
-        await holdCopy;
-      },
-    });
+    const { g, hold } = await storeWithHeldCopies('load-beside');
     const rowsOf = (from: number, space: string, n: number): CommitGroup => ({
       ...emptyGroup(),
       nodes: Array.from({ length: n }, (_, i) => ({ ...node(from + i, i), tenant: 'a', space, id: `${space} ${from + i}` })),
@@ -508,10 +527,7 @@ describe('KuzuGraph reads for planning writes', () => {
       await g.counts(); // stored
       await g.commit(rowsOf(3_100, 'q', 4));
       await g.commit(rowsOf(3_200, 'p', 2)); // both journaled, then held in a copy before its COMMIT
-      let release!: () => void;
-      holdCopy = new Promise<void>((r) => {
-        release = r;
-      });
+      const { atCommit, release } = hold();
       const reading = g.counts();
       await atCommit;
       let timer: NodeJS.Timeout | undefined;
@@ -520,7 +536,6 @@ describe('KuzuGraph reads for planning writes', () => {
       });
       const [p, q] = await Promise.race([Promise.all([g.loadSpace('a', 'p'), g.loadSpace('a', 'q')]), stuck]).finally(() => {
         clearTimeout(timer);
-        holdCopy = null;
         release();
       });
       expect(seqs(p)).toEqual([3_000, 3_001, 3_002, 3_003, 3_004, 3_200, 3_201]);
@@ -535,20 +550,7 @@ describe('KuzuGraph reads for planning writes', () => {
   });
 
   it("looks ids up beside a copy's statements, not behind them, seeing the rows being copied", async () => {
-    let holdCopy: Promise<void> | null = null;
-    let copyHeld!: () => void;
-    const atCommit = new Promise<void>((r) => {
-      copyHeld = r;
-    });
-    const g = await KuzuGraph.open(join(dir, 'beside'), {
-      journalMaxRows: Number.MAX_SAFE_INTEGER,
-      flushAfterMs: 3_600_000,
-      beforeCopyCommit: async () => {
-        if (!holdCopy) return;
-        copyHeld();
-        await holdCopy;
-      },
-    });
+    const { g, hold } = await storeWithHeldCopies('beside');
     try {
       const first = { ...group(1_000, 10), batches: [] };
       await g.commit(first);
@@ -556,19 +558,13 @@ describe('KuzuGraph reads for planning writes', () => {
       const second = { ...group(2_000, 10), batches: [] };
       for (const n of second.nodes) n.id = `second ${n.id}`;
       await g.commit(second);
-      let release!: () => void;
-      holdCopy = new Promise<void>((r) => {
-        release = r;
-      });
+      const { atCommit, release } = hold();
       // A read of the engine copies the journal in; its copy is held open before its COMMIT.
       const reading = g.counts();
       await atCommit;
       const ids = [first.nodes[0]!.id, second.nodes[2]!.id, 'nowhere'];
       // Released whatever the lookup does, so a failing lookup fails the test instead of hanging its close.
-      const beside = await g.spacesHolding('a', ids).finally(() => {
-        holdCopy = null;
-        release();
-      });
+      const beside = await g.spacesHolding('a', ids).finally(release);
       expect(beside.get(first.nodes[0]!.id)).toEqual(new Set([first.nodes[0]!.space]));
       expect(beside.get(second.nodes[2]!.id)).toEqual(new Set([second.nodes[2]!.space]));
       expect(beside.has('nowhere')).toBe(false);
