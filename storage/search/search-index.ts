@@ -510,9 +510,8 @@ export class SearchIndex {
     this.#unsettled.clear();
     this.#maintaining = (async () => {
       for (const t of tenants) {
-        if (this.#closed) break;
         const done = await this.#lance.maintain(t, why).catch((error: unknown) => {
-          if (!this.#closed) console.error('search index: maintenance failed:', error);
+          console.error('search index: maintenance failed:', error);
           return 'settled' as const;
         });
         if (done === 'spaced') this.#spaced.add(t);
@@ -526,13 +525,13 @@ export class SearchIndex {
 
   #maintenanceSoon(): void {
     this.#maintaining ??= (async () => {
-      while (this.#stale.size > 0 && !this.#closed) {
+      while (this.#stale.size > 0) {
         for (const tenant of [...this.#stale]) {
           this.#stale.delete(tenant);
           try {
             await this.#lance.maintain(tenant);
           } catch (error) {
-            if (!this.#closed) console.error('search index: maintenance failed:', error); // closed under it: see close
+            console.error('search index: maintenance failed:', error);
           }
         }
       }
@@ -868,16 +867,9 @@ export class SearchIndex {
     this.#closed = true;
     this.#queueShort?.();
     if (this.#settle) clearTimeout(this.#settle);
-    // Indexing and its recorded progress are waited for, maintenance in flight is not: an HNSW build over
-    // millions of rows runs for minutes, and waiting for it kept the ledger from closing (its journal
-    // copied, its id filters saved) before a stop's grace ran out. What an unfinished optimize or build
-    // wrote is not in the table's committed versions; the next start builds it again. Its tables stay
-    // open under it (closing one under a running build crashed the process with SIGSEGV): the process
-    // exit ends both.
-    while (this.#catchingUp || this.#working) await (this.#catchingUp ?? this.#working);
-    await this.#metaWriting;
+    await this.idle();
     await this.#thread?.close();
-    if (!this.#maintaining) await this.#lance.close();
+    await this.#lance.close();
   }
 }
 
