@@ -123,6 +123,52 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
+  it('closes without waiting for maintenance in flight, its indexing done and recorded', async () => {
+    // A stop's grace is seconds; an HNSW build over millions of rows is minutes.
+    const own = await Ledger.open(join(dir, 'close-data'));
+    const at = join(dir, 'close-search');
+    let entered!: () => void;
+    const inMaintenance = new Promise<void>((r) => {
+      entered = r;
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const index = await SearchIndex.open(at, new LocalEmbedder(), sourceWithHints(own, true), null, undefined, {
+      beforeMaintain: async () => {
+        entered();
+        await held;
+      },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await own.write('t', {
+        space: 's',
+        nodes: ['m1', 'm2'].map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id}` })),
+        edges: [],
+      });
+      await inMaintenance; // the commit is indexed and its table's maintenance started
+      const stuck = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('close waited for the maintenance in flight')), 10_000);
+      });
+      await Promise.race([index.close(), stuck]);
+      const { seq } = JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as { seq: number };
+      expect(seq).toBe(await own.committedSeq());
+    } finally {
+      clearTimeout(timer);
+      release();
+    }
+    const reopened = await SearchIndex.open(at, new LocalEmbedder(), sourceWithHints(own, true), null);
+    try {
+      const hits = await reopened.candidates('t', ['crane'], 'crane', { asOf: own.now() }, 10);
+      expect(hits.text.map((h) => h.id).sort()).toEqual(['m1', 'm2']);
+    } finally {
+      await reopened.close();
+      await own.close();
+    }
+  });
+
   it('drops rows written after the recorded progress (a crash between add and record) and redoes them', async () => {
     const m = meta();
     writeFileSync(join(indexDir(), 'meta.json'), JSON.stringify({ ...m, seq: 2 }));

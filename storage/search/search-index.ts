@@ -418,11 +418,14 @@ export class SearchIndex {
   }
 
   async #work(): Promise<void> {
-    while (this.#queue.length > 0) {
+    while (this.#queue.length > 0 && !this.#closed) {
       const groups = this.#queue.splice(0, this.#queue.length);
       this.#queueShort?.();
       this.#queueShort = null;
       const touched = new Set<string>();
+      // A close stops a batch between chunks (a catch-up page of 32,768 rows took minutes at 3M rows, past
+      // a stop's grace); its progress is then not recorded, and the next start redoes it (see attach).
+      let abandoned = false;
       try {
         const byTenant = new Map<string, NodeVersion[]>();
         for (const g of groups)
@@ -432,12 +435,17 @@ export class SearchIndex {
             else byTenant.set(n.tenant, [n]);
           }
         for (const [tenant, nodes] of byTenant) {
+          if (abandoned) break;
           // Rows committed just before their tenant's deletion began: its table is dropped once the
           // deletion ends (dropTenant, after this batch), and its read model can no longer be loaded.
           if (this.#dropping(tenant)) continue;
           // Embeds the next chunk while LanceDB writes the previous one (its writes run off the JS thread).
           let writing: Promise<void> | null = null;
           for (let i = 0; i < nodes.length; i += CHUNK) {
+            if (this.#closed) {
+              abandoned = true;
+              break;
+            }
             const rows = await this.#rows(nodes.slice(i, i + CHUNK)).catch((error: unknown) => {
               // Its deletion began meanwhile (the view is refused): as above.
               if (error instanceof TenantDropping) return null;
@@ -452,7 +460,7 @@ export class SearchIndex {
           touched.add(tenant);
         }
         // After a failure the recorded seq stays put, so the next start redoes everything after it.
-        if (this.#failure === null) {
+        if (this.#failure === null && !abandoned) {
           this.#seq = Math.max(this.#seq, ...groups.map((g) => g.seq));
           this.#writeMeta();
         }
@@ -510,8 +518,9 @@ export class SearchIndex {
     this.#unsettled.clear();
     this.#maintaining = (async () => {
       for (const t of tenants) {
+        if (this.#closed) break;
         const done = await this.#lance.maintain(t, why).catch((error: unknown) => {
-          console.error('search index: maintenance failed:', error);
+          if (!this.#closed) console.error('search index: maintenance failed:', error);
           return 'settled' as const;
         });
         if (done === 'spaced') this.#spaced.add(t);
@@ -525,13 +534,13 @@ export class SearchIndex {
 
   #maintenanceSoon(): void {
     this.#maintaining ??= (async () => {
-      while (this.#stale.size > 0) {
+      while (this.#stale.size > 0 && !this.#closed) {
         for (const tenant of [...this.#stale]) {
           this.#stale.delete(tenant);
           try {
             await this.#lance.maintain(tenant);
           } catch (error) {
-            console.error('search index: maintenance failed:', error);
+            if (!this.#closed) console.error('search index: maintenance failed:', error); // closed under it: see close
           }
         }
       }
@@ -867,9 +876,16 @@ export class SearchIndex {
     this.#closed = true;
     this.#queueShort?.();
     if (this.#settle) clearTimeout(this.#settle);
-    await this.idle();
+    // Indexing and its recorded progress are waited for, maintenance in flight is not: an HNSW build over
+    // millions of rows runs for minutes, and waiting for it kept the ledger from closing (its journal
+    // copied, its id filters saved) before a stop's grace ran out. What an unfinished optimize or build
+    // wrote is not in the table's committed versions; the next start builds it again. Its tables stay
+    // open under it (closing one under a running build crashed the process with SIGSEGV): the process
+    // exit ends both.
+    while (this.#catchingUp || this.#working) await (this.#catchingUp ?? this.#working);
+    await this.#metaWriting;
     await this.#thread?.close();
-    await this.#lance.close();
+    if (!this.#maintaining) await this.#lance.close();
   }
 }
 

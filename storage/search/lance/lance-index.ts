@@ -145,6 +145,8 @@ export interface VectorOptions {
   keepVersionsMs?: number;
   /** Rows from which optimizes are spaced out (SPACED_OPTIMIZE_ROWS unless set: tests). */
   spacedRows?: number;
+  /** A seam for tests: awaited as each maintenance of a tenant's table starts (a long one, held). */
+  beforeMaintain?: (tenant: string) => Promise<void>;
 }
 
 /**
@@ -178,6 +180,7 @@ export class LanceIndex {
   readonly #db: lancedb.Connection;
   readonly #schema: Schema;
   readonly #spacedRows: number;
+  readonly #beforeMaintain: VectorOptions['beforeMaintain'];
   readonly #tables = new Map<string, Promise<TableState>>();
   readonly #mirrors: VectorMirrors;
   #session: lancedb.Session | undefined;
@@ -216,6 +219,7 @@ export class LanceIndex {
     this.#spaces = new SpaceCopies(spaceBytes, { vectors: copyRows, text: Math.max(copyRows, this.#exactVectorRows) }, this.#tokens);
     this.#keepVersionsMs = vectors.keepVersionsMs ?? KEEP_VERSIONS_MS;
     this.#spacedRows = vectors.spacedRows ?? SPACED_OPTIMIZE_ROWS;
+    this.#beforeMaintain = vectors.beforeMaintain;
     this.#mirrors = new VectorMirrors(mirrorBytes, this.#vectorIndexRows);
     this.dimension = dimension;
     this.wordDimension = wordDimension;
@@ -348,6 +352,7 @@ export class LanceIndex {
    * table is large; 'spaced' when a large table's appends were left for a later optimize.
    */
   async maintain(tenant: string, why: Maintenance = 'commit'): Promise<'settled' | 'spaced'> {
+    await this.#beforeMaintain?.(tenant);
     const state = await this.#state(tenant, false);
     if (!state) return 'settled';
     await this.#ensureTextIndex(state);
