@@ -549,6 +549,33 @@ describe('KuzuGraph reads for planning writes', () => {
     }
   });
 
+  it('looks many ids up one at a time in an index past its scan limit, with the answer of the lists', async () => {
+    const stored = { ...group(1_000, 60), batches: [] };
+    const answers: Map<string, Set<string>>[] = [];
+    const lookups: number[] = [];
+    for (const [name, identScanRowsMax] of [
+      ['lists', undefined],
+      ['one-by-one', 50],
+    ] as const) {
+      const g = await KuzuGraph.open(join(dir, `ident-${name}`), { identScanRowsMax });
+      try {
+        await g.commit(stored);
+        await g.counts(); // copies the journal in
+        const ids = [...held(stored, 'a').ids, 'nowhere'];
+        expect(ids.length).toBeGreaterThan(40); // past IDENT_LOOKUPS_MAX, where lists are used below the limit
+        const before = g.identLookups();
+        answers.push(await g.spacesHolding('a', ids));
+        lookups.push(g.identLookups() - before);
+      } finally {
+        await g.close();
+      }
+    }
+    expect(lookups[0]).toBe(1); // one list
+    expect(lookups[1]).toBe(held(stored, 'a').ids.size + 1); // one lookup per id
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[0]!.size).toBe(held(stored, 'a').ids.size);
+  });
+
   it("looks ids up beside a copy's statements, not behind them, seeing the rows being copied", async () => {
     const { g, hold } = await storeWithHeldCopies('beside');
     try {

@@ -542,10 +542,17 @@ const LAYOUT_HOLDS = 4;
 /** The first layout with the Ident index (which spaces hold an id). */
 const LAYOUT_IDENT = 5;
 /**
- * Ids a lookup of the Ident index finds one primary-key lookup at a time (~3 ms each); more are found by
+ * Ids a lookup of the Ident index finds one primary-key lookup at a time (~1.5-3 ms each); more are found by
  * `IN` lists, which scan the table (~90-200 ms a list at 300k ids) but cost the same for 500 ids as for one.
  */
 const IDENT_LOOKUPS_MAX = 40;
+/**
+ * From this many Ident rows every id is looked up on its own: a list's scan grows with the table (1.8 s
+ * for 500 ids at 2.8M rows, against 0.7 s for 500 lookups), and the search index's catch-up after a kill
+ * sent one such list after another on the reader connection, so a cold user's read waited behind them for
+ * 6.7 s or timed out, for minutes. A lookup costs the same at any size, and reads pass between two.
+ */
+const IDENT_SCAN_ROWS_MAX = 1_000_000;
 /** (id, space) pairs remembered as written before the set starts over. */
 const STORED_IDENTS_MAX = 200_000;
 /** TenantSpace keys remembered as written before the set starts over. */
@@ -607,6 +614,8 @@ export interface KuzuGraphOptions {
   flushAfterMs?: number;
   /** The rows at which a background copy starts at once; FLUSH_ROWS unless set (tests of failing copies). */
   flushRows?: number;
+  /** Ident rows from which ids are never looked up by an `IN` list; IDENT_SCAN_ROWS_MAX unless set (tests). */
+  identScanRowsMax?: number;
   /**
    * A seam for fault-injection tests: called before a copy's transaction runs and after it committed,
    * with the tables it writes; a throw there fails the copy as the engine would. Thrown 'after-commit', it
@@ -1061,6 +1070,9 @@ export class KuzuGraph implements GraphStore {
   readonly #storedIdents = new Set<string>();
   /** Primary-key lookups of Ident rows made (spacesHolding), for tests and benchmarks. */
   #identLookups = 0;
+  readonly #identScanRowsMax: number;
+  /** The Ident table's rows, counted when first needed, then raised by the rows copied (an upper bound). */
+  #identRows: number | null = null;
   #closed = false;
   #copyOuts = 0;
 
@@ -1076,6 +1088,7 @@ export class KuzuGraph implements GraphStore {
     mkdirSync(this.#stage, { recursive: true });
     this.#journalMaxRows = options.journalMaxRows ?? journalMaxRows();
     this.#fault = options.fault ?? (() => undefined);
+    this.#identScanRowsMax = options.identScanRowsMax ?? IDENT_SCAN_ROWS_MAX;
     this.#afterLookup = options.afterLookup;
     this.#beforeCopyCommit = options.beforeCopyCommit;
     this.#beforeSpacesLoad = options.beforeSpacesLoad;
@@ -1225,6 +1238,7 @@ export class KuzuGraph implements GraphStore {
     await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT_IN.table}`);
     await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT.table}`);
     this.#storedIdents.clear();
+    this.#identRows = null;
     for (const table of [IDENT.table, IDENT_IN.table]) await this.#run(this.#writer, ddlOf(table));
     // Pairs written so far: a page repeating one (an id written again in its space) skips it.
     const written = new Set<string>();
@@ -1716,6 +1730,7 @@ export class KuzuGraph implements GraphStore {
     this.#stats.stageMs += performance.now() - t0;
     const tables = parts.map((p) => p.table);
     this.#fault('before-commit', tables);
+    if (this.#identRows !== null) this.#identRows += parts.find((p) => p.table === IDENT.table)?.count ?? 0;
     const [only] = copies;
     if (copies.length === 1 && only !== undefined) {
       // One statement is its own transaction: atomic and durable on return, without the two extra round
@@ -2013,7 +2028,7 @@ export class KuzuGraph implements GraphStore {
 
   /**
    * The spaces holding each of these ids of the tenant (a version of it, or an edge touching it), from the
-   * Ident index: one primary-key lookup per id, up to IDENT_LOOKUPS_MAX ids, plus the pairs of the journal's records, read from memory, so the journal is not
+   * Ident index: one primary-key lookup per id, up to IDENT_LOOKUPS_MAX ids or from IDENT_SCAN_ROWS_MAX rows, plus the pairs of the journal's records, read from memory, so the journal is not
    * copied in first. Beside a copy's statements (see #besideCopy): the engine's committed rows and the journal's
    * records (released only after the copy commits) hold every stored pair whether or not it lands meanwhile.
    */
@@ -2029,7 +2044,9 @@ export class KuzuGraph implements GraphStore {
     const spacePrefix = identKey(tenant, '').length;
     const found = this.#besideCopy(async () => {
       const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
-      if (wanted.size <= IDENT_LOOKUPS_MAX)
+      if (wanted.size > IDENT_LOOKUPS_MAX && this.#identRows === null)
+        this.#identRows = decodeInt((await this.#run(this.#reader, `MATCH (i:${IDENT.table}) RETURN count(*) AS n`))[0]?.n);
+      if (wanted.size <= IDENT_LOOKUPS_MAX || (this.#identRows ?? 0) >= this.#identScanRowsMax)
         for (const [key, id] of wanted) {
           this.#identLookups++;
           for (const r of await this.#run(
@@ -2254,6 +2271,7 @@ export class KuzuGraph implements GraphStore {
       const prefix = identKey(tenant, '');
       for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
       for (const key of this.#storedIdents) if (key.startsWith(prefix)) this.#storedIdents.delete(key);
+      this.#identRows = null; // counted again when next needed
       this.#fault(
         'after-delete-part',
         Object.keys(deleted).filter((t) => (deleted[t] ?? 0) > 0),
