@@ -113,6 +113,7 @@ async function measure(size: string): Promise<SizeFigures> {
   const env = { SVC_API_KEYS: `${KEY}=app` };
   const writer = await spawnServer({ env, timeoutMs: 300_000 });
   const dataDir = writer.dataDir;
+  let failed = false;
   let server: ServerProcess | null = null;
   try {
     const t0 = performance.now();
@@ -220,14 +221,21 @@ async function measure(size: string): Promise<SizeFigures> {
       refused,
     };
   } catch (error) {
-    // What the server said (and whether it exited) is the first thing to know when a request fails.
+    // What the server said (and whether it exited) is the first thing to know when a request fails, then
+    // its data folder, kept for a start on it by hand.
+    failed = true;
     const last = server ?? writer;
     const exit = last.child.exitCode ?? last.child.signalCode ?? 'running';
-    throw new Error(`app ${size}: ${(error as Error).message}\nserver (${exit}) log:\n${last.log().slice(-4000)}`, { cause: error });
+    throw new Error(
+      `app ${size}: ${(error as Error).message}\nserver (${exit}) log:\n${last.log().slice(-4000)}\ndata folder kept: ${dataDir}`,
+      {
+        cause: error,
+      },
+    );
   } finally {
     await server?.stop();
     await writer.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!failed) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
