@@ -1159,8 +1159,7 @@ export class KuzuGraph implements GraphStore {
     for (const table of [IDENT_IN.table, ...HOLDS.map((h) => h.table), TENANT_SPACE.table])
       await this.#run(this.#writer, `DROP TABLE IF EXISTS ${table}`);
     await this.#run(this.#writer, ddlOf(TENANT_SPACE.table));
-    this.#storedSpaces.clear();
-    this.#storedIdents.clear();
+    this.#storedSpaces.clear(); // and #rebuildIdents the ids'
     const { rows, invalidations } = await this.#rebuildHolds();
     const pairs = await this.#rebuildIdents();
     return `${rows} node and edge rows and ${invalidations} invalidations by space; ${pairs}`;
@@ -1589,14 +1588,13 @@ export class KuzuGraph implements GraphStore {
       } catch (error) {
         if (repair === null || !MISSING_KEY.test(String((error as Error).message))) throw error;
         const t0 = performance.now();
+        const index = repair === 'idents' ? 'id' : 'space';
         console.error(
-          `graph store: a copy failed on a key missing from the index by ${repair === 'idents' ? 'id' : 'space'} ` +
+          `graph store: a copy failed on a key missing from the index by ${index} ` +
             `(${(error as Error).message}); building that index again from the stored rows (${this.#dir})`,
         );
         const built = repair === 'idents' ? await this.#rebuildIdents() : await this.#rebuildSpaceIndexes();
-        console.error(
-          `graph store: index by ${repair === 'idents' ? 'id' : 'space'} built again in ${Math.round(performance.now() - t0)} ms (${built})`,
-        );
+        console.error(`graph store: index by ${index} built again in ${Math.round(performance.now() - t0)} ms (${built})`);
       }
     }
   }
@@ -2047,7 +2045,7 @@ export class KuzuGraph implements GraphStore {
     const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
     // Each turn reads the engine and the journal's records for its ids together (a copy may land between
     // two turns, releasing the records whose rows it stored).
-    const journaled = (keys: ReadonlySet<string>): void => {
+    const journaled = (keys: { has(key: string): boolean }): void => {
       for (const record of this.#journal.records())
         for (const t of record.tables)
           if (t.table === IDENT_IN.table)
@@ -2072,7 +2070,7 @@ export class KuzuGraph implements GraphStore {
               if (id !== undefined) add(id, decodeText(r.space) ?? '');
             }
           }
-          journaled(new Set(keys));
+          journaled(wanted);
         });
         return out;
       }
