@@ -87,7 +87,8 @@ export async function spawnServer(
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited before answering:\n${log.slice(-3000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`server exited before answering (code ${child.exitCode}, signal ${child.signalCode}):\n${log.slice(-3000)}`);
     try {
       const r = await fetch(`${base}/v1/version`);
       if (r.ok) break;

@@ -129,6 +129,18 @@ describe('vector mirror', () => {
     expect(plain.memory().lanceCacheItems).toBeGreaterThan(0);
   });
 
+  it('a copy read whole and then written to grows by an eighth, not twice its size', () => {
+    const m = new TenantVectors();
+    const at = (seq: number) => mirrorRow(`n${seq}`, seq, vec(384)); // the local embedder's dimension
+    m.append(Array.from({ length: 400 }, (_, i) => at(i + 1)));
+    const whole = m.bytes;
+    m.append([at(401)]);
+    // 401 rows in buffers of 451 (401 + 401/8): ~11% more bytes, where doubling made it ~89%.
+    expect(m.size).toBe(401);
+    expect(m.bytes / whole).toBeGreaterThan(1.05);
+    expect(m.bytes / whole).toBeLessThan(1.2);
+  });
+
   it('keeps mirrors within the byte budget, dropping the least recently used', async () => {
     const one = (seq: number) => mirrorRow(`n${seq}`, seq, new Float32Array(100).fill(1));
     // The budget holds two tenants of one row, not three.
