@@ -5,7 +5,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KuzuGraph, journalRecordOf } from './kuzu-graph.ts';
+import { KuzuGraph, journalRecordOf, type KuzuGraphOptions } from './kuzu-graph.ts';
 import { emptyGroup, type CommitGroup } from '../../commit-group.ts';
 import { checkCell } from './table-rows.ts';
 import { fill } from '../../read/resident-views.ts';
@@ -451,12 +451,16 @@ describe('loads of several spaces', () => {
  * A store whose copies can be held before their COMMIT: after `hold()`, the next copy stops there
  * (`atCommit` resolves) until `release()`.
  */
-async function storeWithHeldCopies(name: string): Promise<{ g: KuzuGraph; hold: () => { atCommit: Promise<void>; release: () => void } }> {
+async function storeWithHeldCopies(
+  name: string,
+  options: Pick<KuzuGraphOptions, 'flushAfterMs' | 'flushRows'> = {},
+): Promise<{ g: KuzuGraph; hold: () => { atCommit: Promise<void>; release: () => void } }> {
   let holding: Promise<void> | null = null;
   let reached: () => void = () => undefined;
   const g = await KuzuGraph.open(join(dir, name), {
     journalMaxRows: Number.MAX_SAFE_INTEGER,
     flushAfterMs: 3_600_000,
+    ...options,
     beforeCopyCommit: async () => {
       if (!holding) return;
       reached();
@@ -478,6 +482,27 @@ async function storeWithHeldCopies(name: string): Promise<{ g: KuzuGraph; hold: 
   };
   return { g, hold };
 }
+
+describe('background copies of the journal', () => {
+  it('copies the rows appended while a copy ran, with no later write or read to start it', async () => {
+    const { g, hold } = await storeWithHeldCopies('quiet-timer-during-copy', { flushRows: 100, flushAfterMs: 20 });
+    try {
+      const held = hold();
+      await g.commit({ ...group(1_000, 60), batches: [] }); // 120 rows: a background copy starts at once
+      await held.atCommit;
+      await g.commit({ ...group(3_000, 2), batches: [] }); // journaled while that copy is held
+      await new Promise((r) => setTimeout(r, 200)); // the quiet timer fires while the copy still runs
+      expect(g.journalRows()).toBeGreaterThan(0);
+      held.release();
+      const until = Date.now() + 10_000;
+      while (g.journalRows() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(g.journalRows()).toBe(0);
+      expect(g.writeStats().flushes).toBe(2);
+    } finally {
+      await g.close();
+    }
+  });
+});
 
 describe('KuzuGraph reads for planning writes', () => {
   const held = (g: CommitGroup, tenant: string): { ids: Set<string>; spaces: Set<string> } => ({
