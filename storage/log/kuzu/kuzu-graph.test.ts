@@ -5,7 +5,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KuzuGraph, journalRecordOf, type KuzuGraphOptions } from './kuzu-graph.ts';
+import { copyRowsFor, KuzuGraph, journalRecordOf, type KuzuGraphOptions } from './kuzu-graph.ts';
 import { emptyGroup, type CommitGroup } from '../../commit-group.ts';
 import { checkCell } from './table-rows.ts';
 import { fill } from '../../read/resident-views.ts';
@@ -484,6 +484,46 @@ async function storeWithHeldCopies(
 }
 
 describe('background copies of the journal', () => {
+  it('carry more rows as the store grows, within their range, unless SVC_JOURNAL_COPY_ROWS sets them', async () => {
+    expect([0, 1_000_000, 3_000_000, 10_000_000].map((n) => copyRowsFor(n))).toEqual([64_000, 64_000, 125_000, 128_000]);
+    const path = join(dir, 'copies-grow');
+    const options = {
+      journalMaxRows: Number.MAX_SAFE_INTEGER,
+      flushAfterMs: 3_600_000,
+      copyRows: { min: 100, max: 400, storedRowsPerRow: 2 },
+    };
+    const settled = async (g: KuzuGraph): Promise<number> => {
+      for (const until = Date.now() + 10_000; g.journalRows() > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+      return g.journalRows();
+    };
+    const g = await KuzuGraph.open(path, options);
+    try {
+      expect(g.copyRows()).toBe(100);
+      await g.commit({ ...group(1_000, 300), batches: [] }); // 600 rows, past 100: a copy starts at once
+      expect(await settled(g)).toBe(0);
+      expect(g.copyRows()).toBe(300); // 600 stored / 2
+      await g.commit({ ...group(5_000, 100), batches: [] }); // 200 rows: under 300, they wait in the journal
+      await new Promise((r) => setTimeout(r, 300));
+      expect(g.journalRows()).toBeGreaterThanOrEqual(200);
+      await g.commit({ ...group(7_000, 60), batches: [] }); // 320 rows now: a copy starts
+      expect(await settled(g)).toBe(0);
+      expect(g.copyRows()).toBe(400); // 920 stored / 2, at most 400
+    } finally {
+      await g.close();
+    }
+    const again = await KuzuGraph.open(path, { ...options, copyRows: { ...options.copyRows, max: 10_000 } });
+    expect(again.copyRows()).toBe(460); // counted on open
+    await again.close();
+    process.env.SVC_JOURNAL_COPY_ROWS = '250';
+    try {
+      const fixed = await KuzuGraph.open(path, options);
+      expect(fixed.copyRows()).toBe(250);
+      await fixed.close();
+    } finally {
+      delete process.env.SVC_JOURNAL_COPY_ROWS;
+    }
+  });
+
   it('copies the rows appended while a copy ran, with no later write or read to start it', async () => {
     const { g, hold } = await storeWithHeldCopies('quiet-timer-during-copy', { flushRows: 100, flushAfterMs: 20 });
     try {

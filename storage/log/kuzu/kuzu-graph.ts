@@ -514,22 +514,43 @@ export const JOURNAL_MAX_RECORD_BYTES = 64 * 1024 * 1024;
  * it) and replayed after a crash.
  */
 export const FLUSH_ROWS = 64_000;
+/**
+ * Unless SVC_JOURNAL_COPY_ROWS sets it, a copy's size grows with the store: one row for every
+ * STORED_ROWS_PER_COPY_ROW rows stored, from FLUSH_ROWS up to FLUSH_ROWS_MAX, so the forced checkpoint,
+ * whose price grows with the store, stays about the same share of each copy. Measured over HTTP (300,000
+ * rows in 1,000-row requests into a copy of a 3M-row folder, 4 clients, alternated): 64,000-row copies
+ * 20.5k and 18.7k rows/s, 128,000-row copies 23.5k and 29.9k (docs/storage.md).
+ */
+export const FLUSH_ROWS_MAX = 128_000;
+export const STORED_ROWS_PER_COPY_ROW = 24;
 export const FLUSH_AFTER_MS = 1_000;
 export const FLUSH_MAX_WAIT_MS = 10_000;
 /** A scan of one column (tenantKeys) reads its file this many bytes at a time. */
 const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
 /**
  * A write waits for the copy in progress when the journal holds this many copies' worth of rows
- * (SVC_JOURNAL_COPY_ROWS each, FLUSH_ROWS by default) or JOURNAL_BYTES_CAP bytes: writers cannot outrun
+ * (copyRows() each) or JOURNAL_BYTES_CAP bytes per FLUSH_ROWS of them: writers cannot outrun
  * the copy by more, which bounds the journal's memory, a restart's replay after a crash, and how long a
  * read that needs every row in the engine (counts, whole-tenant pages) waits: for the copy in progress,
  * then for one of the rest (a space's load reads beside copies instead, see loadSpaces). Under a steady
- * import each copy takes the SVC_JOURNAL_COPY_ROWS rows that started it while the writers fill the other
+ * import each copy takes the copyRows() rows that started it while the writers fill the other
  * half. A copy's fixed price grows with the store (Kuzu's forced checkpoint: ~0.2 s at 100k rows, ~1 s at
  * 3M, measured in docs/storage.md), so larger copies import faster into a large store.
  */
 export const JOURNAL_CAP_COPIES = 2;
+/** The journal's bytes at the cap for FLUSH_ROWS-row copies; larger copies hold proportionally more. */
 export const JOURNAL_BYTES_CAP = 64 * 1024 * 1024;
+
+/** Rows a copy of the journal carries when SVC_JOURNAL_COPY_ROWS is unset, in a store of `storedRows`. */
+export function copyRowsFor(storedRows: number, range: CopyRowsRange = DEFAULT_COPY_ROWS): number {
+  return Math.min(range.max, Math.max(range.min, Math.round(storedRows / range.storedRowsPerRow)));
+}
+export interface CopyRowsRange {
+  min: number;
+  max: number;
+  storedRowsPerRow: number;
+}
+const DEFAULT_COPY_ROWS: CopyRowsRange = { min: FLUSH_ROWS, max: FLUSH_ROWS_MAX, storedRowsPerRow: STORED_ROWS_PER_COPY_ROW };
 /**
  * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
  * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
@@ -575,9 +596,13 @@ const LAYOUT_FILE = 'layout';
 /** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
 const RENUMBER_GAP = 1_000_000;
 
-/** SVC_JOURNAL_COPY_ROWS: the rows at which a background copy of the journal starts (see JOURNAL_CAP_COPIES). */
-export function journalCopyRows(env: NodeJS.ProcessEnv = process.env): number {
-  return envWholeNumber(env, 'SVC_JOURNAL_COPY_ROWS', FLUSH_ROWS, 100, 'rows');
+/**
+ * SVC_JOURNAL_COPY_ROWS: the rows at which a background copy of the journal starts (see JOURNAL_CAP_COPIES),
+ * or null when unset: then copyRowsFor the store's size.
+ */
+export function journalCopyRows(env: NodeJS.ProcessEnv = process.env): number | null {
+  const rows = envWholeNumber(env, 'SVC_JOURNAL_COPY_ROWS', 0, 100, 'rows');
+  return rows === 0 ? null : rows;
 }
 
 /** SVC_JOURNAL_MAX_ROWS: the largest group journaled; 0 writes every group by COPY at once. */
@@ -616,6 +641,8 @@ export interface KuzuGraphOptions {
   flushAfterMs?: number;
   /** The rows at which a background copy starts at once; FLUSH_ROWS unless set (tests of failing copies). */
   flushRows?: number;
+  /** How copies grow with the store when SVC_JOURNAL_COPY_ROWS is unset; DEFAULT_COPY_ROWS unless set (tests). */
+  copyRows?: CopyRowsRange;
   /** Ident rows from which ids are never looked up by an `IN` list; IDENT_SCAN_ROWS_MAX unless set (tests). */
   identScanRowsMax?: number;
   /**
@@ -1041,9 +1068,14 @@ export class KuzuGraph implements GraphStore {
   readonly #scanner: Connection;
   readonly #flushAfterMs: number;
   readonly #flushMaxWaitMs: number;
-  readonly #flushRows: number;
+  /** A test's fixed threshold for starting a copy (flushRows), or null. */
+  readonly #flushRowsFixed: number | null;
+  /** SVC_JOURNAL_COPY_ROWS, or null: copies then grow with the store (copyRowsFor). */
+  readonly #copyRowsSetting: number | null;
+  readonly #copyRowsRange: CopyRowsRange;
+  /** Node and edge rows in the engine (not the journal), counted on open and kept by the copies; null after a tenant's deletion until the next copy counts again. */
+  #storedRows: number | null = 0;
   /** A write waits for a copy when the journal holds this many rows (see JOURNAL_CAP_COPIES). */
-  readonly #rowsCap: number;
   /** When the flush timer was armed (the first append since the last copy was queued), and the last append. */
   #flushArmedAt = 0;
   #lastAppendAt = 0;
@@ -1096,10 +1128,9 @@ export class KuzuGraph implements GraphStore {
     this.#beforeSpacesLoad = options.beforeSpacesLoad;
     this.#flushAfterMs = options.flushAfterMs ?? FLUSH_AFTER_MS;
     this.#flushMaxWaitMs = Math.max(FLUSH_MAX_WAIT_MS, this.#flushAfterMs);
-    const copyRows = journalCopyRows();
-    this.#flushRows = options.flushRows ?? copyRows;
-    // From the setting, not a test's flushRows: tests of failing copies start them early, writes going on.
-    this.#rowsCap = JOURNAL_CAP_COPIES * copyRows;
+    this.#copyRowsSetting = journalCopyRows();
+    this.#copyRowsRange = options.copyRows ?? DEFAULT_COPY_ROWS;
+    this.#flushRowsFixed = options.flushRows ?? null;
     this.#journal = WriteJournal.open(dir);
   }
 
@@ -1122,6 +1153,7 @@ export class KuzuGraph implements GraphStore {
     const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
     if (fillTseq) await graph.#addTseqColumns();
     await graph.#drain({ recovering: true });
+    graph.#storedRows = await graph.#countStoredRows();
     // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
     const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
     if (from < 2) await graph.#migrateSpaces();
@@ -1470,7 +1502,11 @@ export class KuzuGraph implements GraphStore {
       // to shrink must not fail it (the ledger would refuse a write the next copy stores).
       // Past the cap it waits for the copy in progress, which takes the rows appended before it started,
       // and only then (still past it) for a copy of the rest: not for both at once.
-      const full = (): boolean => this.#journal.pendingRows >= this.#rowsCap || this.#journal.pendingBytes >= JOURNAL_BYTES_CAP;
+      // From the copy size, not a test's flushRows: tests of failing copies start them early, writes going on.
+      const copyRows = this.copyRows();
+      const full = (): boolean =>
+        this.#journal.pendingRows >= JOURNAL_CAP_COPIES * copyRows ||
+        this.#journal.pendingBytes >= (JOURNAL_BYTES_CAP * copyRows) / FLUSH_ROWS;
       if (full() && this.#flush) await this.#flush;
       if (full())
         await this.#drain().catch((error: unknown) =>
@@ -1502,7 +1538,7 @@ export class KuzuGraph implements GraphStore {
   }
 
   #scheduleFlush(): void {
-    if (this.#journal.pendingRows >= this.#flushRows) return this.#flushInBackground();
+    if (this.#journal.pendingRows >= (this.#flushRowsFixed ?? this.copyRows())) return this.#flushInBackground();
     const now = performance.now();
     this.#lastAppendAt = now;
     if (this.#flushTimer) return;
@@ -1575,6 +1611,8 @@ export class KuzuGraph implements GraphStore {
       this.#retrying = false;
     }
     if (segments > 0) this.#journal.release(segments);
+    if (this.#storedRows === null) this.#storedRows = await this.#countStoredRows();
+    else this.#storedRows += parts.reduce((n, p) => n + (p.table === NODE.table || p.table === EDGE.table ? p.count : 0), 0);
     if (journalRows > 0) {
       this.#stats.flushes++;
       this.#stats.flushedRows += journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
@@ -1715,6 +1753,19 @@ export class KuzuGraph implements GraphStore {
   /** What the commits so far cost, by write path: for benchmarks and tests, not for the ledger. */
   writeStats(): Readonly<WriteStats> {
     return { ...this.#stats };
+  }
+
+  /** Node and edge rows in the engine (~10 ms at 3M rows: Kuzu keeps a table's row count). */
+  async #countStoredRows(): Promise<number> {
+    let n = 0;
+    for (const table of [NODE.table, EDGE.table])
+      n += decodeInt((await this.#run(this.#reader, `MATCH (x:${table}) RETURN count(*) AS n`))[0]?.n);
+    return n;
+  }
+
+  /** The rows a background copy of the journal carries now (SVC_JOURNAL_COPY_ROWS, or copyRowsFor the store). */
+  copyRows(): number {
+    return this.#copyRowsSetting ?? copyRowsFor(this.#storedRows ?? 0, this.#copyRowsRange);
   }
 
   /** Rows in the journal not yet copied into the engine. */
@@ -2301,6 +2352,7 @@ export class KuzuGraph implements GraphStore {
       for (const key of this.#storedSpaces) if (key.startsWith(prefix)) this.#storedSpaces.delete(key);
       for (const key of this.#storedIdents) if (key.startsWith(prefix)) this.#storedIdents.delete(key);
       this.#identRows = null; // counted again when next needed
+      this.#storedRows = null; // counted again by the next copy
       this.#fault(
         'after-delete-part',
         Object.keys(deleted).filter((t) => (deleted[t] ?? 0) > 0),
