@@ -169,6 +169,64 @@ describe('search index derived from the ledger', () => {
     }
   });
 
+  it('closes within its wait while a chunk waits on the store, recording nothing of it; the next start indexes it', async () => {
+    // At 3M rows one chunk's read of linked words took 25 s, past a stop's grace.
+    const own = await Ledger.open(join(dir, 'close-stuck-data'));
+    const at = join(dir, 'close-stuck-search');
+    let hold = false;
+    let entered!: () => void;
+    const inRead = new Promise<void>((r) => {
+      entered = r;
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const plain = sourceWithHints(own, false);
+    const source: IndexSource = {
+      ...plain,
+      linksView: async (tenant, nodes, placed) => {
+        if (hold) {
+          entered();
+          await held;
+        }
+        return plain.linksView(tenant, nodes, placed);
+      },
+    };
+    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null);
+    const writeIds = (ids: string[]) =>
+      own.write('t', { space: 's', nodes: ids.map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id}` })), edges: [] });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await writeIds(['k1']);
+      await index.idle();
+      const recorded = (JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as { seq: number }).seq;
+      hold = true;
+      await writeIds(['k2', 'k3']);
+      await inRead; // the chunk of k2 and k3 waits on the store
+      const stuck = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('close waited for the chunk on the store')), 10_000);
+      });
+      await Promise.race([index.close(), stuck]);
+      release();
+      await index.idle(); // the chunk left behind ends (in a server, the process's exit ends it)
+      expect((JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as { seq: number }).seq).toBe(recorded);
+    } finally {
+      clearTimeout(timer);
+      release();
+      await index.close(); // now idle: its thread and tables close
+    }
+    const reopened = await SearchIndex.open(at, new LocalEmbedder(), sourceWithHints(own, true), null);
+    try {
+      await reopened.caughtUp();
+      const hits = await reopened.candidates('t', ['crane'], 'crane', { asOf: own.now() }, 10);
+      expect(hits.text.map((h) => h.id).sort()).toEqual(['k1', 'k2', 'k3']);
+    } finally {
+      await reopened.close();
+      await own.close();
+    }
+  });
+
   it('drops rows written after the recorded progress (a crash between add and record) and redoes them', async () => {
     const m = meta();
     writeFileSync(join(indexDir(), 'meta.json'), JSON.stringify({ ...m, seq: 2 }));

@@ -103,6 +103,8 @@ export interface IndexStatus {
 }
 
 const CHUNK = 8192;
+/** How long a close waits for the chunk being indexed before leaving it to the next start (see close). */
+const CLOSE_WAIT_MS = 1_000;
 /**
  * Batches this large are embedded on the embedding thread; a small write's rows cost less than the
  * hand-off. With one core the thread only adds its start (~0.5 s of CPU) and hand-offs, so it is not used.
@@ -179,6 +181,8 @@ export class SearchIndex {
   readonly #pendingBySpace = new Map<string, { at: number; nodes: NodeVersion[] }[]>();
   #waiters: { target: number; resolve: () => void }[] = [];
   #working: Promise<void> | null = null;
+  /** The close stopped waiting for the chunk under way: whatever it finishes later is not recorded. */
+  #leftAtClose = false;
   #maintaining: Promise<void> | null = null;
   /** Tenants written since their last full optimize, and the timer that optimizes them once writes pause. */
   readonly #unsettled = new Set<string>();
@@ -299,7 +303,8 @@ export class SearchIndex {
     })()
       .catch((error: unknown) => {
         index.#failure = (error as Error).message;
-        console.error('search index: catching up with the store failed; the next start retries:', error);
+        // Closed meanwhile: its reads of the closed store fail, as expected (see close).
+        if (!index.#closed) console.error('search index: catching up with the store failed; the next start retries:', error);
       })
       .finally(() => {
         index.#catchingUp = null;
@@ -460,13 +465,13 @@ export class SearchIndex {
           touched.add(tenant);
         }
         // After a failure the recorded seq stays put, so the next start redoes everything after it.
-        if (this.#failure === null && !abandoned) {
+        if (this.#failure === null && !abandoned && !this.#leftAtClose) {
           this.#seq = Math.max(this.#seq, ...groups.map((g) => g.seq));
           this.#writeMeta();
         }
       } catch (error) {
         this.#failure = (error as Error).message;
-        console.error('search index: indexing failed; the next start catches up:', error);
+        if (!this.#closed) console.error('search index: indexing failed; the next start catches up:', error);
       }
       this.#done += groups.length;
       this.#batches++;
@@ -882,8 +887,24 @@ export class SearchIndex {
     // wrote is not in the table's committed versions; the next start builds it again. Its tables stay
     // open under it (closing one under a running build crashed the process with SIGSEGV): the process
     // exit ends both.
-    while (this.#catchingUp || this.#working) await (this.#catchingUp ?? this.#working);
+    //
+    // A chunk under way is waited for CLOSE_WAIT_MS at most: one whose rows' linked words are read from a
+    // store of 3M rows (an id's spaces looked up one id at a time, behind the journal's copies) took 25 s,
+    // and the stop's grace ran out before the ledger could close. Abandoned, it records no progress (its
+    // reads fail once the ledger is closed) and leaves the thread and the tables to the process's exit.
+    const idle = (async (): Promise<boolean> => {
+      while (this.#catchingUp || this.#working) await (this.#catchingUp ?? this.#working);
+      return true;
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const stopped = await Promise.race([idle, new Promise<false>((r) => (timer = setTimeout(() => r(false), CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (!stopped) this.#leftAtClose = true;
     await this.#metaWriting;
+    if (!stopped) {
+      console.error(`search index: closed with rows still being indexed (${this.#pendingRows()} queued); the next start indexes them`);
+      return;
+    }
     await this.#thread?.close();
     if (!this.#maintaining) await this.#lance.close();
   }

@@ -1108,6 +1108,7 @@ export class KuzuGraph implements GraphStore {
   /** The Ident table's rows, counted when first needed, then raised by the rows copied (an upper bound). */
   #identRows: number | null = null;
   #closed = false;
+  #engineClosed = false;
   #copyOuts = 0;
 
   private constructor(dir: string, options: KuzuGraphOptions) {
@@ -1382,6 +1383,7 @@ export class KuzuGraph implements GraphStore {
   }
 
   async #closeEngine(): Promise<void> {
+    this.#engineClosed = true;
     await this.#journal.close();
     await this.#writer.close();
     await this.#reader.close();
@@ -1390,6 +1392,9 @@ export class KuzuGraph implements GraphStore {
   }
 
   async #run(conn: Connection, statement: string): Promise<Record<string, unknown>[]> {
+    // A reader the close did not wait for (a search index's abandoned chunk) gets an error, never a query
+    // on a closed connection.
+    if (this.#engineClosed) throw new Error('graph store is closed');
     const result = await conn.query(statement);
     const results = Array.isArray(result) ? result : [result];
     const last = results[results.length - 1];
