@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { journalRecordOf } from '../storage/log/kuzu/kuzu-graph.ts';
+import { journalRecordOf } from '../storage/log/kuzu/tables.ts';
 import { emptyGroup } from '../storage/commit-group.ts';
 import { Ledger } from '../storage/log/ledger.ts';
 import { exportPage } from '../storage/log/tenant-copy.ts';

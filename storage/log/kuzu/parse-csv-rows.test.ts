@@ -1,7 +1,7 @@
 // The reader of Kuzu's COPY TO files against the encoding COPY FROM reads (text cells JSON-encoded, then
 // CSV-quoted): the one-slice path for cells without a quote and the general path agree on every cell.
 import { describe, expect, it } from 'vitest';
-import { parseCsvRows } from './kuzu-graph.ts';
+import { parseCsvRows } from './tables.ts';
 
 const csvText = (text: string): string => `"${JSON.stringify(text).replace(/"/g, '""')}"`;
 
