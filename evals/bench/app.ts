@@ -80,6 +80,8 @@ const listUser = (u: number): string => `/v1/memories?as_of=now&space=${encodeUR
 // import that fits the journal measures a burst (30.9k rows/s for 30,000 rows at 300k, where 300,000 ran
 // at 16.9k, with a cap of 32,000).
 const IMPORT_ROWS = Number(process.env.APP_IMPORT_ROWS ?? '300000');
+/** Searches and whys timed in one user's space. */
+const SAMPLES = 200;
 
 interface SizeFigures {
   rows: number;
@@ -152,8 +154,10 @@ async function measure(size: string): Promise<SizeFigures> {
     for (let u = 0; u < Math.min(100, users); u++) await call(server.base, listUser(u));
     const rss100 = rssMb(server.child.pid);
     const one = Math.floor(users / 2);
+    // 200 calls each: a p95 of 40 was their second slowest, one collection or one turn of the index's
+    // background work (a why p95 of 11.5 and 12.5 ms in runs whose others took ~2 ms).
     const search: number[] = [];
-    for (let i = 0; i < 40; i++)
+    for (let i = 0; i < SAMPLES; i++)
       search.push(
         await call(server.base, '/v1/search', {
           query: `${TOPICS[i % TOPICS.length]} detail`,
@@ -163,7 +167,7 @@ async function measure(size: string): Promise<SizeFigures> {
         }),
       );
     const why: number[] = [];
-    for (let i = 0; i < 40; i++)
+    for (let i = 0; i < SAMPLES; i++)
       why.push(await call(server.base, `/v1/memories/u${one}n${10 + (i % 20)}/why?as_of=now&depth=3&space=user:${one}`));
     const writes: number[] = [];
     for (let i = 0; i < 100; i++) {
