@@ -1550,7 +1550,7 @@ export class KuzuGraph implements GraphStore {
   /** Each text cell of a one-column query, decoded, through a file read in chunks of whole lines. */
   async #scanColumn(query: string, each: (text: string) => void): Promise<void> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
-    const column: Column<unknown>[] = [{ name: 'v', type: 'text', get: () => null }];
+    const column: Pick<Column<unknown>, 'name' | 'type'>[] = [{ name: 'v', type: 'text' }];
     const decode = (row: Readonly<Record<string, unknown>>): void => {
       const text = decodeText(row.v);
       if (text !== null) each(text);

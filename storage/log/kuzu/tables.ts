@@ -10,10 +10,20 @@ import type { JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../../types.ts';
 import { emptyGroup, IDENT_SEP, identKey, idPlacements, type CommitGroup, type LoadedLedger } from '../../commit-group.ts';
 
+/** An answer's row as Kuzu returns it: cells by column name (text still JSON-encoded). */
+type Answer = Record<string, unknown>;
+
+/**
+ * One column: its name and type (the DDL, the CSV), how a row gives its cell (`get`), and how the cell
+ * reads back into the row's field of the same name (`read`; null for a column derived from others).
+ */
 export interface Column<Row> {
   name: string;
   type: Scalar;
   get: (row: Row) => Cell;
+  read: ((r: Answer) => unknown) | null;
+  /** The row's field `read` fills, when it is not the column's name. */
+  field?: string;
 }
 
 export interface TableSpec<Row> {
@@ -21,14 +31,52 @@ export interface TableSpec<Row> {
   columns: Column<Row>[];
 }
 
-export const text = <R>(name: string, get: (r: R) => string | null): Column<R> => ({ name, type: 'text', get });
-export const int = <R>(name: string, get: (r: R) => number | null): Column<R> => ({ name, type: 'int', get });
-const float = <R>(name: string, get: (r: R) => number | null): Column<R> => ({ name, type: 'float', get });
+/** Text that is never null; `optText` may be. */
+export const text = <R>(name: string, get: (r: R) => string | null): Column<R> => ({ name, type: 'text', get, read: (r) => str(r, name) });
+const optText = <R>(name: string, get: (r: R) => string | null): Column<R> => ({ name, type: 'text', get, read: (r) => t(r, name) });
+export const int = <R>(name: string, get: (r: R) => number | null): Column<R> => ({ name, type: 'int', get, read: (r) => i64(r, name) });
+const float = <R>(name: string, get: (r: R) => number | null): Column<R> => ({
+  name,
+  type: 'float',
+  get,
+  read: (r) => (typeof r[name] === 'number' ? r[name] : null),
+});
+/** A list held as its JSON text; `optional`: null when absent. */
+const textList = <R>(name: string, get: (r: R) => readonly string[] | null, optional = false): Column<R> => ({
+  name,
+  type: 'text',
+  get: (row) => {
+    const list = get(row);
+    return list ? JSON.stringify(list) : null;
+  },
+  read: (r) => (optional && r[name] === null ? null : (JSON.parse(str(r, name)) as string[])),
+});
+/** A column worked out from the row's other fields (a key): written, never read back. */
+const derived = <R>(c: Column<R>): Column<R> => ({ ...c, read: null });
+/** A column whose cell reads back into another field. */
+const into = <R>(field: string, c: Column<R>): Column<R> => ({ ...c, field });
+
+/**
+ * The decoder of a table's rows from Kuzu's answer: every column read back into its field, in the order
+ * the write path builds rows (write-plan.ts: `seq`, `tseq`, then the rest), so a row read back serializes
+ * as the row written did.
+ */
+function decoder<R>(spec: TableSpec<R>): (r: Answer) => R {
+  const columns = spec.columns.some((c) => c.name === 'seq')
+    ? spec.columns.flatMap((c) => (c.name === 'tseq' ? [] : c.name === 'seq' ? [c, ...spec.columns.filter((d) => d.name === 'tseq')] : [c]))
+    : spec.columns;
+  const read = columns.flatMap((c) => (c.read ? [[c.field ?? c.name, c.read] as const] : []));
+  return (r) => {
+    const row: Record<string, unknown> = {};
+    for (const [field, get] of read) row[field] = get(r);
+    return row as R;
+  };
+}
 
 export const BATCH: TableSpec<BatchRow> = {
   table: 'Batch',
   columns: [
-    text('key', (r) => identKey(r.tenant, r.id)),
+    derived(text('key', (r) => identKey(r.tenant, r.id))),
     text('tenant', (r) => r.tenant),
     text('id', (r) => r.id),
     int('declared_captured_at', (r) => r.declared_captured_at),
@@ -46,17 +94,17 @@ export const NODE: TableSpec<NodeVersion> = {
     text('id', (r) => r.id),
     text('space', (r) => r.space),
     text('kind', (r) => r.kind),
-    text('statement', (r) => r.statement),
-    text('category', (r) => r.category),
+    optText('statement', (r) => r.statement),
+    optText('category', (r) => r.category),
     text('payload', (r) => r.payload),
     int('asserted_at', (r) => r.asserted_at),
     int('valid_from', (r) => r.valid_from),
     int('valid_to', (r) => r.valid_to),
     int('captured_at', (r) => r.captured_at),
     int('known_at', (r) => r.known_at),
-    text('batch_id', (r) => r.batch_id),
-    text('fact_key', (r) => r.fact_key),
-    text('fact_value', (r) => r.fact_value),
+    optText('batch_id', (r) => r.batch_id),
+    optText('fact_key', (r) => r.fact_key),
+    optText('fact_value', (r) => r.fact_value),
     text('hash', (r) => r.hash),
     int('tseq', (r) => r.tseq),
   ],
@@ -75,15 +123,15 @@ export const EDGE: TableSpec<EdgeRecord> = {
     text('target_id', (r) => r.target_id),
     text('edge_type', (r) => r.edge_type),
     float('confidence', (r) => r.confidence),
-    text('lag', (r) => r.lag),
-    text('mechanism', (r) => r.mechanism),
+    optText('lag', (r) => r.lag),
+    optText('mechanism', (r) => r.mechanism),
     text('space', (r) => r.space),
     int('asserted_at', (r) => r.asserted_at),
     int('valid_from', (r) => r.valid_from),
     int('valid_to', (r) => r.valid_to),
     int('captured_at', (r) => r.captured_at),
     int('known_at', (r) => r.known_at),
-    text('batch_id', (r) => r.batch_id),
+    optText('batch_id', (r) => r.batch_id),
     text('hash', (r) => r.hash),
     int('tseq', (r) => r.tseq),
   ],
@@ -95,9 +143,9 @@ export const DECLARATION: TableSpec<Declaration> = {
     int('seq', (r) => r.seq),
     text('tenant', (r) => r.tenant),
     text('fact_key', (r) => r.fact_key),
-    text('key_fields', (r) => JSON.stringify(r.key_fields)),
+    textList('key_fields', (r) => r.key_fields),
     text('policy', (r) => r.policy),
-    text('source_order', (r) => (r.source_order ? JSON.stringify(r.source_order) : null)),
+    textList('source_order', (r) => r.source_order, true),
     int('declared_at', (r) => r.declared_at),
     int('tseq', (r) => r.tseq),
   ],
@@ -109,15 +157,15 @@ export const VERDICT: TableSpec<Verdict> = {
     int('seq', (r) => r.seq),
     text('tenant', (r) => r.tenant),
     text('fact_key', (r) => r.fact_key),
-    text('target_id', (r) => r.target_id),
-    text('value', (r) => r.value),
+    optText('target_id', (r) => r.target_id),
+    optText('value', (r) => r.value),
     text('outcome', (r) => r.outcome),
     text('method', (r) => r.method),
     text('ruleset', (r) => r.ruleset),
     text('resolver', (r) => r.resolver),
     int('decided_at', (r) => r.decided_at),
     int('known_at', (r) => r.known_at),
-    text('space', (r) => r.space),
+    optText('space', (r) => r.space),
     text('hash', (r) => r.hash),
     int('tseq', (r) => r.tseq),
   ],
@@ -131,10 +179,10 @@ export const INVALIDATION: TableSpec<Invalidation> = {
     text('target_id', (r) => r.target_id),
     text('space', (r) => r.space),
     text('reason', (r) => r.reason),
-    text('by', (r) => r.by),
+    optText('by', (r) => r.by),
     int('invalidated_at', (r) => r.invalidated_at),
     int('known_at', (r) => r.known_at),
-    text('batch_id', (r) => r.batch_id),
+    optText('batch_id', (r) => r.batch_id),
     int('tseq', (r) => r.tseq),
   ],
 };
@@ -145,7 +193,10 @@ export const INVALIDATION: TableSpec<Invalidation> = {
 export const SPACE: TableSpec<SpaceRow> = {
   table: 'Space',
   columns: [
-    text('name', (r) => r.space),
+    into(
+      'space',
+      text('name', (r) => r.space),
+    ),
     text('tenant', (r) => r.tenant),
     int('first_captured_at', (r) => r.first_captured_at),
     int('tseq', (r) => r.tseq),
@@ -271,9 +322,9 @@ export function cypherString(text: string): string {
  * Records of a CSV that Kuzu's COPY TO wrote: one per line; a cell is empty (null), a number, or quoted
  * with doubled quotes inside (a text cell, whose content is the JSON encoding of the text).
  */
-export function parseCsvRows<R, T = Record<string, unknown>>(
+export function parseCsvRows<T = Record<string, unknown>>(
   text: string,
-  columns: readonly Column<R>[],
+  columns: readonly Pick<Column<unknown>, 'name' | 'type'>[],
   decode?: (row: Readonly<Record<string, unknown>>) => T,
 ): T[] {
   // With `decode`, each record is decoded as soon as it is read, from one object refilled for every
@@ -472,99 +523,15 @@ export const str = (r: Record<string, unknown>, k: string): string => {
 };
 export const i64 = (r: Record<string, unknown>, k: string): number => decodeInt(r[k]);
 
-/** Rows of each table back from Kuzu's answer. */
+/** Rows of each table back from Kuzu's answer, read by their columns. */
 export const DECODE = {
-  batch: (r: Record<string, unknown>): BatchRow => ({
-    tenant: str(r, 'tenant'),
-    id: str(r, 'id'),
-    declared_captured_at: i64(r, 'declared_captured_at'),
-    reason: str(r, 'reason'),
-    captured_at: i64(r, 'captured_at'),
-    tseq: i64(r, 'tseq'),
-  }),
-  node: (r: Record<string, unknown>): NodeVersion => ({
-    seq: i64(r, 'seq'),
-    tseq: i64(r, 'tseq'),
-    tenant: str(r, 'tenant'),
-    id: str(r, 'id'),
-    space: str(r, 'space'),
-    kind: str(r, 'kind'),
-    statement: t(r, 'statement'),
-    category: t(r, 'category'),
-    payload: str(r, 'payload'),
-    asserted_at: i64(r, 'asserted_at'),
-    valid_from: i64(r, 'valid_from'),
-    valid_to: i64(r, 'valid_to'),
-    captured_at: i64(r, 'captured_at'),
-    known_at: i64(r, 'known_at'),
-    batch_id: t(r, 'batch_id'),
-    fact_key: t(r, 'fact_key'),
-    fact_value: t(r, 'fact_value'),
-    hash: str(r, 'hash'),
-  }),
-  edge: (r: Record<string, unknown>): EdgeRecord => ({
-    seq: i64(r, 'seq'),
-    tseq: i64(r, 'tseq'),
-    tenant: str(r, 'tenant'),
-    source_id: str(r, 'source_id'),
-    target_id: str(r, 'target_id'),
-    edge_type: str(r, 'edge_type') as EdgeRecord['edge_type'],
-    confidence: typeof r.confidence === 'number' ? r.confidence : null,
-    lag: t(r, 'lag'),
-    mechanism: t(r, 'mechanism'),
-    space: str(r, 'space'),
-    asserted_at: i64(r, 'asserted_at'),
-    valid_from: i64(r, 'valid_from'),
-    valid_to: i64(r, 'valid_to'),
-    captured_at: i64(r, 'captured_at'),
-    known_at: i64(r, 'known_at'),
-    batch_id: t(r, 'batch_id'),
-    hash: str(r, 'hash'),
-  }),
-  declaration: (r: Record<string, unknown>): Declaration => ({
-    seq: i64(r, 'seq'),
-    tseq: i64(r, 'tseq'),
-    tenant: str(r, 'tenant'),
-    fact_key: str(r, 'fact_key'),
-    key_fields: JSON.parse(str(r, 'key_fields')) as string[],
-    policy: str(r, 'policy') as Declaration['policy'],
-    source_order: r.source_order === null ? null : (JSON.parse(str(r, 'source_order')) as string[]),
-    declared_at: i64(r, 'declared_at'),
-  }),
-  verdict: (r: Record<string, unknown>): Verdict => ({
-    seq: i64(r, 'seq'),
-    tseq: i64(r, 'tseq'),
-    tenant: str(r, 'tenant'),
-    fact_key: str(r, 'fact_key'),
-    target_id: t(r, 'target_id'),
-    value: t(r, 'value'),
-    outcome: str(r, 'outcome'),
-    method: str(r, 'method'),
-    ruleset: str(r, 'ruleset'),
-    resolver: str(r, 'resolver'),
-    decided_at: i64(r, 'decided_at'),
-    known_at: i64(r, 'known_at'),
-    space: t(r, 'space'),
-    hash: str(r, 'hash'),
-  }),
-  space: (r: Record<string, unknown>): SpaceRow => ({
-    space: str(r, 'name'),
-    tenant: str(r, 'tenant'),
-    first_captured_at: i64(r, 'first_captured_at'),
-    tseq: i64(r, 'tseq'),
-  }),
-  invalidation: (r: Record<string, unknown>): Invalidation => ({
-    seq: i64(r, 'seq'),
-    tseq: i64(r, 'tseq'),
-    tenant: str(r, 'tenant'),
-    target_id: str(r, 'target_id'),
-    space: str(r, 'space'),
-    reason: str(r, 'reason'),
-    by: t(r, 'by'),
-    invalidated_at: i64(r, 'invalidated_at'),
-    known_at: i64(r, 'known_at'),
-    batch_id: t(r, 'batch_id'),
-  }),
+  batch: decoder(BATCH),
+  node: decoder(NODE),
+  edge: decoder(EDGE),
+  declaration: decoder(DECLARATION),
+  verdict: decoder(VERDICT),
+  space: decoder(SPACE),
+  invalidation: decoder(INVALIDATION),
 };
 
 /** Every table with its columns, in tablesOf's order: the journal and `counts` use the same list. */
