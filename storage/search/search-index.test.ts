@@ -211,6 +211,7 @@ describe('search index derived from the ledger', () => {
       release();
       await index.idle(); // the chunk left behind ends (in a server, the process's exit ends it)
       expect((JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as { seq: number }).seq).toBe(recorded);
+      expect((await documentsIn(at)).map(([id]) => id)).toEqual(['k1']); // nothing of it reached the table
     } finally {
       clearTimeout(timer);
       release();

@@ -458,6 +458,12 @@ export class SearchIndex {
             });
             if (rows === null) break;
             if (writing) await writing;
+            // Left behind by a close: nothing more reaches the tables, which the next holder of the folder
+            // may already be opening (the lock is released once the stores are closed).
+            if (this.#leftAtClose) {
+              abandoned = true;
+              break;
+            }
             writing = this.#lance.add(tenant, rows);
             writing.catch(() => undefined); // awaited below; this only keeps a failure from going unhandled meanwhile
           }
