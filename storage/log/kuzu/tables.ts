@@ -73,6 +73,16 @@ function decoder<R>(spec: TableSpec<R>): (r: Answer) => R {
   };
 }
 
+/** A node's or an edge's two clocks (asserted and valid; captured and known), in the same place in both tables. */
+type Clocks = Pick<NodeVersion, 'asserted_at' | 'valid_from' | 'valid_to' | 'captured_at' | 'known_at'>;
+const clockColumns = <R extends Clocks>(): Column<R>[] => [
+  int('asserted_at', (r) => r.asserted_at),
+  int('valid_from', (r) => r.valid_from),
+  int('valid_to', (r) => r.valid_to),
+  int('captured_at', (r) => r.captured_at),
+  int('known_at', (r) => r.known_at),
+];
+
 export const BATCH: TableSpec<BatchRow> = {
   table: 'Batch',
   columns: [
@@ -97,11 +107,7 @@ export const NODE: TableSpec<NodeVersion> = {
     optText('statement', (r) => r.statement),
     optText('category', (r) => r.category),
     text('payload', (r) => r.payload),
-    int('asserted_at', (r) => r.asserted_at),
-    int('valid_from', (r) => r.valid_from),
-    int('valid_to', (r) => r.valid_to),
-    int('captured_at', (r) => r.captured_at),
-    int('known_at', (r) => r.known_at),
+    ...clockColumns<NodeVersion>(),
     optText('batch_id', (r) => r.batch_id),
     optText('fact_key', (r) => r.fact_key),
     optText('fact_value', (r) => r.fact_value),
@@ -126,11 +132,7 @@ export const EDGE: TableSpec<EdgeRecord> = {
     optText('lag', (r) => r.lag),
     optText('mechanism', (r) => r.mechanism),
     text('space', (r) => r.space),
-    int('asserted_at', (r) => r.asserted_at),
-    int('valid_from', (r) => r.valid_from),
-    int('valid_to', (r) => r.valid_to),
-    int('captured_at', (r) => r.captured_at),
-    int('known_at', (r) => r.known_at),
+    ...clockColumns<EdgeRecord>(),
     optText('batch_id', (r) => r.batch_id),
     text('hash', (r) => r.hash),
     int('tseq', (r) => r.tseq),
