@@ -16,8 +16,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
-import { cellRows, tableRows, type Cell, type TableRows } from './table-rows.ts';
-import { encodeRecord, syncDir, WriteJournal, type JournalRecord } from './write-journal.ts';
+import { tableRows, type Cell, type TableRows } from './table-rows.ts';
+import { encodeRecord, syncDir, WriteJournal } from './write-journal.ts';
+import { landed, renumbered, storedPrefix } from './recovery.ts';
 import {
   asRead,
   BATCH,
@@ -40,10 +41,8 @@ import {
   inCopyOrder,
   int,
   INVALIDATION,
-  isHolds,
   isIndex,
   isRel,
-  isRowTable,
   journalParts,
   journalRecord,
   journalRowsOfSpaces,
@@ -55,7 +54,6 @@ import {
   ROW_TABLES,
   SCHEMA,
   SPACE,
-  specOf,
   str,
   TABLES,
   tablesOf,
@@ -188,8 +186,6 @@ function* idLists(ids: readonly string[]): Generator<string> {
       .join(', ');
 }
 const LAYOUT_FILE = 'layout';
-/** How far past every number used before a recovery renumbers the journal's rows (see #renumbered). */
-const RENUMBER_GAP = 1_000_000;
 
 /**
  * SVC_JOURNAL_COPY_ROWS: the rows at which a background copy of the journal starts (see JOURNAL_CAP_COPIES),
@@ -921,7 +917,8 @@ export class KuzuGraph implements GraphStore {
     // On recovery, and after a failed copy, rows the engine already holds are skipped: they are a prefix
     // of these records (a copy takes every sealed record, oldest first, in one transaction), found by a
     // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
-    const pending = this.#retrying || opts.recovering ? records.slice(await this.#storedPrefix(records)) : records;
+    const pending =
+      this.#retrying || opts.recovering ? records.slice(await storedPrefix(records, (table, key) => this.#stored(table, key))) : records;
     let journal = journalParts(pending);
     const journalRows = journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
@@ -933,7 +930,7 @@ export class KuzuGraph implements GraphStore {
       // The transaction may be in the engine although the commit failed (a forced checkpoint failing
       // after the WAL record is written): then it counts as committed, and the group is acknowledged.
       this.#retrying = true;
-      if (!(await this.#landed(parts))) throw error;
+      if (!(await landed(parts, (table, key) => this.#stored(table, key)))) throw error;
       console.error('graph store: a copy reported a failure but its rows are stored; counted as committed:', error);
       this.#retrying = false;
     }
@@ -973,57 +970,11 @@ export class KuzuGraph implements GraphStore {
     }
   }
 
-  /**
-   * The journal's rows under new sequence numbers, in the same order, above every number used before.
-   * Kuzu 0.11.3 keeps the primary-key index entries of a transaction a SIGKILL interrupted: measured
-   * here, after a kill during a copy of the journal, the rows were not there but inserting their keys
-   * failed with "Found duplicated primary key value" at every later open. A key an interrupted copy may
-   * have used is therefore never inserted again: the rows take numbers past a gap that grows with every
-   * recovery (counted in `recoveries`, durably, before the copy), so a recovery killed in turn does not
-   * reuse its own numbers either. Rows refer to each other by id, never by sequence number.
-   */
+  /** The journal's rows renumbered above every number used before (see renumbered in recovery.ts). */
   async #renumbered(parts: readonly TableRows[]): Promise<TableRows[]> {
-    const file = join(this.#dir, 'recoveries');
-    const existed = existsSync(file);
-    const count = existed ? Number(readFileSync(file, 'utf8')) || 0 : 0;
-    writeFileSync(file, String(count + 1), { flush: true });
-    if (!existed) syncDir(this.#dir);
-    let top = (await this.#lastWritten()).seq;
-    let lowest = Number.POSITIVE_INFINITY;
-    const seqAt = parts.map((part) => part.columns.findIndex((c) => c.name === 'seq'));
-    const numbered: { part: number; row: Cell[]; at: number; old: number }[] = [];
-    parts.forEach((part, i) => {
-      const at = seqAt[i] ?? -1;
-      if (at < 0) return;
-      for (const row of part.cells()) {
-        const old = Number(row[at]);
-        numbered.push({ part: i, row, at, old });
-        top = Math.max(top, old);
-        lowest = Math.min(lowest, old);
-      }
-    });
-    const base = top + RENUMBER_GAP * (count + 1);
-    numbered.sort((a, b) => a.old - b.old);
-    const rows: Cell[][][] = parts.map(() => []);
-    const renumber = new Map<number, number>();
-    numbered.forEach(({ part, row, at, old }, i) => {
-      const copy = [...row];
-      copy[at] = base + i + 1;
-      renumber.set(old, base + i + 1);
-      rows[part]!.push(copy);
-    });
-    if (numbered.length > 0) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
-    return parts.map((part, i) => {
-      // A Holds row points at its row's number, which moved with it (numbers are unique across tables).
-      if (isHolds(part.table)) {
-        const to = part.columns.findIndex((c) => c.name === 'row_seq');
-        return cellRows(
-          part,
-          [...part.cells()].map((row) => row.map((v, c) => (c === to ? (renumber.get(Number(v)) ?? v) : v))),
-        );
-      }
-      return (seqAt[i] ?? -1) < 0 ? part : cellRows(part, rows[i]!);
-    });
+    const { parts: moved, lowest } = await renumbered(parts, this.#dir, (await this.#lastWritten()).seq);
+    if (lowest !== null) this.#renumberedAbove = Math.min(this.#renumberedAbove ?? lowest, lowest) - 1;
+    return moved;
   }
 
   /**
@@ -1035,46 +986,12 @@ export class KuzuGraph implements GraphStore {
     return this.#renumberedAbove;
   }
 
-  /**
-   * Whether the transaction that wrote `parts` is stored (false when the engine cannot say). It is atomic,
-   * and sequence numbers are never reused, so one row's primary key answers for all.
-   */
-  async #landed(parts: readonly TableRows[]): Promise<boolean> {
-    const part = parts.find((p) => p.count > 0 && isRowTable(p.table));
-    const [row] = part ? part.cells() : [];
-    if (!part || !row) return false;
-    try {
-      return await this.#stored(part.table, row[part.columns.findIndex((c) => c.name === keyColumn(part))] ?? null);
-    } catch {
-      return false;
-    }
-  }
-
   /** Whether the row of `table` whose primary key is `key` is stored: one lookup in the key's index. */
   async #stored(table: string, key: Cell): Promise<boolean> {
     const name = keyColumn({ table });
     // Text cells are stored JSON-encoded (see csvCell), so a text key is compared encoded.
     const literal = name === 'seq' ? String(Math.trunc(Number(key))) : cypherString(JSON.stringify(String(key)));
     return (await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.${name} = ${literal} RETURN x.${name} AS k`)).length > 0;
-  }
-
-  /** How many of `records`, from the first, are stored (a binary search on one key of each record). */
-  async #storedPrefix(records: readonly JournalRecord[]): Promise<number> {
-    const probe = async (r: JournalRecord): Promise<boolean> => {
-      const t = r.tables.find((x) => x.rows.length > 0 && isRowTable(x.table));
-      const row = t?.rows[0];
-      if (!t || !row) return true;
-      const spec = specOf(t.table);
-      return this.#stored(t.table, row[spec.columns.findIndex((c) => c.name === keyColumn(spec))] ?? null);
-    };
-    let lo = 0,
-      hi = records.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (await probe(records[mid]!)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   /** What the commits so far cost, by write path: for benchmarks and tests, not for the ledger. */
