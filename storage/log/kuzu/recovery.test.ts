@@ -3,35 +3,26 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cellRows, type Cell } from './table-rows.ts';
+import { cellRows, type Cell, type Scalar } from './table-rows.ts';
 import type { JournalRecord } from './write-journal.ts';
 import { landed, renumbered, storedPrefix } from './recovery.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'recovery-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const blocks = (rows: Cell[][]) =>
-  cellRows(
-    {
-      table: 'Block',
-      columns: [
-        { name: 'seq', type: 'int' },
-        { name: 'id', type: 'text' },
-      ],
-    },
-    rows,
-  );
-const holds = (rows: Cell[][]) =>
-  cellRows(
-    {
-      table: 'HoldsBlock',
-      columns: [
-        { name: 'space_key', type: 'text' },
-        { name: 'row_seq', type: 'int' },
-      ],
-    },
-    rows,
-  );
+/** Rows of `table` under two named, typed columns. */
+const rowsOf =
+  (table: string, [first, second]: [[string, Scalar], [string, Scalar]]) =>
+  (rows: Cell[][]) =>
+    cellRows({ table, columns: [first, second].map(([name, type]) => ({ name, type })) }, rows);
+const blocks = rowsOf('Block', [
+  ['seq', 'int'],
+  ['id', 'text'],
+]);
+const holds = rowsOf('HoldsBlock', [
+  ['space_key', 'text'],
+  ['row_seq', 'int'],
+]);
 const record = (seq: number): JournalRecord => ({ tables: [{ table: 'Block', rows: [[seq, `"n${seq}"`]] }] });
 
 describe('journal recovery', () => {
