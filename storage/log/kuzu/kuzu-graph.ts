@@ -391,8 +391,11 @@ export class KuzuGraph implements GraphStore {
   /** SVC_JOURNAL_COPY_ROWS, or null: copies then grow with the store (copyRowsFor). */
   readonly #copyRowsSetting: number | null;
   readonly #copyRowsRange: CopyRowsRange;
-  /** Node and edge rows in the engine (not the journal), counted on open and kept by the copies; null after a tenant's deletion until the next copy counts again. */
-  #storedRows: number | null = 0;
+  /**
+   * Node and edge rows in the engine (not the journal), kept by the copies; null until a copy counts them:
+   * the open's (which runs whether the journal holds rows or not), and the first after a tenant's deletion.
+   */
+  #storedRows: number | null = null;
   /** A write waits for a copy when the journal holds this many rows (see JOURNAL_CAP_COPIES). */
   /** When the flush timer was armed (the first append since the last copy was queued), and the last append. */
   #flushArmedAt = 0;
@@ -472,7 +475,6 @@ export class KuzuGraph implements GraphStore {
     const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
     if (fillTseq) await graph.#addTseqColumns();
     await graph.#drain({ recovering: true });
-    graph.#storedRows = await graph.#countStoredRows();
     // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
     const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
     if (from < 2) await graph.#migrateSpaces();
