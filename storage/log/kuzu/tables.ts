@@ -62,9 +62,9 @@ const into = <R>(field: string, c: Column<R>): Column<R> => ({ ...c, field });
  * as the row written did.
  */
 function decoder<R>(spec: TableSpec<R>): (r: Answer) => R {
-  const columns = spec.columns.some((c) => c.name === 'seq')
-    ? spec.columns.flatMap((c) => (c.name === 'tseq' ? [] : c.name === 'seq' ? [c, ...spec.columns.filter((d) => d.name === 'tseq')] : [c]))
-    : spec.columns;
+  const numbered = spec.columns.some((c) => c.name === 'seq');
+  const rank = (c: Column<R>): number => (c.name === 'seq' ? 0 : c.name === 'tseq' && numbered ? 1 : 2);
+  const columns = [...spec.columns].sort((a, b) => rank(a) - rank(b)); // stable: the rest keep their order
   const read = columns.flatMap((c) => (c.read ? [[c.field ?? c.name, c.read] as const] : []));
   return (r) => {
     const row: Record<string, unknown> = {};
