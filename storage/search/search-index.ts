@@ -300,6 +300,8 @@ export class SearchIndex {
       // The thread starts (~0.4 s) while the first page is read, not after.
       index.#threadFor(index.#catchUpTo - seq);
       await index.#catchUp(ledger, seq, pageRows);
+      // A table whose index build a stop cut short gets the rest built now, not at its tenant's next write.
+      for (const tenant of await lance.tenantsMissingIndexes()) index.#stale.add(tenant);
     })()
       .catch((error: unknown) => {
         index.#failure = (error as Error).message;
