@@ -28,7 +28,7 @@ export interface MirrorRow {
 type Scalars = Omit<MirrorRow, 'vector' | 'wvec'>;
 
 /** Dot product, four lanes at a time (about twice as fast as one in V8). */
-function dot(a: Float32Array, at: number, q: Float32Array): number {
+export function dot(a: Float32Array, at: number, q: Float32Array): number {
   const d = q.length;
   let s0 = 0,
     s1 = 0,
@@ -46,58 +46,163 @@ function dot(a: Float32Array, at: number, q: Float32Array): number {
 }
 
 /**
- * The rows a full column grows to: an eighth more, at least 16. A space's copy is read whole into a buffer
+ * The size a full buffer grows to: an eighth more, at least 16. A space's copy is read whole into buffers
  * of its size, and a searched space then takes a write or two: doubling held up to twice each copy's
  * vectors (200 spaces of 50 rows with one write each: ~39 MB of vectors for ~19.5 MB of rows, against the
  * copies' 64 MB budget), so fewer copies fit and more were dropped and read again.
  */
-const grown = (rows: number): number => rows + Math.max(16, rows >> 3);
+const grown = (n: number): number => n + Math.max(16, n >> 3);
 
-/** One vector column: rows' vectors end to end in a buffer that grows when full, and their norms. */
+/** `old`'s cells in a buffer of at least `length` (`old` itself when it is long enough). */
+function atLeast<T extends Float32Array | Float64Array | Uint16Array | Int32Array>(old: T, length: number, make: (n: number) => T): T {
+  if (length <= old.length) return old;
+  const next = make(length);
+  next.set(old);
+  return next;
+}
+
+/** Bytes a cell of a row stored sparse takes: its value (float32) and its position (uint16). */
+const SPARSE_CELL_BYTES = 6;
+
+function nonZeroCells(v: Float32Array): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) n++;
+  return n;
+}
+
+/** Whether a row of `cells` non-zero cells out of `dimension` takes less memory as pairs. */
+const keptSparse = (cells: number, dimension: number): boolean => cells * SPARSE_CELL_BYTES < dimension * 4;
+
+/**
+ * One vector column: each row's vector and its norm. A row with few non-zero cells is kept as (position,
+ * value) pairs: the local embedder hashes a short memory's words, bigrams and trigrams into ~40–120 of its
+ * 384 buckets, so most of its vector is zeros (1,536 bytes dense, ~250–700 as pairs), and the copies'
+ * budget holds about twice the rows. A denser row (a remote model's) is kept whole. Both give the same
+ * distance to the last bit: the sparse dot adds the same products into the same four lanes in the same
+ * order, leaving out only products with zero, which change no sum.
+ */
 class Column {
-  #data = new Float32Array(0);
+  #dense = new Float32Array(0);
+  #denseRows = 0;
+  #values = new Float32Array(0);
+  #positions = new Uint16Array(0);
+  #sparseCells = 0;
+  /** Row i's first cell: in the dense buffer (a multiple of the dimension) or among the pairs. */
+  #at = new Int32Array(0);
+  /** Row i's pairs, or -1 when it is kept dense. */
+  #cells = new Int32Array(0);
   #norms = new Float64Array(0);
+  #rows = 0;
   dimension = -1;
 
-  /** Rows the next appends will fill, so that a copy read whole is not held in a buffer twice its size. */
-  #reserved = 0;
-
-  reserve(rows: number): void {
-    this.#reserved = rows;
+  /** Makes room for `vectors` exactly, so that a copy read whole is held in buffers of its size. */
+  reserve(vectors: readonly (Float32Array | undefined)[]): void {
+    if (this.dimension < 0) this.dimension = vectors.find((v) => v !== undefined)?.length ?? -1;
+    const d = this.dimension;
+    let cells = 0;
+    let dense = 0;
+    for (const v of vectors) {
+      if (!v || v.length !== d) continue;
+      const n = nonZeroCells(v);
+      if (keptSparse(n, d)) cells += n;
+      else dense++;
+    }
+    this.#rowsFor(this.#rows + vectors.length);
+    this.#pairsFor(this.#sparseCells + cells);
+    this.#denseFor(this.#denseRows + dense);
   }
 
-  set(row: number, v: Float32Array | undefined): void {
+  #rowsFor(rows: number): void {
+    if (rows <= this.#norms.length) return;
+    this.#norms = atLeast(this.#norms, rows, (n) => new Float64Array(n));
+    this.#at = atLeast(this.#at, rows, (n) => new Int32Array(n));
+    this.#cells = atLeast(this.#cells, rows, (n) => new Int32Array(n));
+  }
+
+  #pairsFor(cells: number): void {
+    this.#values = atLeast(this.#values, cells, (n) => new Float32Array(n));
+    this.#positions = atLeast(this.#positions, cells, (n) => new Uint16Array(n));
+  }
+
+  #denseFor(rows: number): void {
+    this.#dense = atLeast(this.#dense, rows * Math.max(0, this.dimension), (n) => new Float32Array(n));
+  }
+
+  /** Appends the next row's vector. */
+  push(v: Float32Array | undefined): void {
     if (this.dimension < 0 && v) this.dimension = v.length;
     const d = Math.max(0, this.dimension);
-    if ((row + 1) * d > this.#data.length || row >= this.#norms.length) {
-      const rows = this.#reserved > row ? this.#reserved : grown(row + 1);
-      this.#reserved = 0;
-      const data = new Float32Array(rows * d);
-      data.set(this.#data);
-      const norms = new Float64Array(rows);
-      norms.set(this.#norms);
-      this.#data = data;
-      this.#norms = norms;
-    }
+    const row = this.#rows++;
+    if (row >= this.#norms.length) this.#rowsFor(grown(row + 1));
     // A vector of another length (none in practice: the index pads) is kept as a zero vector: never a neighbour.
     if (!v || v.length !== d) {
       this.#norms[row] = 0;
+      this.#cells[row] = 0;
       return;
     }
-    this.#data.set(v, row * d);
     this.#norms[row] = Math.sqrt(dot(v, 0, v));
+    const nonZero = nonZeroCells(v);
+    if (keptSparse(nonZero, d)) {
+      if (this.#sparseCells + nonZero > this.#values.length) this.#pairsFor(grown(this.#sparseCells + nonZero));
+      this.#at[row] = this.#sparseCells;
+      this.#cells[row] = nonZero;
+      for (let i = 0; i < d; i++) {
+        if (v[i] === 0) continue;
+        this.#values[this.#sparseCells] = v[i]!;
+        this.#positions[this.#sparseCells++] = i;
+      }
+    } else {
+      if ((this.#denseRows + 1) * d > this.#dense.length) this.#denseFor(grown(this.#denseRows + 1));
+      this.#at[row] = this.#denseRows * d;
+      this.#cells[row] = -1;
+      this.#dense.set(v, this.#denseRows++ * d);
+    }
   }
 
   /** Cosine distance from `q` (of norm `qn`) to row `row`, rounded to float32 as LanceDB reports it; NaN for a zero vector. */
   distance(row: number, q: Float32Array, qn: number): number {
     const rn = this.#norms[row] ?? 0;
     if (rn === 0 || q.length !== this.dimension) return Number.NaN;
-    return Math.fround(1 - dot(this.#data, row * this.dimension, q) / (qn * rn));
+    const cells = this.#cells[row]!;
+    const product = cells < 0 ? dot(this.#dense, this.#at[row]!, q) : sparseDot(this.#values, this.#positions, this.#at[row]!, cells, q);
+    return Math.fround(1 - product / (qn * rn));
   }
 
   get bytes(): number {
-    return this.#data.byteLength + this.#norms.byteLength;
+    return (
+      this.#dense.byteLength +
+      this.#values.byteLength +
+      this.#positions.byteLength +
+      this.#at.byteLength +
+      this.#cells.byteLength +
+      this.#norms.byteLength
+    );
   }
+}
+
+/**
+ * dot() of a row kept as (position, value) pairs, positions ascending: each product goes to the lane dot()
+ * adds it to (position mod 4, or the first lane past the last whole group of four), in the same order.
+ */
+export function sparseDot(values: Float32Array, positions: Uint16Array, at: number, cells: number, q: Float32Array): number {
+  const whole = q.length - (q.length % 4);
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
+  for (let k = at, end = at + cells; k < end; k++) {
+    const i = positions[k]!;
+    const p = values[k]! * q[i]!;
+    if (i >= whole) s0 += p;
+    else {
+      const lane = i & 3;
+      if (lane === 0) s0 += p;
+      else if (lane === 1) s1 += p;
+      else if (lane === 2) s2 += p;
+      else s3 += p;
+    }
+  }
+  return s0 + s1 + s2 + s3;
 }
 
 /** Whether the row passes the prefilter `wherePredicate(f)` writes in SQL (lance-index.ts); keep the two in step. */
@@ -134,17 +239,17 @@ export class TenantVectors {
 
   /** Appends rows written after those held (a row at or below the highest seq held is already here). */
   append(rows: readonly MirrorRow[]): void {
-    // A copy read whole is sized to its rows; later appends grow the buffer an eighth at a time.
+    const fresh = rows.filter((r) => r.seq > this.#maxSeq);
+    // A copy read whole is sized to its rows; later appends grow the buffers an eighth at a time.
     if (this.#rows.length === 0) {
-      this.#vector.reserve(rows.length);
-      this.#wvec.reserve(rows.length);
+      this.#vector.reserve(fresh.map((r) => r.vector));
+      this.#wvec.reserve(fresh.map((r) => r.wvec));
     }
-    for (const r of rows) {
+    for (const r of fresh) {
       if (r.seq <= this.#maxSeq) continue;
       this.#maxSeq = r.seq;
-      const at = this.#rows.length;
-      this.#vector.set(at, r.vector);
-      this.#wvec.set(at, r.wvec);
+      this.#vector.push(r.vector);
+      this.#wvec.push(r.wvec);
       this.#rows.push(cellsOf(r));
     }
   }
