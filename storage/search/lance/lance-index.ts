@@ -106,7 +106,7 @@ const TEXT_MIRROR_ROWS = 50_000;
 const MIRROR_COLUMNS = [...FILTER_COLUMNS, 'vector'];
 
 /**
- * Memory for the copies of single spaces a space-confined search reads (space-copies.ts, ~2.5 KB a row
+ * Memory for the copies of single spaces a space-confined search reads (space-copies.ts, ~1.4 KB a row
  * with the local embedder and word vectors; full text only past SPACE_COPY_MAX_ROWS, ~0.4–0.6 KB a row) and
  * of whole tenants' full text a search without a space reads, and the rows (SPACE_COPY_MAX_ROWS, or
  * SVC_SEARCH_EXACT_ROWS if larger) from which such a scope is searched through LanceDB instead. 0 turns the
