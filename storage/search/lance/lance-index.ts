@@ -398,7 +398,7 @@ export class LanceIndex {
   }
 
   /** The indexes a table past the vector index's threshold should have and lacks. */
-  #missingIndexes(state: TableState): string[] {
+  #missingIndexes(state: Pick<TableState, 'indexed'>): string[] {
     const wanted = [...SCALAR_INDEXES.map(([column]) => column), 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
     return wanted.filter((column) => !state.indexed.has(column));
   }
@@ -453,8 +453,16 @@ export class LanceIndex {
     for (const name of await this.#allTenantTables()) {
       if (!name.startsWith('t_')) continue;
       const tenant = Buffer.from(name.slice(2), 'hex').toString('utf8');
-      const state = await this.#state(tenant, false);
-      if (state && this.#missingIndexes(state).length > 0 && (await state.table.countRows()) >= this.#vectorIndexRows) out.push(tenant);
+      const open = await this.#tables.get(tenant)?.catch(() => null);
+      // A table nobody has used since the start is looked at and closed again: a server of many small
+      // tenants does not keep them all open for this.
+      const table = open?.table ?? (await this.#db.openTable(name));
+      try {
+        const indexed = open?.indexed ?? new Set((await table.listIndices()).flatMap((i) => i.columns));
+        if (this.#missingIndexes({ indexed }).length > 0 && (await table.countRows()) >= this.#vectorIndexRows) out.push(tenant);
+      } finally {
+        if (!open) table.close();
+      }
     }
     return out;
   }
