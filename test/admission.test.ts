@@ -97,14 +97,38 @@ describe('a burst of searches beyond the limits', () => {
     // The first search of the space loads its copy, which takes a heavy slot.
     expect((await inSpace()).status).toBe(200);
     const index = t.started.services.search;
-    expect(index?.searchesInMemory('alpha', 'user:1')).toBe(true);
-    expect(index?.searchesInMemory('alpha', 'user:2')).toBe(false);
+    expect(index?.searchIsLight('alpha', 'user:1')).toBe(true);
+    expect(index?.searchIsLight('alpha', 'user:2')).toBe(false);
     const held = await holdSlots(t);
     try {
       const answer = await inSpace();
       expect(answer.status).toBe(200);
       expect(answer.json.results.length).toBeGreaterThan(0);
       expect(gate(t).stats()).toMatchObject({ heavyQueued: 0, heavyRunning: 1 });
+    } finally {
+      for (const h of held) h.release();
+    }
+  });
+
+  it('the first search of a small space whose read model is in memory takes no heavy slot', async () => {
+    const nodes = Array.from({ length: 5 }, (_, i) => ({ id: `s${i}`, kind: 'claim', statement: `harvest note ${i}` }));
+    expect((await t.call('POST', '/v1/memories', { key: 'ka', body: { space: 'user:3', nodes } })).status).toBe(200);
+    expect((await t.call('GET', '/v1/memories?as_of=now&space=user:3', { key: 'ka' })).status).toBe(200); // its read model
+    const index = t.started.services.search!;
+    await index.caughtUp('alpha'); // its rows in the table, none waiting to be embedded
+    expect(index.searchIsLight('alpha', 'user:3')).toBe(false); // no copy of it yet, and its size unknown
+    expect(index.searchIsLight('alpha', 'user:3', 5)).toBe(true);
+    expect(index.searchIsLight('alpha', 'user:3', 301)).toBe(false);
+    const held = await holdSlots(t);
+    try {
+      let answer: { status: number; json: any } | undefined;
+      void t.call('POST', '/v1/search', { key: 'ka', body: { query: 'harvest', as_of: 'now', space: 'user:3' } }).then((a) => (answer = a));
+      // Its copy's load reads LanceDB: more turns of the loop than `until` gives, so a wait in time (30 s at most).
+      for (let i = 0; i < 3000 && answer === undefined && gate(t).stats().heavyQueued === 0; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(gate(t).stats().heavyQueued).toBe(0);
+      expect(answer?.status).toBe(200);
+      expect(answer?.json.results.length).toBe(5);
     } finally {
       for (const h of held) h.release();
     }

@@ -16,7 +16,7 @@ describe('admission limits from the environment', () => {
       heavyOperationNames,
     );
     expect(line).toContain(
-      '(remember with messages or over 200 rows, search_memory without a space, or in a space not searched in memory now, why, export_ledger, list_spaces without a space)',
+      '(remember with messages or over 200 rows, search_memory without a space, or in a space not searched in memory now (a small one excepted), why, export_ledger, list_spaces without a space)',
     );
     expect(line).toContain('3 heavy operations at once');
     expect(line).toContain('queue 7 (4 per key,');
@@ -40,7 +40,7 @@ describe('which operations are heavy', () => {
     expect(heavy('search_memory', {})).toBe(true);
     expect(heavy('search_memory', { space: 'user:1' })).toBe(true);
     // A space whose search copy is in memory is searched as cheaply as a list; another space is not.
-    const held = { searchesInMemory: (space: string) => space === 'user:1' };
+    const held = { searchIsLight: (space: string) => space === 'user:1' };
     expect(isHeavy(operationNamed('search_memory'), { space: 'user:1' }, held)).toBe(false);
     expect(isHeavy(operationNamed('search_memory'), { space: 'user:2' }, held)).toBe(true);
     expect(isHeavy(operationNamed('search_memory'), {}, held)).toBe(true);

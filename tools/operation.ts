@@ -58,13 +58,13 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unk
   handler(input: z.infer<Input>, ctx: Context): Promise<Output>;
 }
 
-/** What a heavy test may ask of the server without waiting: whether a space is searched in memory now. */
+/** What a heavy test may ask of the server without waiting: whether a search of a space is as cheap as a list now. */
 export interface Resident {
-  searchesInMemory(space: string): boolean;
+  searchIsLight(space: string): boolean;
 }
 
 /** Nothing resident: every test answers as for a cold server (tests of the input alone, the early refusal). */
-export const NOTHING_RESIDENT: Resident = { searchesInMemory: () => false };
+export const NOTHING_RESIDENT: Resident = { searchIsLight: () => false };
 
 /** `always`, or a test of the raw input (and what is resident) with the words the start-up line says it in. */
 export type Heavy = 'always' | { readonly when: string; readonly test: (input: Record<string, unknown>, resident: Resident) => boolean };
@@ -254,7 +254,9 @@ function deadlineSignal(ms: number, client?: AbortSignal): { signal: AbortSignal
 
 function residentFor(ctx: Context): Resident {
   const index = ctx.services.search;
-  return index ? { searchesInMemory: (space) => index.searchesInMemory(ctx.tenant, space) } : NOTHING_RESIDENT;
+  return index
+    ? { searchIsLight: (space) => index.searchIsLight(ctx.tenant, space, ctx.ledger.residentSpaceNodes(ctx.tenant, space)) }
+    : NOTHING_RESIDENT;
 }
 
 function disposeLate(result: unknown): void {

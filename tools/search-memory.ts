@@ -61,11 +61,12 @@ export const searchMemory = defineOperation({
   rest: { method: 'POST', path: '/v1/search', from: 'body' },
   effect: { readOnly: true },
   // A space whose copy is in memory and up to date is searched in ~1 ms of JavaScript, as cheap as a list:
-  // it takes no heavy slot. Without a space, before the copy is loaded (5–400 ms of LanceDB reads) or while
-  // rows of the space wait to be embedded, it does.
+  // it takes no heavy slot; nor does a small space's first load (~10 ms, as a cold user's list). Without a
+  // space, before a larger space's copy is loaded (tens to hundreds of ms of LanceDB reads) or while rows of
+  // the space wait to be embedded, it does.
   heavy: {
-    when: 'without a space, or in a space not searched in memory now',
-    test: (input, resident) => typeof input.space !== 'string' || !resident.searchesInMemory(input.space),
+    when: 'without a space, or in a space not searched in memory now (a small one excepted)',
+    test: (input, resident) => typeof input.space !== 'string' || !resident.searchIsLight(input.space),
   },
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;

@@ -439,6 +439,11 @@ export class Ledger {
     return union;
   }
 
+  /** The node rows of the space's own read model if it is in memory now (admission: a small space's search is light). */
+  residentSpaceNodes(tenant: string, space: string): number | undefined {
+    return this.#residents.residentSpace(tenant, space)?.size().nodes;
+  }
+
   /** Spaces whose own read model is in memory now, as [tenant, space]. */
   residentSpaces(): [string, string][] {
     return this.#residents.spaces();

@@ -345,12 +345,12 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp('t', 'C');
     expect(ids((await inC('dock pumped')).text)).toEqual(['c0', 'c1', 'c2']);
     expect(index.spaceCopies()).toMatchObject({ spaces: 1, textOnly: 1 });
-    expect(index.searchesInMemory('t', 'C')).toBe(false); // its vectors are the table's
+    expect(index.searchIsLight('t', 'C')).toBe(false); // its vectors are the table's
     // Space D's copy holds its one row with its vector: searched in memory.
     await ledger.write('t', { space: 'D', nodes: [{ id: 'd0', kind: 'claim', statement: 'Dry dock d0 flooded' }], edges: [] });
     await index.caughtUp('t');
     await index.caughtUp('t', 'D');
-    expect(index.searchesInMemory('t', 'D')).toBe(true);
+    expect(index.searchIsLight('t', 'D')).toBe(true);
     expect(index.spaceCopies()).toMatchObject({ spaces: 2, textOnly: 1 });
     // Rows in B hold the indexer, then a write into C queues behind them: C's search waits for it to reach
     // the table, and then finds it in both lists.
@@ -402,23 +402,35 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp();
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
     await index.caughtUp('t'); // the tenant's table holds a0
-    expect(index.searchesInMemory('t', 'A')).toBe(false); // no copy yet
+    expect(index.searchIsLight('t', 'A')).toBe(false); // no copy yet, and its size unknown
+    expect(index.searchIsLight('t', 'A', 1)).toBe(true); // small: its first load is light
+    expect(index.searchIsLight('t', 'A', 301)).toBe(false);
     await index.caughtUp('t', 'A'); // loads the space's copy
-    expect(index.searchesInMemory('t', 'A')).toBe(true);
+    expect(index.searchIsLight('t', 'A')).toBe(true);
     await hold();
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a1', kind: 'claim', statement: 'Second gantry inspected' }], edges: [] });
     await told();
-    expect(index.searchesInMemory('t', 'A')).toBe(true);
+    expect(index.searchIsLight('t', 'A')).toBe(true);
     await ledger.write('t', {
       space: 'A',
       nodes: Array.from({ length: 40 }, (_, i) => ({ id: `a-many-${i}`, kind: 'claim', statement: `Gantry bolt ${i} checked` })),
       edges: [],
     });
     await told();
-    expect(index.searchesInMemory('t', 'A')).toBe(false);
+    expect(index.searchIsLight('t', 'A')).toBe(false);
+    // Not loaded and small, but with more rows waiting to be embedded than a light search embeds itself.
+    await ledger.write('t', {
+      space: 'E',
+      nodes: Array.from({ length: 33 }, (_, i) => ({ id: `e-${i}`, kind: 'claim', statement: `Crane cable ${i} greased` })),
+      edges: [],
+    });
+    await ledger.write('t', { space: 'F', nodes: [{ id: 'f0', kind: 'claim', statement: 'Crane cable f0 greased' }], edges: [] });
+    await told();
+    expect(index.searchIsLight('t', 'E', 33)).toBe(false);
+    expect(index.searchIsLight('t', 'F', 1)).toBe(true);
     // The search embeds what its copy lacks, and then the space is in memory again.
     expect(await index.caughtUp('t', 'A')).toBe(0);
-    expect(index.searchesInMemory('t', 'A')).toBe(true);
+    expect(index.searchIsLight('t', 'A')).toBe(true);
     const found = (await index.candidates('t', ['inspected'], 'inspected', { asOf: ledger.now(), space: 'A' }, 50)).text.map((h) => h.id);
     expect(found.sort()).toEqual(['a0', 'a1']);
     expect(index.status().indexedSeq).toBeLessThan(await ledger.committedSeq()); // still held on B

@@ -144,6 +144,11 @@ export class SpaceCopies {
     return this.#budget > 0 && this.#maxRows.text > 0;
   }
 
+  /** Whether the scope may get a copy: copies are on and it is not known to be too large for one. */
+  mayHold(tenant: string, space: Scope): boolean {
+    return this.enabled && !this.#large.has(key(tenant, space));
+  }
+
   /** The space's copy if it is loaded (not merely loading), without counting a use. */
   loaded(tenant: string, space: Scope): SpaceCopy | undefined {
     return this.#held.get(key(tenant, space));

@@ -661,6 +661,11 @@ export class LanceIndex {
     return state ? this.#scopeCopy(tenant, space, state) : null;
   }
 
+  /** Whether a search of the space would read a copy: copies are on, and the space is not known too large for one. */
+  mayCopy(tenant: string, space: string): boolean {
+    return this.#spaces.mayHold(tenant, space);
+  }
+
   /** The space's copy if it is in memory now (admission: a search of it may be cheap). */
   loadedSpaceCopy(tenant: string, space: string): SpaceCopy | undefined {
     return this.#spaces.loaded(tenant, space);
