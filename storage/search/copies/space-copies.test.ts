@@ -12,7 +12,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { rng } from '../../../evals/lib/rng.ts';
 import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
-import { SpaceCopies, SpaceCopy, type SpaceRow, type SpaceSource } from './space-copies.ts';
+import { LOADS_AT_ONCE, SpaceCopies, SpaceCopy, type SpaceRow, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
 let dir: string;
@@ -266,6 +266,39 @@ describe('space copies under a budget too small for the spaces searched', () => 
     now = 200_000;
     await copies.get('t', 'a', source('a')); // dropped longer ago than the window: a load, not a reload
     expect(copies.counts.reloads).toBe(2);
+  });
+});
+
+describe('loads of copies', () => {
+  it(`run at most ${LOADS_AT_ONCE} at once; the others wait their turn, and every one is answered`, async () => {
+    let reading = 0;
+    let mostReading = 0;
+    const releases: (() => void)[] = [];
+    const source = (space: string): SpaceSource => ({
+      rows: async () => {
+        mostReading = Math.max(mostReading, ++reading);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        reading--;
+        return Array.from({ length: 5 }, (_, i) => spaceRow(space, i + 1));
+      },
+      tokenize: async (text) => text.toLowerCase().split(/\s+/).filter(Boolean),
+    });
+    const copies = new SpaceCopies(2 ** 30, 1_000, new TokenCache());
+    const spaces = Array.from({ length: 10 }, (_, i) => `s${i}`);
+    const loads = spaces.map((s) => copies.get('t', s, source(s)));
+    for (let turn = 0; turn < 200 && releases.length < LOADS_AT_ONCE; turn++) await new Promise((r) => setImmediate(r));
+    expect(reading).toBe(LOADS_AT_ONCE);
+    // Released one at a time: each ending load lets one more begin.
+    while (loads.length > 0 && (releases.length > 0 || reading > 0)) {
+      releases.shift()?.();
+      for (let turn = 0; turn < 50; turn++) await new Promise((r) => setImmediate(r));
+      if (releases.length === 0 && reading === 0) break;
+    }
+    const copied = await Promise.all(loads);
+    expect(copied.map((c) => c?.size)).toEqual(spaces.map(() => 5));
+    expect(mostReading).toBe(LOADS_AT_ONCE);
+    expect(copies.mostLoadsAtOnce).toBe(LOADS_AT_ONCE);
+    expect(copies.counts.loads).toBe(10);
   });
 });
 
