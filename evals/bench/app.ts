@@ -156,31 +156,18 @@ async function measure(size: string): Promise<SizeFigures> {
     for (let u = 0; u < Math.min(100, users); u++) await call(server.base, listUser(u));
     const rss100 = rssMb(server.child.pid);
     const one = Math.floor(users / 2);
+    const base = server.base;
+    // Milliseconds of one search in user u's space, for topic i.
+    const searchIn = (u: number, i: number): Promise<number> =>
+      call(base, '/v1/search', { query: `${TOPICS[i % TOPICS.length]} detail`, as_of: 'now', space: `user:${u}`, limit: 10 });
     // 200 calls each: a p95 of 40 was their second slowest, one collection or one turn of the index's
     // background work (a why p95 of 11.5 and 12.5 ms in runs whose others took ~2 ms).
     const search: number[] = [];
-    for (let i = 0; i < SAMPLES; i++)
-      search.push(
-        await call(server.base, '/v1/search', {
-          query: `${TOPICS[i % TOPICS.length]} detail`,
-          as_of: 'now',
-          space: `user:${one}`,
-          limit: 10,
-        }),
-      );
+    for (let i = 0; i < SAMPLES; i++) search.push(await searchIn(one, i));
     // The first search of each of 40 users listed above (their read models in memory, no copy of their
     // space yet): the warm figures above search one user again and never showed a first search's cost.
     const firstSearch: number[] = [];
-    for (let u = 0; u < Math.min(40, users); u++)
-      if (u !== one)
-        firstSearch.push(
-          await call(server.base, '/v1/search', {
-            query: `${TOPICS[u % TOPICS.length]} detail`,
-            as_of: 'now',
-            space: `user:${u}`,
-            limit: 10,
-          }),
-        );
+    for (let u = 0; u < Math.min(40, users); u++) if (u !== one) firstSearch.push(await searchIn(u, u));
     const why: number[] = [];
     for (let i = 0; i < SAMPLES; i++)
       why.push(await call(server.base, `/v1/memories/u${one}n${10 + (i % 20)}/why?as_of=now&depth=3&space=user:${one}`));
