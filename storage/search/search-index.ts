@@ -20,7 +20,6 @@ import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
 import { enabled } from './rank/mechanisms.ts';
 import { LanceIndex, type Maintenance, type VectorOptions } from './lance/lance-index.ts';
 import { OpenWrites } from './open-writes.ts';
-import type { SpaceCopy } from './copies/space-copies.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 import { timeWindow } from './rank/time-query.ts';
 import { noteWait, SearchTiming } from './timing.ts';
@@ -697,15 +696,15 @@ export class SearchIndex {
   async #freshCopy(tenant: string, space: string): Promise<boolean> {
     const copy = await this.#lance.spaceCopy(tenant, space);
     if (!copy?.hasVectors) return false;
-    const nodes = this.#notInCopy(tenant, space, copy);
+    const nodes = this.#queuedAbove(tenant, space, copy.maxSeq);
     // False when the rows took the copy past the rows it holds with vectors (it is read again without).
     return nodes.length === 0 || this.#lance.appendToCopy(tenant, space, copy, await this.#rows(nodes));
   }
 
-  /** The space's rows still queued for the table that its copy does not hold yet. */
-  #notInCopy(tenant: string, space: string, copy: SpaceCopy): NodeVersion[] {
+  /** The space's rows still queued for the table above `seq` (a copy's highest: those it does not hold yet). */
+  #queuedAbove(tenant: string, space: string, seq: number): NodeVersion[] {
     const pending = this.#pendingBySpace.get(spaceKey(tenant, space)) ?? [];
-    return pending.flatMap((p) => p.nodes).filter((n) => n.seq > copy.maxSeq);
+    return pending.flatMap((p) => p.nodes).filter((n) => n.seq > seq);
   }
 
   #caughtUpQueued(key?: string): Promise<number> {
@@ -780,11 +779,8 @@ export class SearchIndex {
     const copy = this.#lance.loadedSpaceCopy(tenant, space);
     if (!copy) {
       if (spaceRows === undefined || spaceRows > LIGHT_LOAD_ROWS || !local || !this.#lance.mayCopy(tenant, space)) return false;
-      const pending = this.#pendingBySpace.get(spaceKey(tenant, space)) ?? [];
-      return pending.reduce((n, p) => n + p.nodes.length, 0) <= LIGHT_MISSING_ROWS;
-    }
-    if (!copy.hasVectors) return false;
-    const missing = this.#notInCopy(tenant, space, copy).length;
+    } else if (!copy.hasVectors) return false;
+    const missing = this.#queuedAbove(tenant, space, copy?.maxSeq ?? Number.NEGATIVE_INFINITY).length;
     return missing === 0 || (missing <= LIGHT_MISSING_ROWS && local);
   }
 

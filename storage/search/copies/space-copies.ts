@@ -176,7 +176,7 @@ export class SpaceCopies {
       this.#copies.set(k, cached);
       return cached;
     }
-    if (!this.enabled || this.#large.has(k)) return Promise.resolve(null);
+    if (!this.mayHold(tenant, space)) return Promise.resolve(null);
     const loading = this.#inTurn(() => this.#load(tenant, space, source));
     this.#copies.set(k, loading);
     loading.then(

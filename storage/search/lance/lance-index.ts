@@ -170,7 +170,6 @@ interface TableState {
   /** Searched by full text since its last optimize: only then is the flat scan of unindexed rows paid. */
   searched: boolean;
   hasTextIndex: boolean;
-  hasVectorIndex: boolean;
   /** Columns an index covers (as listed at open, then as each is built). */
   indexed: Set<string>;
   /** The in-memory full text: undefined until loaded, null when not kept (too large, or rows were deleted). */
@@ -184,6 +183,8 @@ interface TableState {
   /** At least the highest seq in the table (read once, then raised by appends); undefined until needed. */
   maxSeq: number | undefined;
 }
+
+const hasVectorIndex = (state: TableState): boolean => state.indexed.has('vector');
 
 export class LanceIndex {
   readonly #db: lancedb.Connection;
@@ -285,7 +286,6 @@ export class LanceIndex {
       appends: 0,
       searched: false,
       hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
-      hasVectorIndex: indices.some((i) => i.columns.includes('vector')),
       indexed: new Set(indices.flatMap((i) => i.columns)),
       text: undefined,
       busy: 0,
@@ -342,7 +342,7 @@ export class LanceIndex {
       await appendArrow(state.table, rowsToArrow(this.#schema, rows));
       state.appends++;
       if (state.maxSeq !== undefined) for (const r of rows) state.maxSeq = Math.max(state.maxSeq, r.seq);
-      if (!state.hasVectorIndex) await this.#mirrors.append(tenant, rows);
+      if (!hasVectorIndex(state)) await this.#mirrors.append(tenant, rows);
       await this.#spaces.append(tenant, rows, this.#tokenize(state.table));
       const text = state.text;
       if (text) {
@@ -392,15 +392,14 @@ export class LanceIndex {
       await this.#optimize(state, reason);
     }
     const left = reason === null && (unindexed > 0 || state.appends > 0);
-    if (this.#missingIndexes(state).length > 0 && (await state.table.countRows()) >= this.#vectorIndexRows)
-      await this.#buildIndexes(tenant, state);
+    if (await this.#lacksIndexes(state.table, state.indexed)) await this.#buildIndexes(tenant, state);
     return left ? 'spaced' : 'settled';
   }
 
-  /** The indexes a table past the vector index's threshold should have and lacks. */
-  #missingIndexes(state: Pick<TableState, 'indexed'>): string[] {
+  /** Whether the table is past the vector index's threshold and lacks one of the indexes it should then have. */
+  async #lacksIndexes(table: lancedb.Table, indexed: ReadonlySet<string>): Promise<boolean> {
     const wanted = [...SCALAR_INDEXES.map(([column]) => column), 'vector', ...(this.wordDimension > 0 ? ['wvec'] : [])];
-    return wanted.filter((column) => !state.indexed.has(column));
+    return wanted.some((column) => !indexed.has(column)) && (await table.countRows()) >= this.#vectorIndexRows;
   }
 
   /**
@@ -436,9 +435,7 @@ export class LanceIndex {
       });
       state.indexed.add(column);
       if (step) trace(step, `vector index build (${column})`);
-      if (column !== 'vector') continue;
-      state.hasVectorIndex = true;
-      this.#mirrors.drop(tenant);
+      if (column === 'vector') this.#mirrors.drop(tenant);
     }
     if (step) trace(step, `indexes built rows=${await state.table.countRows()}`);
   }
@@ -459,7 +456,7 @@ export class LanceIndex {
       const table = open?.table ?? (await this.#db.openTable(name));
       try {
         const indexed = open?.indexed ?? new Set((await table.listIndices()).flatMap((i) => i.columns));
-        if (this.#missingIndexes({ indexed }).length > 0 && (await table.countRows()) >= this.#vectorIndexRows) out.push(tenant);
+        if (await this.#lacksIndexes(table, indexed)) out.push(tenant);
       } finally {
         if (!open) table.close();
       }
@@ -621,7 +618,7 @@ export class LanceIndex {
     // or the table below scans vectors).
     const space = filter.space === undefined ? null : await this.#scopeCopy(tenant, filter.space, state);
     if (space?.hasVectors) return space.nearest(vector, filter, limit, column);
-    if (!state.hasVectorIndex) {
+    if (!hasVectorIndex(state)) {
       const mirror = await this.#mirrors.get(tenant, async () =>
         // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
         this.#mirrors.fits(await state.table.countRows(), 4 * (this.dimension + this.wordDimension) + 216)
@@ -633,10 +630,10 @@ export class LanceIndex {
     const where = wherePredicate(filter);
     // Exact (flat) unless the filter admits more rows than an exact scan is allowed: its answer is then the
     // HNSW index's, which depends on how the index was built.
-    const exact = !state.hasVectorIndex || (await this.#admitted(state, where)) <= this.#exactVectorRows;
+    const exact = !hasVectorIndex(state) || (await this.#admitted(state, where)) <= this.#exactVectorRows;
     const fetch = async (n: number): Promise<Hit[]> => {
       let query = state.table.vectorSearch(vector).column(column).distanceType('cosine');
-      if (exact && state.hasVectorIndex) query = query.bypassVectorIndex();
+      if (exact && hasVectorIndex(state)) query = query.bypassVectorIndex();
       if (where !== null) query = query.where(where);
       const rows = await query.select(['id', 'seq', '_distance']).limit(n).toArray();
       return rows.map((r: { id: string; seq: number; _distance: number }) => ({ id: r.id, seq: r.seq, score: 1 - r._distance }));
