@@ -18,7 +18,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { tableRows, type Cell, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal } from './write-journal.ts';
-import { landed, renumbered, storedPrefix } from './recovery.ts';
+import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
 import {
   asRead,
   BATCH,
@@ -400,6 +400,8 @@ export class KuzuGraph implements GraphStore {
    * the open's (which runs whether the journal holds rows or not), and the first after a tenant's deletion.
    */
   #storedRows: number | null = null;
+  /** #stored, as recovery.ts asks it. */
+  readonly #probe: StoredProbe = (table, key) => this.#stored(table, key);
   /** A write waits for a copy when the journal holds this many rows (see JOURNAL_CAP_COPIES). */
   /** When the flush timer was armed (the first append since the last copy was queued), and the last append. */
   #flushArmedAt = 0;
@@ -923,8 +925,7 @@ export class KuzuGraph implements GraphStore {
     // On recovery, and after a failed copy, rows the engine already holds are skipped: they are a prefix
     // of these records (a copy takes every sealed record, oldest first, in one transaction), found by a
     // few primary-key lookups. A list of every key took ~0.5 ms a key to parse (4.5 s for 8,000).
-    const pending =
-      this.#retrying || opts.recovering ? records.slice(await storedPrefix(records, (table, key) => this.#stored(table, key))) : records;
+    const pending = this.#retrying || opts.recovering ? records.slice(await storedPrefix(records, this.#probe)) : records;
     let journal = journalParts(pending);
     const journalRows = journal.reduce((n, p) => n + (isIndex(p.table) ? 0 : p.count), 0);
     if (opts.recovering && journal.some((p) => p.count > 0)) journal = await this.#renumbered(journal);
@@ -936,7 +937,7 @@ export class KuzuGraph implements GraphStore {
       // The transaction may be in the engine although the commit failed (a forced checkpoint failing
       // after the WAL record is written): then it counts as committed, and the group is acknowledged.
       this.#retrying = true;
-      if (!(await landed(parts, (table, key) => this.#stored(table, key)))) throw error;
+      if (!(await landed(parts, this.#probe))) throw error;
       console.error('graph store: a copy reported a failure but its rows are stored; counted as committed:', error);
       this.#retrying = false;
     }

@@ -13,14 +13,17 @@ export type StoredProbe = (table: string, key: Cell) => Promise<boolean>;
 /** How far past every number used before a recovery renumbers the journal's rows (see renumbered). */
 const RENUMBER_GAP = 1_000_000;
 
+/** The primary key of `row`, whose cells are in the order of `columns`, in `table`. */
+const keyOf = (table: string, columns: readonly { name: string }[], row: readonly Cell[]): Cell =>
+  row[columns.findIndex((c) => c.name === keyColumn({ table }))] ?? null;
+
 /** How many of `records`, from the first, are stored (a binary search on one key of each record). */
 export async function storedPrefix(records: readonly JournalRecord[], stored: StoredProbe): Promise<number> {
   const probe = async (r: JournalRecord): Promise<boolean> => {
     const t = r.tables.find((x) => x.rows.length > 0 && isRowTable(x.table));
     const row = t?.rows[0];
     if (!t || !row) return true;
-    const spec = specOf(t.table);
-    return stored(t.table, row[spec.columns.findIndex((c) => c.name === keyColumn(spec))] ?? null);
+    return stored(t.table, keyOf(t.table, specOf(t.table).columns, row));
   };
   let lo = 0,
     hi = records.length;
@@ -41,7 +44,7 @@ export async function landed(parts: readonly TableRows[], stored: StoredProbe): 
   const [row] = part ? part.cells() : [];
   if (!part || !row) return false;
   try {
-    return await stored(part.table, row[part.columns.findIndex((c) => c.name === keyColumn(part))] ?? null);
+    return await stored(part.table, keyOf(part.table, part.columns, row));
   } catch {
     return false;
   }
