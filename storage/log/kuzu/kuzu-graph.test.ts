@@ -652,6 +652,28 @@ describe('KuzuGraph reads for planning writes', () => {
     expect(answers[0]!.size).toBe(held(stored, 'a').ids.size);
   });
 
+  it('answers gets by id asked at once in shared turns, each with its own spaces, stored or journaled', async () => {
+    const g = await KuzuGraph.open(join(dir, 'ident-turns'), { flushAfterMs: 3_600_000 });
+    try {
+      const stored = { ...group(1_000, 90), batches: [] };
+      await g.commit(stored);
+      await g.counts(); // copies the journal in
+      const journaled = { ...group(2_000, 10), batches: [] };
+      for (const n of journaled.nodes) n.id = `later ${n.id}`;
+      await g.commit(journaled);
+      expect(g.journalRows()).toBeGreaterThan(0);
+      const nodes = [...stored.nodes, ...journaled.nodes].filter((n) => n.tenant === 'a');
+      const turns = g.identLookupTurns();
+      const answers = await Promise.all(nodes.map((n) => g.spacesHolding('a', [n.id])));
+      nodes.forEach((n, i) => expect(answers[i]!.get(n.id)).toContain(n.space));
+      // One turn per caller before; now the callers asking while a turn runs share the next one.
+      expect(g.identLookupTurns() - turns).toBeLessThanOrEqual(Math.ceil(nodes.length / 16) + 1);
+      expect(nodes.length).toBeGreaterThan(32);
+    } finally {
+      await g.close();
+    }
+  });
+
   it("looks ids up beside a copy's statements, not behind them, seeing the rows being copied", async () => {
     const { g, hold } = await storeWithHeldCopies('beside');
     try {

@@ -10,7 +10,7 @@
 // are made durable in the write journal (write-journal.ts) and acknowledged from there; the journal is
 // copied in later, many groups per COPY, and always before the engine is read.
 // The tables' columns, their DDL and encodings are in tables.ts.
-import kuzu, { type Connection, type Database, type QueryResult } from 'kuzu';
+import kuzu, { type Connection, type Database, type PreparedStatement, type QueryResult } from 'kuzu';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { tableRows, type Cell, type TableRows } from './table-rows.ts';
 import { encodeRecord, syncDir, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
+import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
 import {
   asRead,
   BATCH,
@@ -167,12 +168,6 @@ const IDENT_LOOKUPS_MAX = 40;
  * 6.7 s or timed out, for minutes. A lookup costs the same at any size, and reads pass between two.
  */
 const IDENT_SCAN_ROWS_MAX = 1_000_000;
-/**
- * Lookups one turn on the reader makes before other reads take theirs (see spacesHolding): ~20 ms. A get
- * by id without a space looks its id up on the same reader, so it waited for the turn in progress: at 128
- * a turn, 142 ms p50 at 2.8M ids while the search index caught up (its 8,192-id chunks), 1.1 ms once known.
- */
-const IDENT_LOOKUPS_PER_TURN = 16;
 /** (id, space) pairs remembered as written before the set starts over. */
 const STORED_IDENTS_MAX = 200_000;
 /** TenantSpace keys remembered as written before the set starts over. */
@@ -432,6 +427,14 @@ export class KuzuGraph implements GraphStore {
   /** Primary-key lookups of Ident rows made (spacesHolding), for tests and benchmarks. */
   #identLookups = 0;
   readonly #identScanRowsMax: number;
+  /** Lookups of single ids, in turns shared by the callers asking at once. */
+  readonly #identTurns = new IdentTurns({
+    turn: (fn) => this.#besideCopy(fn),
+    stored: (key) => this.#storedSpacesOf(key),
+    journaled: (keys, pair) => this.#journaledIdents(keys, pair),
+  });
+  /** The prepared lookup of one Ident key's spaces, on the reader connection (made on first use). */
+  #identStatement: Promise<PreparedStatement> | null = null;
   /** The Ident table's rows, counted when first needed, then raised by the rows copied (an upper bound). */
   #identRows: number | null = null;
   #closed = false;
@@ -1354,18 +1357,6 @@ export class KuzuGraph implements GraphStore {
     const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
     const spacePrefix = identKey(tenant, '').length;
     const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
-    // Each turn reads the engine and the journal's records for its ids together (a copy may land between
-    // two turns, releasing the records whose rows it stored).
-    const journaled = (keys: { has(key: string): boolean }): void => {
-      for (const record of this.#journal.records())
-        for (const t of record.tables)
-          if (t.table === IDENT_IN.table)
-            for (const row of t.rows) {
-              const key = String(row[0]);
-              const id = keys.has(key) ? wanted.get(key) : undefined;
-              if (id !== undefined) add(id, String(row[1]).slice(spacePrefix));
-            }
-    };
     const found = (async () => {
       if (wanted.size > IDENT_LOOKUPS_MAX && this.#identRows === null)
         await this.#besideCopy(async () => {
@@ -1381,30 +1372,58 @@ export class KuzuGraph implements GraphStore {
               if (id !== undefined) add(id, decodeText(r.space) ?? '');
             }
           }
-          journaled(wanted);
+          // Read in the same turn as the engine: a copy landing between two turns releases the records whose rows it stored.
+          this.#journaledIdents(new Set(wanted.keys()), (key, spaceKey) => add(wanted.get(key)!, spaceKey.slice(spacePrefix)));
         });
         return out;
       }
-      // One lookup per id, IDENT_LOOKUPS_PER_TURN to a turn: a search index catching up looks up 8,192 ids
-      // at a time (~12 s at 1.5 ms each), and a cold user's load waited behind all of them in one turn.
+      // One lookup per id, in turns shared with other callers (ident-turns.ts), IDENT_LOOKUPS_PER_TURN
+      // ids at a time: a search index catching up looks up 8,192 ids at once (~12 s at 1.5 ms each), and a
+      // cold user's load waited behind all of them in one turn.
       for (let at = 0; at < keys.length; at += IDENT_LOOKUPS_PER_TURN) {
         const slice = keys.slice(at, at + IDENT_LOOKUPS_PER_TURN);
-        await this.#besideCopy(async () => {
-          for (const key of slice) {
-            this.#identLookups++;
-            for (const r of await this.#run(
-              this.#reader,
-              `${path} WHERE i.key = ${cypherString(JSON.stringify(key))} RETURN s.space AS space`,
-            ))
-              add(wanted.get(key)!, decodeText(r.space) ?? '');
-          }
-          journaled(new Set(slice));
-        });
+        const spaces = await this.#identTurns.spaces(tenant, slice);
+        for (const key of slice) for (const space of spaces.get(key) ?? []) add(wanted.get(key)!, space);
       }
       return out;
     })();
     const after = this.#afterLookup;
     return after ? found.then(async (answer) => (await after(), answer)) : found;
+  }
+
+  /** The journal's IdentIn pairs among `keys`: each key with its TenantSpace key (journal cells are the text itself). */
+  #journaledIdents(keys: ReadonlySet<string>, pair: (key: string, spaceKey: string) => void): void {
+    for (const record of this.#journal.records())
+      for (const t of record.tables)
+        if (t.table === IDENT_IN.table)
+          for (const row of t.rows) {
+            const key = String(row[0]);
+            if (keys.has(key)) pair(key, String(row[1]));
+          }
+  }
+
+  /** The spaces the engine's committed rows place one Ident key in: a prepared primary-key lookup. */
+  async #storedSpacesOf(key: string): Promise<string[]> {
+    if (this.#engineClosed) throw new Error('graph store is closed');
+    const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
+    const prepared = (this.#identStatement ??= this.#reader.prepare(`${path} WHERE i.key = $key RETURN s.space AS space`));
+    let statement: PreparedStatement;
+    try {
+      statement = await prepared;
+    } catch (error) {
+      this.#identStatement = null;
+      throw error;
+    }
+    // The engine stores text JSON-encoded (see csvCell).
+    const result = await this.#reader.execute(statement, { key: JSON.stringify(key) });
+    const results = Array.isArray(result) ? result : [result];
+    try {
+      // Read at once: a finished query's rows are already materialized, and an awaited read would wait
+      // for the event loop a second time.
+      return (results[results.length - 1]?.getAllSync() ?? []).map((r) => decodeText(r.space) ?? '');
+    } finally {
+      closeResults(results);
+    }
   }
 
   /**
@@ -1507,7 +1526,12 @@ export class KuzuGraph implements GraphStore {
 
   /** Primary-key lookups of the Ident index made so far (tests count them). */
   identLookups(): number {
-    return this.#identLookups;
+    return this.#identLookups + this.#identTurns.lookups;
+  }
+
+  /** Turns of single-id lookups run so far, shared by the callers asking at once (tests count them). */
+  identLookupTurns(): number {
+    return this.#identTurns.turns;
   }
 
   /** The tenant's highest tseq (0 when it has no row). */
