@@ -2,8 +2,8 @@
 // made its own turn, one lookup after another: under load a lookup (~1-1.5 ms in the engine alone) took
 // ~47 ms, nearly all of it the event loop's delay before each `await` resumed, so 16 gets by id waiting
 // at once took ~0.75 s to be answered (the 300k-row load bench: 184 lookups in 10 s, 8.7 s of them in
-// lookups). Now the ids asked while a turn waits or runs are looked up together in the next one, a few
-// at a time, so the loop's delays overlap instead of adding up.
+// lookups). Now the ids asked while a turn waits or runs are looked up together in the next one, in one
+// query of the engine (one wait for the loop, not one per id).
 import { identKey } from '../../commit-group.ts';
 
 /**
@@ -12,18 +12,11 @@ import { identKey } from '../../commit-group.ts';
  * turn, not for the batch.
  */
 export const IDENT_LOOKUPS_PER_TURN = 16;
-/**
- * Lookups of a turn in flight at once. One connection runs its queries one at a time, so more buys only the
- * overlap of the loop's delays; each one in flight holds a thread of libuv's pool (4), which the journal's
- * `fdatasync` and the writer's statements need too.
- */
-export const LOOKUPS_IN_FLIGHT = 2;
-
 export interface IdentTurnsDeps {
   /** Runs `fn` as one turn of reads on the reader connection (beside a copy's statements, or in the writer's turn). */
   turn(fn: () => Promise<void>): Promise<void>;
-  /** The spaces (their names) the engine's committed rows place the Ident key in. */
-  stored(key: string): Promise<string[]>;
+  /** The spaces (their names) the engine's committed rows place each Ident key in, in one query; a key held nowhere may be missing. */
+  stored(keys: readonly string[]): Promise<ReadonlyMap<string, readonly string[]>>;
   /** The journal's Ident pairs among `keys`, each as its key and its TenantSpace key (read in the same turn). */
   journaled(keys: ReadonlySet<string>, pair: (key: string, spaceKey: string) => void): void;
 }
@@ -103,15 +96,8 @@ export class IdentTurns {
     for (const r of taken) for (const key of r.keys) prefix.set(key, identKey(r.tenant, '').length);
     const found = new Map<string, Set<string>>([...prefix.keys()].map((key) => [key, new Set<string>()]));
     const keys = [...prefix.keys()];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < keys.length) {
-        const key = keys[next++]!;
-        this.lookups++;
-        for (const space of await this.#deps.stored(key)) found.get(key)!.add(space);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(LOOKUPS_IN_FLIGHT, keys.length) }, worker));
+    this.lookups += keys.length;
+    for (const [key, spaces] of await this.#deps.stored(keys)) for (const space of spaces) found.get(key)?.add(space);
     this.#deps.journaled(new Set(keys), (key, spaceKey) => found.get(key)?.add(spaceKey.slice(prefix.get(key))));
     for (const r of taken) r.done(found);
   }

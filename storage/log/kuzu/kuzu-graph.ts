@@ -430,11 +430,11 @@ export class KuzuGraph implements GraphStore {
   /** Lookups of single ids, in turns shared by the callers asking at once. */
   readonly #identTurns = new IdentTurns({
     turn: (fn) => this.#besideCopy(fn),
-    stored: (key) => this.#storedSpacesOf(key),
+    stored: (keys) => this.#storedSpacesOf(keys),
     journaled: (keys, pair) => this.#journaledIdents(keys, pair),
   });
-  /** The prepared lookup of one Ident key's spaces, on the reader connection (made on first use). */
-  #identStatement: Promise<PreparedStatement> | null = null;
+  /** The prepared lookups of 1, 2, 4, 8 or 16 Ident keys' spaces, on the reader connection (made on first use). */
+  readonly #identStatements = new Map<number, Promise<PreparedStatement>>();
   /** The Ident table's rows, counted when first needed, then raised by the rows copied (an upper bound). */
   #identRows: number | null = null;
   #closed = false;
@@ -1402,25 +1402,47 @@ export class KuzuGraph implements GraphStore {
           }
   }
 
-  /** The spaces the engine's committed rows place one Ident key in: a prepared primary-key lookup. */
-  async #storedSpacesOf(key: string): Promise<string[]> {
+  /**
+   * The spaces the engine's committed rows place each of these Ident keys in: one primary-key lookup per
+   * key, all in one prepared query (UNION ALL), so a turn waits for the event loop once. Prepared for 1, 2,
+   * 4, 8 and 16 keys, the last key repeated to fill one: 16 keys cost ~14 ms in one query against ~35 ms
+   * in 16 (300k ids, quiet).
+   */
+  async #storedSpacesOf(keys: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (keys.length === 0) return out;
     if (this.#engineClosed) throw new Error('graph store is closed');
-    const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
-    const prepared = (this.#identStatement ??= this.#reader.prepare(`${path} WHERE i.key = $key RETURN s.space AS space`));
+    const size = 2 ** Math.ceil(Math.log2(keys.length));
+    let prepared = this.#identStatements.get(size);
+    if (!prepared) {
+      const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
+      const branches = Array.from({ length: size }, (_, j) => `${path} WHERE i.key = $k${j} RETURN i.key AS k, s.space AS space`);
+      prepared = this.#reader.prepare(branches.join(' UNION ALL '));
+      this.#identStatements.set(size, prepared);
+    }
     let statement: PreparedStatement;
     try {
       statement = await prepared;
     } catch (error) {
-      this.#identStatement = null;
+      this.#identStatements.delete(size);
       throw error;
     }
     // The engine stores text JSON-encoded (see csvCell).
-    const result = await this.#reader.execute(statement, { key: JSON.stringify(key) });
+    const params = Object.fromEntries(
+      Array.from({ length: size }, (_, j) => [`k${j}`, JSON.stringify(keys[Math.min(j, keys.length - 1)])]),
+    );
+    const result = await this.#reader.execute(statement, params);
     const results = Array.isArray(result) ? result : [result];
     try {
       // Read at once: a finished query's rows are already materialized, and an awaited read would wait
       // for the event loop a second time.
-      return (results[results.length - 1]?.getAllSync() ?? []).map((r) => decodeText(r.space) ?? '');
+      for (const r of results[results.length - 1]?.getAllSync() ?? []) {
+        const key = decodeText(r.k) ?? '';
+        let spaces = out.get(key);
+        if (!spaces) out.set(key, (spaces = []));
+        spaces.push(decodeText(r.space) ?? '');
+      }
+      return out;
     } finally {
       closeResults(results);
     }
