@@ -1423,6 +1423,7 @@ export class KuzuGraph implements GraphStore {
     let statement: PreparedStatement;
     try {
       statement = await prepared;
+      if (!statement.isSuccess()) throw new Error(`the Ident lookup did not prepare: ${statement.getErrorMessage()}`);
     } catch (error) {
       this.#identStatements.delete(size);
       throw error;
