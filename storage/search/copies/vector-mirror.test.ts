@@ -3,12 +3,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Field, FixedSizeList, Float32, makeData, Table, Vector, type Data } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../../evals/lib/rng.ts';
 import { plainCells, randomCells } from '../../../test/helpers/random-rows.ts';
 import { LanceIndex } from '../lance/lance-index.ts';
 import type { IndexRow, RowFilter } from '../index-row.ts';
-import { admits, dot, sparseDot, TenantVectors, VectorMirrors } from './vector-mirror.ts';
+import { admits, dot, floatRows, sparseDot, TenantVectors, VectorMirrors } from './vector-mirror.ts';
 
 const D = 8;
 const W = 4;
@@ -230,5 +231,37 @@ describe('vector mirror', () => {
     expect(capped.fits(1, 10)).toBe(true);
     expect(capped.fits(2, 10)).toBe(false);
     expect((await capped.get('a', load))?.size).toBe(1);
+  });
+});
+
+describe('floatRows', () => {
+  // Arrow's own accessor, as the mirror read its vectors before: a copy of the cell, or undefined for null.
+  const viaGet = (column: Vector, i: number): number[] | undefined => {
+    const v: unknown = column.get(i);
+    return v && typeof v === 'object' && 'toArray' in v ? Array.from((v as { toArray(): ArrayLike<number> }).toArray()) : undefined;
+  };
+  const batch = (rows: (number[] | null)[]): Data<FixedSizeList<Float32>> => {
+    const flat = Float32Array.from(rows.flatMap((r) => r ?? Array.from({ length: D }, () => 0)));
+    const nullBitmap = new Uint8Array(Math.ceil(rows.length / 8));
+    rows.forEach((r, i) => r && (nullBitmap[i >> 3]! |= 1 << (i % 8)));
+    const type = new FixedSizeList(D, new Field('item', new Float32(), true));
+    const child = makeData({ type: new Float32(), length: flat.length, data: flat });
+    return makeData({ type, length: rows.length, nullCount: rows.filter((r) => !r).length, nullBitmap, child });
+  };
+
+  it("reads each row's floats as Arrow's accessor does, across batches, nulls and a sliced column", () => {
+    const cells = (n: number): (number[] | null)[] => Array.from({ length: n }, (_, i) => (i % 5 === 3 ? null : Array.from(vec(D))));
+    const column = new Vector([batch(cells(7)), batch(cells(1)), batch(cells(12))]);
+    const table = new Table({ vector: column });
+    for (const c of [table.getChild('vector')!, column.slice(3), column.slice(6, 15)]) {
+      expect(c.data.length).toBeGreaterThan(1);
+      const read = floatRows(c);
+      for (let i = 0; i < c.length; i++) {
+        const got = read(i);
+        expect(got && Array.from(got)).toEqual(viaGet(c, i));
+      }
+      expect(Array.from(read(0) ?? [])).toEqual(viaGet(c, 0) ?? []); // asked again from the start
+    }
+    expect(floatRows(null)(0)).toBeUndefined();
   });
 });
