@@ -11,20 +11,20 @@
 // copied in later, many groups per COPY, and always before the engine is read.
 // The tables' columns, their DDL and encodings are in tables.ts.
 import kuzu, { type Connection, type Database, type PreparedStatement, type QueryResult } from 'kuzu';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
-import { tableRows, type Cell, type TableRows } from './table-rows.ts';
-import { encodeRecord, syncDir, WriteJournal } from './write-journal.ts';
+import type { Cell, TableRows } from './table-rows.ts';
+import { encodeRecord, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
+import { rebuildIdents, rebuildSpaceIndexes, refusedLayout, upgradeLayout, writtenLayout, type MigrationStore } from './migrations.ts';
 import {
   asRead,
   BATCH,
   cypherString,
-  ddlOf,
   DECLARATION,
   DECODE,
   decodeInt,
@@ -37,10 +37,7 @@ import {
   HOLDS_INVALIDATION,
   IDENT,
   IDENT_IN,
-  identPairKey,
-  identsOf,
   inCopyOrder,
-  int,
   INVALIDATION,
   isIndex,
   isRel,
@@ -53,7 +50,6 @@ import {
   NODE,
   parseCsvRows,
   ROW_TABLES,
-  SCHEMA,
   SPACE,
   str,
   TABLES,
@@ -61,10 +57,8 @@ import {
   TENANT_SPACE,
   text,
   toCsv,
-  uniqueIdents,
   VERDICT,
   type Column,
-  type HoldsRow,
   type TableSpec,
   type WrittenKeys,
 } from './tables.ts';
@@ -146,17 +140,6 @@ export interface CopyRowsRange {
 }
 const DEFAULT_COPY_ROWS: CopyRowsRange = { min: FLUSH_ROWS, max: FLUSH_ROWS_MAX, storedRowsPerRow: STORED_ROWS_PER_COPY_ROW };
 /**
- * The storage layout this release writes, recorded in the store's folder: 1 (0.4.0, no file) had no Space
- * table, 2 no tseq column. An older layout is migrated on open, one step per layout; a newer one is refused.
- */
-const LAYOUT = 5;
-/** The first layout whose tables carry tseq. */
-const LAYOUT_TSEQ = 3;
-/** The first layout with TenantSpace and the Holds relationships. */
-const LAYOUT_HOLDS = 4;
-/** The first layout with the Ident index (which spaces hold an id). */
-const LAYOUT_IDENT = 5;
-/**
  * Ids a lookup of the Ident index finds one primary-key lookup at a time (~1.5-3 ms each); more are found by
  * `IN` lists, which scan the table (~90-200 ms a list at 300k ids) but cost the same for 500 ids as for one.
  */
@@ -172,8 +155,6 @@ const IDENT_SCAN_ROWS_MAX = 1_000_000;
 const STORED_IDENTS_MAX = 200_000;
 /** TenantSpace keys remembered as written before the set starts over. */
 const STORED_SPACES_MAX = 100_000;
-/** Rows read per page while a migration indexes them. */
-const MIGRATE_PAGE = 100_000;
 /** Ids per literal list in a query by id (a list's parse costs ~0.5 ms an item). */
 const ID_LIST = 500;
 /** Ids as Cypher list literals (their stored, JSON-encoded text), ID_LIST at a time. */
@@ -184,7 +165,6 @@ function* idLists(ids: readonly string[]): Generator<string> {
       .map((id) => cypherString(JSON.stringify(id)))
       .join(', ');
 }
-const LAYOUT_FILE = 'layout';
 
 /**
  * SVC_JOURNAL_COPY_ROWS: the rows at which a background copy of the journal starts (see JOURNAL_CAP_COPIES),
@@ -397,6 +377,8 @@ export class KuzuGraph implements GraphStore {
   #storedRows: number | null = null;
   /** #stored, as recovery.ts asks it. */
   readonly #probe: StoredProbe = (table, key) => this.#stored(table, key);
+  /** What the layout's migrations and the indexes' rebuilds run through (migrations.ts). */
+  readonly #migrations: MigrationStore;
   /** A write waits for a copy when the journal holds this many rows (see JOURNAL_CAP_COPIES). */
   /** When the flush timer was armed (the first append since the last copy was queued), and the last append. */
   #flushArmedAt = 0;
@@ -448,6 +430,18 @@ export class KuzuGraph implements GraphStore {
     this.#reader = new kuzu.Connection(this.#db);
     this.#scanner = new kuzu.Connection(this.#db);
     this.#dir = dir;
+    this.#migrations = {
+      dir,
+      run: (on, statement) => this.#run(on === 'writer' ? this.#writer : this.#reader, statement),
+      select: (spec, where, decode, limit) => this.#select(spec, where, decode, limit),
+      commitCopy: (parts) => this.#commitCopy(parts),
+      exclusive: (fn) => this.#exclusive(fn),
+      forget: (index) => {
+        if (index === 'spaces') return this.#storedSpaces.clear();
+        this.#storedIdents.clear();
+        this.#identRows = null;
+      },
+    };
     this.#stage = join(dir, 'staging');
     rmSync(this.#stage, { recursive: true, force: true });
     mkdirSync(this.#stage, { recursive: true });
@@ -468,247 +462,14 @@ export class KuzuGraph implements GraphStore {
   /** Opens the store; rows a crash left in the journal are copied into the engine before it returns. */
   static async open(dir: string, options: KuzuGraphOptions = {}): Promise<KuzuGraph> {
     const graph = new KuzuGraph(dir, options);
-    const layoutFile = join(dir, LAYOUT_FILE);
-    const written = existsSync(layoutFile) ? Number(readFileSync(layoutFile, 'utf8').trim()) : null;
-    if (written !== null && !(written <= LAYOUT)) {
+    const written = writtenLayout(dir);
+    const refused = refusedLayout(dir, written);
+    if (refused) {
       await graph.#closeEngine();
-      throw new Error(
-        `the data folder ${dir} has storage layout ${String(written)}, written by a newer release than this one ` +
-          `(layout ${LAYOUT}): run that release on it, or restore a copy made before the upgrade`,
-      );
+      throw new Error(refused);
     }
-    const before = new Set((await graph.#run(graph.#writer, 'CALL show_tables() RETURN name')).map((r) => String(r.name)));
-    for (const ddl of SCHEMA) await graph.#run(graph.#writer, ddl);
-    // Existing rows of layout 1 or 2: tseq is added (empty) before the journal is copied in, since the
-    // journal's rows are copied with this release's columns (journalParts fills tseq for older records).
-    const fillTseq = before.has(NODE.table) && (written === null || written < LAYOUT_TSEQ);
-    if (fillTseq) await graph.#addTseqColumns();
-    await graph.#drain({ recovering: true });
-    // No layout file: a new folder, or one of 0.4.0 (layout 1), whose spaces have no Space rows yet.
-    const from = written ?? (before.has(NODE.table) ? 1 : LAYOUT);
-    if (from < 2) await graph.#migrateSpaces();
-    if (fillTseq) await graph.#migrateTseq();
-    if (from < LAYOUT_HOLDS) await graph.#migrateHolds(from);
-    if (from < LAYOUT_IDENT) await graph.#migrateIdents(from);
-    if (written !== LAYOUT) {
-      writeFileSync(layoutFile, String(LAYOUT), { flush: true });
-      syncDir(dir);
-    }
+    await upgradeLayout(graph.#migrations, written, () => graph.#drain({ recovering: true }));
     return graph;
-  }
-
-  /**
-   * Layouts before 4 to 4: every node and edge row held by its space, every invalidation by the spaces
-   * holding a version of its node, read page by page, once. The relationships are dropped first, so a
-   * migration a crash interrupted starts again clean (the layout file is written only after it ends).
-   */
-  async #migrateHolds(from: number): Promise<void> {
-    const t0 = performance.now();
-    await this.#exclusive(async () => {
-      const { rows, invalidations } = await this.#rebuildHolds();
-      console.error(
-        `data folder: migrated once from storage layout ${from} to ${LAYOUT_HOLDS}: ${rows} node and edge rows and ` +
-          `${invalidations} invalidations indexed by space in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
-      );
-    });
-  }
-
-  /**
-   * The index by space (TenantSpace rows and their Holds relationships) and the index by id, dropped with
-   * every key they held and built again from the stored rows (see #copyRepairing).
-   */
-  async #rebuildSpaceIndexes(): Promise<string> {
-    for (const table of [IDENT_IN.table, ...HOLDS.map((h) => h.table), TENANT_SPACE.table])
-      await this.#run(this.#writer, `DROP TABLE IF EXISTS ${table}`);
-    await this.#run(this.#writer, ddlOf(TENANT_SPACE.table));
-    this.#storedSpaces.clear(); // and #rebuildIdents the ids'
-    const { rows, invalidations } = await this.#rebuildHolds();
-    const pairs = await this.#rebuildIdents();
-    return `${rows} node and edge rows and ${invalidations} invalidations by space; ${pairs}`;
-  }
-
-  /** The Holds relationships dropped and built again from the stored rows, with the TenantSpace rows they need. */
-  async #rebuildHolds(): Promise<{ rows: number; invalidations: number }> {
-    for (const h of HOLDS) {
-      await this.#run(this.#writer, `DROP TABLE IF EXISTS ${h.table}`);
-      await this.#run(this.#writer, ddlOf(h.table));
-    }
-    // A row's number, tenant and space, and the node ids it names (a node's id, an edge's two ends, an
-    // invalidation's target): an invalidation is held by every space whose rows name its node.
-    interface Placed {
-      seq: number;
-      tenant: string;
-      space: string;
-      ids: string[];
-    }
-    const column = (name: string): Column<Placed> => text(name, () => null);
-    const base = [int<Placed>('seq', (r) => r.seq), column('tenant'), column('space')];
-    const decodeWith =
-      (names: string[]) =>
-      (r: Record<string, unknown>): Placed => ({
-        seq: i64(r, 'seq'),
-        tenant: str(r, 'tenant'),
-        space: str(r, 'space'),
-        ids: names.map((n) => str(r, n)),
-      });
-    const invalidations = await this.#select(
-      { table: INVALIDATION.table, columns: [...base, column('target_id')] },
-      '',
-      decodeWith(['target_id']),
-    );
-    const spacesOf = new Map<string, Set<string>>(invalidations.map((i) => [identKey(i.tenant, i.ids[0]!), new Set([i.space])]));
-    let rows = 0;
-    for (const [spec, rel, names] of [
-      [NODE, HOLDS_BLOCK, ['id']],
-      [EDGE, HOLDS_EDGE, ['source_id', 'target_id']],
-    ] as const) {
-      const columns = [...base, ...names.map(column)];
-      for (let after = 0; ;) {
-        const page = await this.#select({ table: spec.table, columns }, `WHERE x.seq > ${after}`, decodeWith([...names]), MIGRATE_PAGE);
-        if (page.length === 0) break;
-        after = page[page.length - 1]!.seq;
-        for (const r of page) for (const id of r.ids) spacesOf.get(identKey(r.tenant, id))?.add(r.space);
-        const pairs = new Map(page.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
-        await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(rel, page)]);
-        rows += page.length;
-      }
-    }
-    const held: HoldsRow[] = invalidations.flatMap((i) =>
-      [...(spacesOf.get(identKey(i.tenant, i.ids[0]!)) ?? [])].map((space) => ({ tenant: i.tenant, space, seq: i.seq })),
-    );
-    const pairs = new Map(held.map((r) => [identKey(r.tenant, r.space), { tenant: r.tenant, space: r.space }]));
-    await this.#commitCopy([tableRows(TENANT_SPACE, [...pairs.values()]), tableRows(HOLDS_INVALIDATION, held)].filter((p) => p.count > 0));
-    return { rows, invalidations: invalidations.length };
-  }
-
-  /**
-   * Layouts before 5 to 5: every (id, space) pair the node and edge rows name, read page by page, once.
-   * The index is dropped first, so a migration a crash interrupted starts again clean.
-   */
-  async #migrateIdents(from: number): Promise<void> {
-    const t0 = performance.now();
-    await this.#exclusive(async () => {
-      const pairs = await this.#rebuildIdents();
-      console.error(
-        `data folder: migrated once from storage layout ${from} to ${LAYOUT_IDENT}: ${pairs} (id, space) pairs indexed ` +
-          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
-      );
-    });
-  }
-
-  /** The index by id (Ident rows and their IdentIn relationships) dropped and built again from the stored rows. */
-  async #rebuildIdents(): Promise<number> {
-    await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT_IN.table}`);
-    await this.#run(this.#writer, `DROP TABLE IF EXISTS ${IDENT.table}`);
-    this.#storedIdents.clear();
-    this.#identRows = null;
-    for (const table of [IDENT.table, IDENT_IN.table]) await this.#run(this.#writer, ddlOf(table));
-    // Pairs written so far: a page repeating one (an id written again in its space) skips it.
-    const written = new Set<string>();
-    let pairs = 0;
-    const col = (name: string): Column<unknown> => (name === 'seq' ? int(name, () => null) : text(name, () => null));
-    for (const [table, names] of [
-      [NODE.table, ['id']],
-      [EDGE.table, ['source_id', 'target_id']],
-    ] as const) {
-      const columns = ['seq', 'tenant', 'space', ...names].map(col);
-      for (let after = 0; ;) {
-        // Decoded as each row is parsed (the parser hands every row in the same object).
-        const page = await this.#select(
-          { table, columns },
-          `WHERE x.seq > ${after}`,
-          (r) => ({ seq: i64(r, 'seq'), tenant: str(r, 'tenant'), space: str(r, 'space'), ids: names.map((n) => str(r, n)) }),
-          MIGRATE_PAGE,
-        );
-        if (page.length === 0) break;
-        after = page[page.length - 1]!.seq;
-        // Each named id as a self-edge of its space: identsOf reads only tenant, ends and space.
-        const named = page.flatMap((r) =>
-          r.ids.map((id) => ({ tenant: r.tenant, source_id: id, target_id: id, space: r.space }) as EdgeRecord),
-        );
-        const rows = identsOf({ nodes: [], edges: named }, written);
-        for (const r of rows) written.add(identPairKey(r));
-        await this.#commitCopy([tableRows(IDENT, uniqueIdents(rows)), tableRows(IDENT_IN, rows)].filter((p) => p.count > 0));
-        pairs += rows.length;
-      }
-    }
-    return pairs;
-  }
-
-  /** Layout 2 to 3, first part: the tseq column on every table, empty. */
-  async #addTseqColumns(): Promise<void> {
-    for (const { table } of ROW_TABLES) await this.#run(this.#writer, `ALTER TABLE ${table} ADD IF NOT EXISTS tseq INT64`);
-  }
-
-  /**
-   * Layout 2 to 3: every row's tseq, from one pass per table, once. A row's is its seq (it was written
-   * here); a batch's and a space's is that of the first row naming it, so an export places it just before.
-   */
-  async #migrateTseq(): Promise<void> {
-    const t0 = performance.now();
-    await this.#exclusive(async () => {
-      for (const { table } of ROW_TABLES)
-        if (keyColumn({ table }) === 'seq') await this.#run(this.#writer, `MATCH (x:${table}) WHERE x.tseq IS NULL SET x.tseq = x.seq`);
-      const firstOf = async (tables: string[], column: string): Promise<Map<string, number>> => {
-        const first = new Map<string, number>();
-        for (const table of tables)
-          for (const r of await this.#run(
-            this.#reader,
-            `MATCH (x:${table}) WHERE x.${column} IS NOT NULL RETURN x.tenant AS t, x.${column} AS c, min(x.tseq) AS s`,
-          )) {
-            const k = identKey(decodeText(r.t) ?? '', decodeText(r.c) ?? '');
-            first.set(k, Math.min(first.get(k) ?? Number.POSITIVE_INFINITY, decodeInt(r.s)));
-          }
-        return first;
-      };
-      const byBatch = await firstOf([NODE.table, EDGE.table, INVALIDATION.table], 'batch_id');
-      const bySpace = await firstOf([NODE.table, EDGE.table], 'space');
-      const batches = await this.#run(this.#reader, `MATCH (x:${BATCH.table}) WHERE x.tseq IS NULL RETURN x.key AS k`);
-      const spaces = await this.#run(this.#reader, `MATCH (x:${SPACE.table}) WHERE x.tseq IS NULL RETURN x.name AS k, x.tenant AS t`);
-      // Keys as stored (JSON-encoded text), so the SET matches them without decoding.
-      const set = async (table: string, key: string, rows: { k: string; t: number }[]): Promise<void> => {
-        for (let i = 0; i < rows.length; i += 500) {
-          const list = rows
-            .slice(i, i + 500)
-            .map((r) => `{k: ${cypherString(r.k)}, t: ${Math.trunc(r.t)}}`)
-            .join(', ');
-          await this.#run(this.#writer, `UNWIND [${list}] AS r MATCH (x:${table}) WHERE x.${key} = r.k SET x.tseq = r.t`);
-        }
-      };
-      // None names it (not written by this release's planners): first in the tenant's export order.
-      const orFirst = (n: number | undefined): number => (n === undefined || !Number.isFinite(n) ? 1 : n);
-      await set(
-        BATCH.table,
-        'key',
-        batches.map((r) => {
-          const key = decodeText(r.k) ?? '';
-          return { k: String(r.k), t: orFirst(byBatch.get(key)) };
-        }),
-      );
-      await set(
-        SPACE.table,
-        'name',
-        spaces.map((r) => ({ k: String(r.k), t: orFirst(bySpace.get(identKey(decodeText(r.t) ?? '', decodeText(r.k) ?? ''))) })),
-      );
-      console.error(
-        `data folder: migrated once to layout ${LAYOUT_TSEQ}: per-tenant sequence numbers (tseq) given to every row ` +
-          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
-      );
-    });
-  }
-
-  /** Layout 1 (0.4.0) to 2: a Space row for every space written, from one scan, once. */
-  async #migrateSpaces(): Promise<void> {
-    const t0 = performance.now();
-    await this.#exclusive(async () => {
-      const have = new Set((await this.#run(this.#reader, 'MATCH (x:Space) RETURN x.name AS name')).map((r) => decodeText(r.name)));
-      const rows = (await this.#scanSpaceWriters()).filter((r) => !have.has(r.space));
-      await this.#commitCopy([tableRows(SPACE, rows)].filter((p) => p.count > 0));
-      console.error(
-        `data folder: migrated once from the 0.4.0 layout: the first writers of ${rows.length} spaces indexed ` +
-          `in ${Math.round(performance.now() - t0)} ms (${this.#dir})`,
-      );
-    });
   }
 
   async #closeEngine(): Promise<void> {
@@ -974,7 +735,7 @@ export class KuzuGraph implements GraphStore {
           `graph store: a copy failed on a key missing from the index by ${index} ` +
             `(${(error as Error).message}); building that index again from the stored rows (${this.#dir})`,
         );
-        const built = repair === 'idents' ? await this.#rebuildIdents() : await this.#rebuildSpaceIndexes();
+        const built = repair === 'idents' ? await rebuildIdents(this.#migrations) : await rebuildSpaceIndexes(this.#migrations);
         console.error(`graph store: index by ${index} built again in ${Math.round(performance.now() - t0)} ms (${built})`);
       }
     }
@@ -1711,27 +1472,6 @@ export class KuzuGraph implements GraphStore {
       );
       return row ? decodeText(row.tenant) : null;
     });
-  }
-
-  /** Each space with the first tenant that wrote a node or edge to it, scanned: only a migration does this. */
-  async #scanSpaceWriters(): Promise<SpaceRow[]> {
-    const first = new Map<string, SpaceRow>();
-    for (const table of [NODE.table, EDGE.table]) {
-      for (const r of await this.#run(
-        this.#reader,
-        `MATCH (x:${table}) RETURN x.space AS space, x.tenant AS tenant, min(x.captured_at) AS first, min(x.seq) AS s`,
-      )) {
-        const row = {
-          space: decodeText(r.space) ?? '',
-          tenant: decodeText(r.tenant) ?? '',
-          first_captured_at: decodeInt(r.first),
-          tseq: decodeInt(r.s),
-        };
-        const seen = first.get(row.space);
-        if (!seen || row.first_captured_at < seen.first_captured_at) first.set(row.space, row);
-      }
-    }
-    return [...first.values()];
   }
 
   counts(): Promise<Record<string, number>> {

@@ -4,7 +4,6 @@
 //
 // Text columns hold JSON-encoded strings: the CSV then has one record per line whatever the text holds
 // (newlines, NUL, quotes), and an empty string stays distinct from NULL (Kuzu reads `""` as NULL).
-import { StringDecoder } from 'node:string_decoder';
 import { cellRows, checkCell, tableRows, type Cell, type Scalar, type TableRows } from './table-rows.ts';
 import type { JournalRecord } from './write-journal.ts';
 import type { BatchRow, Declaration, EdgeRecord, Invalidation, NodeVersion, SpaceRow, Verdict } from '../../types.ts';
