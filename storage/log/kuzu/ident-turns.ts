@@ -1,4 +1,4 @@
-// Lookups of the Ident index (which spaces hold an id) share turns on the reader connection. Each caller
+// Lookups of the Ident index (which spaces hold an id) share turns of the graph store's reads. Each caller
 // made its own turn, one lookup after another: under load a lookup (~1-1.5 ms in the engine alone) took
 // ~47 ms, nearly all of it the event loop's delay before each `await` resumed, so 16 gets by id waiting
 // at once took ~0.75 s to be answered (the 300k-row load bench: 184 lookups in 10 s, 8.7 s of them in
@@ -13,7 +13,7 @@ import { identKey } from '../../commit-group.ts';
  */
 export const IDENT_LOOKUPS_PER_TURN = 16;
 export interface IdentTurnsDeps {
-  /** Runs `fn` as one turn of reads on the reader connection (beside a copy's statements, or in the writer's turn). */
+  /** Runs `fn` as one turn of reads (beside a copy's statements, or in the writer's turn). */
   turn(fn: () => Promise<void>): Promise<void>;
   /** The spaces (their names) the engine's committed rows place each Ident key in, in one query; a key held nowhere may be missing. */
   stored(keys: readonly string[]): Promise<ReadonlyMap<string, readonly string[]>>;

@@ -363,6 +363,13 @@ export class KuzuGraph implements GraphStore {
   };
   /** A scan of a tenant's keys (tenantKeys) runs on its own connection, so lookups beside it are not queued behind it. */
   readonly #scanner: Connection;
+  /**
+   * Lookups by id (ident-turns.ts) run on their own connection, at the times they ran on the reader (beside a
+   * copy's statements or in the writer's turn), with one thread: a query of a few primary-key lookups spent
+   * more waking Kuzu's threads than working on this loaded 2-core machine (16 keys 12.0-12.5 ms against
+   * 13.2-13.4 with the default, 4 keys 3.6-4.1 against 4.2-8.2, quiet).
+   */
+  readonly #lookups: Connection;
   readonly #flushAfterMs: number;
   readonly #flushMaxWaitMs: number;
   /** A test's fixed threshold for starting a copy (flushRows), or null. */
@@ -415,7 +422,7 @@ export class KuzuGraph implements GraphStore {
     stored: (keys) => this.#storedSpacesOf(keys),
     journaled: (keys, pair) => this.#journaledIdents(keys, pair),
   });
-  /** The prepared lookups of 1, 2, 4, 8 or 16 Ident keys' spaces, on the reader connection (made on first use). */
+  /** The prepared lookups of 1, 2, 4, 8 or 16 Ident keys' spaces, on the lookups' connection (made on first use). */
   readonly #identStatements = new Map<number, Promise<PreparedStatement>>();
   /** The Ident table's rows, counted when first needed, then raised by the rows copied (an upper bound). */
   #identRows: number | null = null;
@@ -429,6 +436,7 @@ export class KuzuGraph implements GraphStore {
     this.#writer = new kuzu.Connection(this.#db);
     this.#reader = new kuzu.Connection(this.#db);
     this.#scanner = new kuzu.Connection(this.#db);
+    this.#lookups = new kuzu.Connection(this.#db, 1);
     this.#dir = dir;
     this.#migrations = {
       dir,
@@ -478,6 +486,7 @@ export class KuzuGraph implements GraphStore {
     await this.#writer.close();
     await this.#reader.close();
     await this.#scanner.close();
+    await this.#lookups.close();
     await this.#db.close();
   }
 
@@ -1178,7 +1187,7 @@ export class KuzuGraph implements GraphStore {
     if (!prepared) {
       const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
       const branches = Array.from({ length: size }, (_, j) => `${path} WHERE i.key = $k${j} RETURN i.key AS k, s.space AS space`);
-      prepared = this.#reader.prepare(branches.join(' UNION ALL '));
+      prepared = this.#lookups.prepare(branches.join(' UNION ALL '));
       this.#identStatements.set(size, prepared);
     }
     let statement: PreparedStatement;
@@ -1193,7 +1202,7 @@ export class KuzuGraph implements GraphStore {
     const params = Object.fromEntries(
       Array.from({ length: size }, (_, j) => [`k${j}`, JSON.stringify(keys[Math.min(j, keys.length - 1)])]),
     );
-    const result = await this.#reader.execute(statement, params);
+    const result = await this.#lookups.execute(statement, params);
     const results = Array.isArray(result) ? result : [result];
     try {
       // Read at once: a finished query's rows are already materialized, and an awaited read would wait
