@@ -151,6 +151,8 @@ const IDENT_LOOKUPS_MAX = 40;
  * 6.7 s or timed out, for minutes. A lookup costs the same at any size, and reads pass between two.
  */
 const IDENT_SCAN_ROWS_MAX = 1_000_000;
+/** An id's Ident row and the TenantSpace rows of the spaces holding it (as `i` and `s`). */
+const IDENT_PATH = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
 /** (id, space) pairs remembered as written before the set starts over. */
 const STORED_IDENTS_MAX = 200_000;
 /** TenantSpace keys remembered as written before the set starts over. */
@@ -1126,7 +1128,6 @@ export class KuzuGraph implements GraphStore {
     // Journal cells are the text itself; the engine stores it JSON-encoded (see csvCell).
     const wanted = new Map([...new Set(ids)].map((id) => [identKey(tenant, id), id]));
     const spacePrefix = identKey(tenant, '').length;
-    const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
     const found = (async () => {
       if (wanted.size > IDENT_LOOKUPS_MAX && this.#identRows === null)
         await this.#besideCopy(async () => {
@@ -1137,7 +1138,7 @@ export class KuzuGraph implements GraphStore {
         await this.#besideCopy(async () => {
           for (const list of idLists(keys)) {
             this.#identLookups++;
-            for (const r of await this.#run(this.#reader, `${path} WHERE i.key IN [${list}] RETURN i.key AS k, s.space AS space`)) {
+            for (const r of await this.#run(this.#reader, `${IDENT_PATH} WHERE i.key IN [${list}] RETURN i.key AS k, s.space AS space`)) {
               const id = wanted.get(decodeText(r.k) ?? '');
               if (id !== undefined) add(id, decodeText(r.space) ?? '');
             }
@@ -1185,8 +1186,7 @@ export class KuzuGraph implements GraphStore {
     const size = 2 ** Math.ceil(Math.log2(keys.length));
     let prepared = this.#identStatements.get(size);
     if (!prepared) {
-      const path = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
-      const branches = Array.from({ length: size }, (_, j) => `${path} WHERE i.key = $k${j} RETURN i.key AS k, s.space AS space`);
+      const branches = Array.from({ length: size }, (_, j) => `${IDENT_PATH} WHERE i.key = $k${j} RETURN i.key AS k, s.space AS space`);
       prepared = this.#lookups.prepare(branches.join(' UNION ALL '));
       this.#identStatements.set(size, prepared);
     }

@@ -129,7 +129,7 @@ async function migrateHolds(store: MigrationStore, from: number): Promise<void> 
 
 /**
  * The index by space (TenantSpace rows and their Holds relationships) and the index by id, dropped with
- * every key they held and built again from the stored rows (see #copyRepairing).
+ * every key they held and built again from the stored rows (see KuzuGraph's #copyRepairing).
  */
 export async function rebuildSpaceIndexes(store: MigrationStore): Promise<string> {
   for (const table of [IDENT_IN.table, ...HOLDS.map((h) => h.table), TENANT_SPACE.table])
