@@ -5,7 +5,7 @@
 // so latency is reported per kind. Then a soak at 64 connections, mixed, drawn to docs/load-soak.svg, and
 // a burst at 1,024 connections whose excess must be shed fast with nothing acknowledged lost.
 // LOAD_SECONDS (default 5) sets each run, LOAD_SOAK_SECONDS (default 300) the soak, LOAD_CONNECTIONS
-// (comma-separated) and LOAD_DOORS (rest,mcp) narrow the grid; LOAD_ENV passes server settings (k=v,...).
+// (comma-separated) and LOAD_DOORS (rest,mcp) narrow the grid; LOAD_USERS sets the users (default 200); LOAD_ENV passes server settings (k=v,...).
 // LOAD_SOAK_SECONDS=0 skips the soak; LOAD_SOAK_MIX soaks with another mix (diagnosis: which work the
 // memory follows); LOAD_BURST=0 skips the burst; LOAD_SETTLE=0 starts each run without waiting for the
 // server to go quiet after the last. Each run reports the server's CPU per answer.
@@ -19,7 +19,9 @@ import { soakSvg, type SoakPoint } from './load-svg.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const KEY = 'load-key';
-const USERS = 200;
+// LOAD_USERS=2000 with --scale 3 seeds the one-application bench's 300k rows (2,000 users × 150 rows);
+// --scale 30 alone seeds 200 users × 1,500 rows.
+const USERS = positiveInt('LOAD_USERS', 200);
 const WORDS = ['harvest', 'coffee', 'rain', 'price', 'drought', 'shipping', 'port', 'demand', 'supply', 'frost', 'yield', 'tea'];
 const PLACES = ['Lisbon', 'Nairobi', 'Hanoi', 'Lima', 'Oslo', 'Accra', 'Quito', 'Pune'];
 
@@ -37,6 +39,14 @@ const envList = (name: string, fallback: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
 
 const rand = (n: number): number => Math.floor(Math.random() * n);
 const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)] as T;
