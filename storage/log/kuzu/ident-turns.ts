@@ -5,6 +5,7 @@
 // lookups). Now the ids asked while a turn waits or runs are looked up together in the next one, in one
 // query of the engine (one wait for the loop, not one per id).
 import { identKey } from '../../commit-group.ts';
+import { SharedTurns, type TurnRequest } from './shared-turns.ts';
 
 /**
  * Ids a turn takes before leaving the rest to the next (~20 ms at 1.5 ms each): a batch of lookups (the
@@ -21,24 +22,26 @@ export interface IdentTurnsDeps {
   journaled(keys: ReadonlySet<string>, pair: (key: string, spaceKey: string) => void): void;
 }
 
-interface Request {
+interface Request extends TurnRequest {
   tenant: string;
   keys: readonly string[];
   done: (found: ReadonlyMap<string, ReadonlySet<string>>) => void;
-  fail: (error: unknown) => void;
 }
 
 export class IdentTurns {
   readonly #deps: IdentTurnsDeps;
-  readonly #queue: Request[] = [];
-  /** A turn is queued and has not yet taken its requests. */
-  #pending = false;
-  /** Turns run and lookups made, for tests and benchmarks. */
-  turns = 0;
+  readonly #turns: SharedTurns<Request>;
+  /** Lookups made, for tests and benchmarks. */
   lookups = 0;
 
   constructor(deps: IdentTurnsDeps) {
     this.#deps = deps;
+    this.#turns = new SharedTurns<Request>({ turn: deps.turn, take: takeKeys, run: (taken) => this.#run(taken) });
+  }
+
+  /** Turns run, for tests and benchmarks. */
+  get turns(): number {
+    return this.#turns.turns;
   }
 
   /**
@@ -48,49 +51,10 @@ export class IdentTurns {
    */
   spaces(tenant: string, keys: readonly string[]): Promise<ReadonlyMap<string, ReadonlySet<string>>> {
     if (keys.length > IDENT_LOOKUPS_PER_TURN) throw new RangeError(`at most ${IDENT_LOOKUPS_PER_TURN} keys a call, not ${keys.length}`);
-    return new Promise((done, fail) => {
-      this.#queue.push({ tenant, keys, done, fail });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#pending || this.#queue.length === 0) return;
-    this.#pending = true;
-    let started = false;
-    let taken: Request[] = [];
-    this.#deps
-      .turn(async () => {
-        // Taken when the turn starts, not when it was queued: every key asked while it waited joins it.
-        started = true;
-        this.#pending = false;
-        taken = this.#take();
-        this.#schedule();
-        if (taken.length > 0) await this.#run(taken);
-      })
-      .catch((error: unknown) => {
-        if (!started) {
-          // The turn failed before it started (the store closing): every request queued fails with it.
-          this.#pending = false;
-          taken = this.#queue.splice(0);
-        }
-        for (const r of taken) r.fail(error);
-      });
-  }
-
-  #take(): Request[] {
-    const taken: Request[] = [];
-    let keys = 0;
-    while (this.#queue.length > 0 && (taken.length === 0 || keys + this.#queue[0]!.keys.length <= IDENT_LOOKUPS_PER_TURN)) {
-      const r = this.#queue.shift()!;
-      keys += r.keys.length;
-      taken.push(r);
-    }
-    return taken;
+    return new Promise((done, fail) => this.#turns.ask({ tenant, keys, done, fail }));
   }
 
   async #run(taken: readonly Request[]): Promise<void> {
-    this.turns++;
     // A key's tenant prefix, to cut the journal's TenantSpace keys down to their spaces.
     const prefix = new Map<string, number>();
     for (const r of taken) for (const key of r.keys) prefix.set(key, identKey(r.tenant, '').length);
@@ -101,4 +65,16 @@ export class IdentTurns {
     this.#deps.journaled(new Set(keys), (key, spaceKey) => found.get(key)?.add(spaceKey.slice(prefix.get(key))));
     for (const r of taken) r.done(found);
   }
+}
+
+/** The requests whose keys fit one turn, in arrival order (the first whatever its size). */
+function takeKeys(queue: Request[]): Request[] {
+  const taken: Request[] = [];
+  let keys = 0;
+  while (queue.length > 0 && (taken.length === 0 || keys + queue[0]!.keys.length <= IDENT_LOOKUPS_PER_TURN)) {
+    const r = queue.shift()!;
+    keys += r.keys.length;
+    taken.push(r);
+  }
+  return taken;
 }
