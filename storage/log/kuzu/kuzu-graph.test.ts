@@ -446,6 +446,29 @@ describe('loads of several spaces', () => {
     }
     await g.close();
   });
+
+  it('shares turns among the loads asked at once, each caller given the rows its space loads alone', async () => {
+    const g = await KuzuGraph.open(join(dir, 'space-turns'), { flushAfterMs: 3_600_000 });
+    try {
+      await g.commit(group(100_000, 8));
+      await g.counts(); // copies the journal in
+      await g.commit({ ...group(200_000, 5), batches: [] }); // journaled rows beside the stored ones
+      expect(g.journalRows()).toBeGreaterThan(0);
+      const asked = (['a', 'tenant "b"'] as const).flatMap((tenant) =>
+        ['space 0', 'space 1', 'space 2', 's', 'nowhere'].map((space) => ({ tenant, space })),
+      );
+      const alone = [];
+      for (const { tenant, space } of asked) alone.push(await g.loadSpace(tenant, space));
+      for (const table of ['nodes', 'edges', 'invalidations'] as const) expect(alone.some((rows) => rows[table].length > 0)).toBe(true);
+      const turns = g.spaceLoadTurns();
+      const together = await Promise.all(asked.map(({ tenant, space }) => g.loadSpace(tenant, space)));
+      expect(together).toEqual(alone);
+      // One turn per caller before; now a turn per tenant (and the one the first caller started at once).
+      expect(g.spaceLoadTurns() - turns).toBeLessThanOrEqual(3);
+    } finally {
+      await g.close();
+    }
+  });
 });
 
 /**

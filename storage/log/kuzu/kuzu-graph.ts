@@ -20,6 +20,7 @@ import type { Cell, TableRows } from './table-rows.ts';
 import { encodeRecord, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
+import { SPACE_LOADS_PER_TURN, SpaceLoadTurns } from './space-load-turns.ts';
 import { rebuildIdents, rebuildSpaceIndexes, refusedLayout, upgradeLayout, writtenLayout, type MigrationStore } from './migrations.ts';
 import {
   asRead,
@@ -246,9 +247,10 @@ export type SpaceRows = Pick<LoadedLedger, 'nodes' | 'edges' | 'invalidations'>;
 
 /**
  * Spaces read by one query of each table in a load of several: the keys are written into the query's
- * text (a literal list), so a batch is bounded: a load of more spaces takes one such query per 64.
+ * text (a literal list), so a batch is bounded: a load of more spaces takes one such query per 64. A turn
+ * of shared loads reads as many.
  */
-export const LOAD_SPACES_PER_QUERY = 64;
+export const LOAD_SPACES_PER_QUERY = SPACE_LOADS_PER_TURN;
 
 /** The leading column of a load of several spaces: which space held the row. */
 const HELD_BY = '__held_by';
@@ -423,6 +425,11 @@ export class KuzuGraph implements GraphStore {
     turn: (fn) => this.#besideCopy(fn),
     stored: (keys) => this.#storedSpacesOf(keys),
     journaled: (keys, pair) => this.#journaledIdents(keys, pair),
+  });
+  /** Loads of spaces, in turns shared by the callers asking at once (each turn beside a copy's statements, as a lookup). */
+  readonly #spaceTurns = new SpaceLoadTurns<SpaceRows>({
+    turn: (fn) => this.#besideCopy(fn),
+    read: (tenant, names) => this.#readSpaces(tenant, names),
   });
   /** The prepared lookups of 1, 2, 4, 8 or 16 Ident keys' spaces, on the lookups' connection (made on first use). */
   readonly #identStatements = new Map<number, Promise<PreparedStatement>>();
@@ -933,7 +940,11 @@ export class KuzuGraph implements GraphStore {
    * into that space's rows, which come out as loadSpace gives them (each table in seq order).
    */
   loadSpaces(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>> {
-    const names = [...new Set(spaces)];
+    return this.#spaceTurns.load(tenant, [...new Set(spaces)]);
+  }
+
+  /** The rows of a tenant's `names` (distinct), in one turn of reads: see loadSpaces. */
+  async #readSpaces(tenant: string, names: readonly string[]): Promise<Map<string, SpaceRows>> {
     const via = (rel: { table: string }): string => `(s:${TENANT_SPACE.table})-[:${rel.table}]->`;
     const lit = (space: string): string => cypherString(JSON.stringify(identKey(tenant, space)));
     const d = DECODE;
@@ -947,62 +958,52 @@ export class KuzuGraph implements GraphStore {
     // rows are all still in the journal. In the writer's turn, a load waited for the copy in progress and
     // the one queued after it: under a steady import into a 300k-row store, a cold user's first read took
     // ~1-1.4 s.
-    return this.#besideCopy(async () => {
-      await this.#beforeSpacesLoad?.(names);
-      const out = new Map(
-        names.map((s) => [s, { nodes: [] as NodeVersion[], edges: [] as EdgeRecord[], invalidations: new Map<number, Invalidation>() }]),
-      );
-      for (let at = 0; at < names.length; at += LOAD_SPACES_PER_QUERY) {
-        const part = names.slice(at, at + LOAD_SPACES_PER_QUERY);
-        const where = part.length === 1 ? `WHERE s.key = ${lit(part[0]!)}` : `WHERE s.key IN [${part.map(lit).join(', ')}]`;
-        for (const n of await this.#select(NODE, where, heldBy(d.node), undefined, undefined, via(HOLDS_BLOCK), lead))
-          out.get(n.space)?.nodes.push(n.row);
-        for (const e of await this.#select(EDGE, where, heldBy(d.edge), undefined, undefined, via(HOLDS_EDGE), lead))
-          out.get(e.space)?.edges.push(e.row);
-        for (const i of await this.#select(
-          INVALIDATION,
-          where,
-          heldBy(d.invalidation),
-          undefined,
-          undefined,
-          via(HOLDS_INVALIDATION),
-          lead,
-        ))
-          out.get(i.space)?.invalidations.set(i.row.seq, i.row);
-      }
-      const journaled = journalRowsOfSpaces(this.#journal.records(), tenant, names);
-      for (const [space, j] of journaled) for (const i of j.invalidations) out.get(space)!.invalidations.set(i.seq, i);
-      // Held through a journaled Holds row, stored earlier: read by primary key, all in one query.
-      const missing = new Set<number>();
+    await this.#beforeSpacesLoad?.(names);
+    const out = new Map(
+      names.map((s) => [s, { nodes: [] as NodeVersion[], edges: [] as EdgeRecord[], invalidations: new Map<number, Invalidation>() }]),
+    );
+    for (let at = 0; at < names.length; at += LOAD_SPACES_PER_QUERY) {
+      const part = names.slice(at, at + LOAD_SPACES_PER_QUERY);
+      const where = part.length === 1 ? `WHERE s.key = ${lit(part[0]!)}` : `WHERE s.key IN [${part.map(lit).join(', ')}]`;
+      for (const n of await this.#select(NODE, where, heldBy(d.node), undefined, undefined, via(HOLDS_BLOCK), lead))
+        out.get(n.space)?.nodes.push(n.row);
+      for (const e of await this.#select(EDGE, where, heldBy(d.edge), undefined, undefined, via(HOLDS_EDGE), lead))
+        out.get(e.space)?.edges.push(e.row);
+      for (const i of await this.#select(INVALIDATION, where, heldBy(d.invalidation), undefined, undefined, via(HOLDS_INVALIDATION), lead))
+        out.get(i.space)?.invalidations.set(i.row.seq, i.row);
+    }
+    const journaled = journalRowsOfSpaces(this.#journal.records(), tenant, names);
+    for (const [space, j] of journaled) for (const i of j.invalidations) out.get(space)!.invalidations.set(i.seq, i);
+    // Held through a journaled Holds row, stored earlier: read by primary key, all in one query.
+    const missing = new Set<number>();
+    for (const [space, j] of journaled)
+      for (const seq of j.heldSeqs) if (!out.get(space)!.invalidations.has(seq)) missing.add(Math.trunc(seq));
+    if (missing.size > 0) {
+      const where = missing.size === 1 ? `WHERE x.seq = ${[...missing][0]}` : `WHERE x.seq IN [${[...missing].join(', ')}]`;
+      const found = new Map((await this.#select(INVALIDATION, where, d.invalidation)).map((i) => [i.seq, i]));
       for (const [space, j] of journaled)
-        for (const seq of j.heldSeqs) if (!out.get(space)!.invalidations.has(seq)) missing.add(Math.trunc(seq));
-      if (missing.size > 0) {
-        const where = missing.size === 1 ? `WHERE x.seq = ${[...missing][0]}` : `WHERE x.seq IN [${[...missing].join(', ')}]`;
-        const found = new Map((await this.#select(INVALIDATION, where, d.invalidation)).map((i) => [i.seq, i]));
-        for (const [space, j] of journaled)
-          for (const seq of j.heldSeqs) {
-            const own = out.get(space)!.invalidations;
-            const i = found.get(seq);
-            // Shared by the spaces holding it, as a committed group's rows are (ResidentViews.apply): never mutated.
-            if (i && !own.has(seq)) own.set(seq, i);
-          }
-      }
-      const bySeq = <R extends { seq: number }>(rows: R[]): R[] => rows.sort((a, b) => a.seq - b.seq);
-      return new Map(
-        names.map((space) => {
-          const stored = out.get(space)!;
-          const j = journaled.get(space)!;
-          return [
-            space,
-            {
-              nodes: bySeq([...stored.nodes, ...j.nodes]),
-              edges: bySeq([...stored.edges, ...j.edges]),
-              invalidations: bySeq([...stored.invalidations.values()]),
-            },
-          ];
-        }),
-      );
-    });
+        for (const seq of j.heldSeqs) {
+          const own = out.get(space)!.invalidations;
+          const i = found.get(seq);
+          // Shared by the spaces holding it, as a committed group's rows are (ResidentViews.apply): never mutated.
+          if (i && !own.has(seq)) own.set(seq, i);
+        }
+    }
+    const bySeq = <R extends { seq: number }>(rows: R[]): R[] => rows.sort((a, b) => a.seq - b.seq);
+    return new Map(
+      names.map((space) => {
+        const stored = out.get(space)!;
+        const j = journaled.get(space)!;
+        return [
+          space,
+          {
+            nodes: bySeq([...stored.nodes, ...j.nodes]),
+            edges: bySeq([...stored.edges, ...j.edges]),
+            invalidations: bySeq([...stored.invalidations.values()]),
+          },
+        ];
+      }),
+    );
   }
 
   /** A tenant's rows that are not any one space's: batches, declarations and verdicts (a scan of small tables). */
@@ -1325,6 +1326,11 @@ export class KuzuGraph implements GraphStore {
   /** Turns of single-id lookups run so far, shared by the callers asking at once (tests count them). */
   identLookupTurns(): number {
     return this.#identTurns.turns;
+  }
+
+  /** Turns of space loads run so far, shared by the callers asking at once (tests count them). */
+  spaceLoadTurns(): number {
+    return this.#spaceTurns.turns;
   }
 
   /** The tenant's highest tseq (0 when it has no row). */
