@@ -68,6 +68,9 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       // Searches without a space answered from the spaces holding what they read, and from the tenant's view.
       ...Object.fromEntries(Object.entries(ledger?.()?.acrossStats() ?? {}).map(([k, v]) => [`search_across_${k}`, v])),
       ...services()?.admission?.stats(),
+      // The store's shared read turns since the start: lookups by id and space loads (turns, requests,
+      // their summed wait for a turn and time in turns, ms).
+      ...(ledger?.()?.readTurnStats() ? { store_turns: ledger?.()?.readTurnStats() } : {}),
       ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
     };
     accepted = 0;

@@ -341,6 +341,7 @@ interface LoadStats {
   oldestArrivedMs?: number;
   sockets_paused?: number;
   sockets_need_drain?: number;
+  store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -353,11 +354,20 @@ function statsSince(server: ServerProcess, from: number): LoadStats[] {
   ].map((m) => JSON.parse(m[1] ?? '{}') as LoadStats);
 }
 
+/** The store's shared read turns so far: per kind, turns / requests, summed wait / time in turns (s). */
+function describeTurns(turns: LoadStats['store_turns']): string {
+  if (!turns) return '';
+  const parts = Object.entries(turns).map(
+    ([kind, t]) => `${kind} ${t.turns}/${t.requests} wait ${fmt(t.waitMs / 1000, 1)} busy ${fmt(t.busyMs / 1000, 1)} s`,
+  );
+  return `, store turns so far: ${parts.join(', ')}`;
+}
+
 function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB`,
+        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}`,
     )
     .join('; ');
 }

@@ -1,7 +1,7 @@
 // Starts the real server (`node bin/memory-ledger.mjs serve`) as a child process on a free port, for
 // end-to-end tests, the crash test, evaluations and benchmarks.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -77,12 +77,16 @@ export async function spawnServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  child.stdout?.on('data', (d: Buffer) => {
+  // BENCH_SERVER_LOG names a file the server's output is also written to as it comes (diagnosis: the
+  // lines a bench does not print, such as SVC_SEARCH_TIMING's).
+  const tee = process.env.BENCH_SERVER_LOG ? createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' }) : null;
+  const take = (d: Buffer): void => {
     log += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    log += d.toString();
-  });
+    tee?.write(d);
+  };
+  child.stdout?.on('data', take);
+  child.stderr?.on('data', take);
+  child.once('exit', () => tee?.end());
   const base = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);

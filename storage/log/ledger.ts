@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { CaptureClock } from './clock.ts';
 import { envWholeNumber } from '../env-megabytes.ts';
-import { KuzuGraph, type GraphStore, type KuzuGraphOptions } from './kuzu/kuzu-graph.ts';
+import { KuzuGraph, type GraphStore, type KuzuGraphOptions, type ReadTurnStats } from './kuzu/kuzu-graph.ts';
 import { TenantDropping, TenantDrops } from './tenant-drops.ts';
 import { emptyGroup, identKey, type CommitGroup } from '../commit-group.ts';
 import { planInvalidation, type InvalidateInput, type InvalidateOutcome } from './invalidation-plan.ts';
@@ -471,6 +471,11 @@ export class Ledger {
 
   residentStats(): ReturnType<ResidentViews['stats']> {
     return this.#residents.stats();
+  }
+
+  /** The store's shared read turns so far (lookups by id, space loads), when its engine counts them. */
+  readTurnStats(): ReadTurnStats | undefined {
+    return this.#graph.readTurnStats?.();
   }
 
   /** The tenant that first wrote to `space`, or null when none has: a lookup in the store's index once. */

@@ -5,7 +5,7 @@
 // lookups). Now the ids asked while a turn waits or runs are looked up together in the next one, in one
 // query of the engine (one wait for the loop, not one per id).
 import { identKey } from '../../commit-group.ts';
-import { SharedTurns, type TurnRequest } from './shared-turns.ts';
+import { SharedTurns, type TurnRequest, type TurnStats } from './shared-turns.ts';
 
 /**
  * Ids a turn takes before leaving the rest to the next (~20 ms at 1.5 ms each): a batch of lookups (the
@@ -42,6 +42,10 @@ export class IdentTurns {
   /** Turns run, for tests and benchmarks. */
   get turns(): number {
     return this.#turns.turns;
+  }
+
+  stats(): TurnStats & { keys: number } {
+    return { ...this.#turns.stats(), keys: this.lookups };
   }
 
   /**

@@ -21,6 +21,7 @@ import { encodeRecord, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
 import { SPACE_LOADS_PER_TURN, SpaceLoadTurns } from './space-load-turns.ts';
+import type { TurnStats } from './shared-turns.ts';
 import { rebuildIdents, rebuildSpaceIndexes, refusedLayout, upgradeLayout, writtenLayout, type MigrationStore } from './migrations.ts';
 import {
   asRead,
@@ -255,6 +256,12 @@ export const LOAD_SPACES_PER_QUERY = SPACE_LOADS_PER_TURN;
 /** The leading column of a load of several spaces: which space held the row. */
 const HELD_BY = '__held_by';
 
+/** The shared turns of the store's reads: lookups by id and space loads (readTurnStats). */
+export interface ReadTurnStats {
+  idents: TurnStats & { keys: number };
+  spaces: TurnStats & { spaces: number };
+}
+
 /** The narrow port the ledger needs from a graph engine. */
 export interface GraphStore {
   commit(group: CommitGroup): Promise<void>;
@@ -264,6 +271,8 @@ export interface GraphStore {
   loadSpace(tenant: string, space: string): Promise<SpaceRows>;
   /** loadSpace for several spaces of a tenant, read together: each space's rows as loadSpace gives them. */
   loadSpaces(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>>;
+  /** What the store's shared read turns did so far, for diagnosing load. */
+  readTurnStats?(): ReadTurnStats;
   /**
    * A tenant's entity node versions, SUPERSEDES edges and invalidations, each in commit order, and the
    * latest known_at of its nodes and edges: what a search across its spaces reads of the whole tenant.
@@ -1326,6 +1335,11 @@ export class KuzuGraph implements GraphStore {
   /** Turns of single-id lookups run so far, shared by the callers asking at once (tests count them). */
   identLookupTurns(): number {
     return this.#identTurns.turns;
+  }
+
+  /** The shared turns of lookups by id and of space loads so far (the load bench prints them). */
+  readTurnStats(): ReadTurnStats {
+    return { idents: this.#identTurns.stats(), spaces: this.#spaceTurns.stats() };
   }
 
   /** Turns of space loads run so far, shared by the callers asking at once (tests count them). */

@@ -17,19 +17,37 @@ export interface SharedTurnsDeps<R extends TurnRequest> {
   run(taken: readonly R[]): Promise<void>;
 }
 
+/** Turns run, requests answered, and their time so far (ms): waiting for a turn, summed over requests, and in turns. */
+export interface TurnStats {
+  turns: number;
+  requests: number;
+  waitMs: number;
+  busyMs: number;
+}
+
 export class SharedTurns<R extends TurnRequest> {
   readonly #deps: SharedTurnsDeps<R>;
   readonly #queue: R[] = [];
   /** A turn is queued and has not yet taken its requests. */
   #pending = false;
-  /** Turns run, for tests and benchmarks. */
+  /** When each queued request was asked (performance.now()). */
+  readonly #askedAt = new Map<R, number>();
+  /** Turns run, requests answered, and their time: waiting for a turn (summed over requests) and in turns. */
   turns = 0;
+  requests = 0;
+  waitMs = 0;
+  busyMs = 0;
 
   constructor(deps: SharedTurnsDeps<R>) {
     this.#deps = deps;
   }
 
+  stats(): TurnStats {
+    return { turns: this.turns, requests: this.requests, waitMs: Math.round(this.waitMs), busyMs: Math.round(this.busyMs) };
+  }
+
   ask(request: R): void {
+    this.#askedAt.set(request, performance.now());
     this.#queue.push(request);
     this.#schedule();
   }
@@ -47,8 +65,18 @@ export class SharedTurns<R extends TurnRequest> {
         taken = this.#queue.length > 0 ? this.#deps.take(this.#queue) : [];
         this.#schedule();
         if (taken.length === 0) return;
+        const start = performance.now();
+        for (const r of taken) {
+          this.waitMs += start - (this.#askedAt.get(r) ?? start);
+          this.#askedAt.delete(r);
+        }
         this.turns++;
-        await this.#deps.run(taken);
+        this.requests += taken.length;
+        try {
+          await this.#deps.run(taken);
+        } finally {
+          this.busyMs += performance.now() - start;
+        }
       })
       .catch((error: unknown) => {
         if (!started) {
@@ -56,6 +84,7 @@ export class SharedTurns<R extends TurnRequest> {
           this.#pending = false;
           taken = this.#queue.splice(0);
         }
+        for (const r of taken) this.#askedAt.delete(r);
         for (const r of taken) r.fail(error);
       });
   }

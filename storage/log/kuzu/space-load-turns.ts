@@ -3,7 +3,7 @@
 // in a turn of its own: three queries of the engine, one after another, each load behind the last. The
 // spaces of one tenant asked while a turn waits or runs are now read together in the next one, by the
 // same three queries (loadSpaces reads 30 spaces in ~84-140 ms against 229-708 ms one by one).
-import { SharedTurns, type TurnRequest } from './shared-turns.ts';
+import { SharedTurns, type TurnRequest, type TurnStats } from './shared-turns.ts';
 
 /** Distinct spaces a turn reads before leaving the rest to the next: one query per table reads this many. */
 export const SPACE_LOADS_PER_TURN = 64;
@@ -42,6 +42,10 @@ export class SpaceLoadTurns<Rows> {
   /** Turns run, for tests and benchmarks. */
   get turns(): number {
     return this.#turns.turns;
+  }
+
+  stats(): TurnStats & { spaces: number } {
+    return { ...this.#turns.stats(), spaces: this.spaces };
   }
 
   /** The rows of each of the tenant's `spaces`, read in a turn shared with the loads other callers asked meanwhile. */
