@@ -342,6 +342,7 @@ interface LoadStats {
   sockets_paused?: number;
   sockets_need_drain?: number;
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
+  space_copies?: { loads: number; loadMs: number; loadWaitMs: number; reloads: number };
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -363,11 +364,16 @@ function describeTurns(turns: LoadStats['store_turns']): string {
   return `, store turns so far: ${parts.join(', ')}`;
 }
 
+/** Space copies loaded so far: loads, their summed time and wait for a turn (s). */
+function describeCopies(c: LoadStats['space_copies']): string {
+  return c ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s, waited ${fmt(c.loadWaitMs / 1000, 1)} s)` : '';
+}
+
 function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}`,
+        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}${describeCopies(x.space_copies)}`,
     )
     .join('; ');
 }

@@ -128,8 +128,11 @@ export class SpaceCopies {
   readonly #held = new Map<string, SpaceCopy>();
   /** Scopes found too large for a copy, or for the whole budget: they only grow, so they are not counted again. */
   readonly #large = new Set<string>();
-  /** Copies loaded, the time spent loading them, copies dropped and loaded again soon after (tests, diagnosis). */
-  readonly counts = { loads: 0, evictions: 0, loadMs: 0, reloads: 0 };
+  /**
+   * Copies loaded, the time spent loading them and waiting for a turn to (summed over loads), copies dropped
+   * and loaded again soon after (tests, diagnosis).
+   */
+  readonly counts = { loads: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, reloads: 0 };
   readonly #reloadWatch: ReloadWatch;
   readonly #warn: (message: string) => void;
   #loading = 0;
@@ -191,7 +194,11 @@ export class SpaceCopies {
   /** Runs `load` once fewer than LOADS_AT_ONCE run; a load that ends hands its turn to the next waiting. */
   async #inTurn<T>(load: () => Promise<T>): Promise<T> {
     if (this.#loading < LOADS_AT_ONCE) this.#loading++;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else {
+      const t0 = performance.now();
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      this.counts.loadWaitMs += performance.now() - t0;
+    }
     this.mostLoadsAtOnce = Math.max(this.mostLoadsAtOnce, this.#loading);
     try {
       return await load();

@@ -717,7 +717,16 @@ export class LanceIndex {
   }
 
   /** Space copies held, loaded and evicted (tests, diagnosis). */
-  spaceCopies(): { spaces: number; rows: number; bytes: number; textOnly: number; loads: number; evictions: number; loadMs: number } {
+  spaceCopies(): {
+    spaces: number;
+    rows: number;
+    bytes: number;
+    textOnly: number;
+    loads: number;
+    evictions: number;
+    loadMs: number;
+    loadWaitMs: number;
+  } {
     return { ...this.#spaces.held(), ...this.#spaces.counts };
   }
 
