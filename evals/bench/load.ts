@@ -342,7 +342,7 @@ interface LoadStats {
   sockets_paused?: number;
   sockets_need_drain?: number;
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
-  space_copies?: { loads: number; loadMs: number; loadWaitMs: number; reloads: number };
+  space_copies?: { loads: number; loadMs: number; loadWaitMs: number; readMs: number; tokenMs: number; reloads: number };
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -366,7 +366,9 @@ function describeTurns(turns: LoadStats['store_turns']): string {
 
 /** Space copies loaded so far: loads, their summed time and wait for a turn (s). */
 function describeCopies(c: LoadStats['space_copies']): string {
-  return c ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s, waited ${fmt(c.loadWaitMs / 1000, 1)} s)` : '';
+  return c
+    ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s)`
+    : '';
 }
 
 function describeStats(xs: LoadStats[]): string {

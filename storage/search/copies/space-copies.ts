@@ -129,10 +129,10 @@ export class SpaceCopies {
   /** Scopes found too large for a copy, or for the whole budget: they only grow, so they are not counted again. */
   readonly #large = new Set<string>();
   /**
-   * Copies loaded, the time spent loading them and waiting for a turn to (summed over loads), copies dropped
-   * and loaded again soon after (tests, diagnosis).
+   * Copies loaded, the time spent loading them (of it reading their rows and tokenizing them) and waiting
+   * for a turn to (summed over loads), copies dropped and loaded again soon after (tests, diagnosis).
    */
-  readonly counts = { loads: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, reloads: 0 };
+  readonly counts = { loads: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
   readonly #reloadWatch: ReloadWatch;
   readonly #warn: (message: string) => void;
   #loading = 0;
@@ -223,11 +223,13 @@ export class SpaceCopies {
       this.#large.add(k);
       return null;
     }
+    const read = performance.now();
     rows.sort((a, b) => a.seq - b.seq);
     const tokens = await this.#tokens.tokens(
       rows.map((r) => r.text),
       source.tokenize,
     );
+    const tokenized = performance.now();
     // With vectors only as the source read them (it decides by the rows it found, which may differ by one
     // compaction from those it returned).
     const copy = new SpaceCopy(space !== null && rows.length <= vectorRows && rows[0]?.vector !== NO_VECTOR);
@@ -245,6 +247,8 @@ export class SpaceCopies {
     }
     this.counts.loads++;
     this.counts.loadMs += performance.now() - t0;
+    this.counts.readMs += read - t0;
+    this.counts.tokenMs += tokenized - read;
     this.#noteReload(tenant, space);
     this.#held.set(k, copy);
     this.#evict();

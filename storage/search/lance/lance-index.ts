@@ -726,6 +726,8 @@ export class LanceIndex {
     evictions: number;
     loadMs: number;
     loadWaitMs: number;
+    readMs: number;
+    tokenMs: number;
   } {
     return { ...this.#spaces.held(), ...this.#spaces.counts };
   }
