@@ -102,6 +102,8 @@ export interface IndexStatus {
 }
 
 const CHUNK = 8192;
+/** Rows queued that are written at once, without waiting for APPEND_GATHER_MS (LanceIndex.appendGatherMs). */
+const APPEND_GATHER_ROWS = 2_000;
 /** How long a close waits for the chunk being indexed before leaving it to the next start (see close). */
 const CLOSE_WAIT_MS = 1_000;
 /**
@@ -194,6 +196,9 @@ export class SearchIndex {
   /** Large tenants whose last appends the pause left unoptimized (spaced out): settled() optimizes them. */
   readonly #spaced = new Set<string>();
   #settle: ReturnType<typeof setTimeout> | null = null;
+  /** When the last batch was written (see #gatherAppends), and batches that waited to gather (tests). */
+  #lastBatchAt = Number.NEGATIVE_INFINITY;
+  gatheredBatches = 0;
   #failure: string | null = null;
   readonly #stale = new Set<string>();
   #closed = false;
@@ -431,6 +436,8 @@ export class SearchIndex {
 
   async #work(): Promise<void> {
     while (this.#queue.length > 0 && !this.#closed) {
+      await this.#gatherAppends();
+      if (this.#closed) break;
       const groups = this.#queue.splice(0, this.#queue.length);
       this.#queueShort?.();
       this.#queueShort = null;
@@ -488,6 +495,7 @@ export class SearchIndex {
       }
       this.#done += groups.length;
       this.#batches++;
+      this.#lastBatchAt = performance.now();
       for (const g of groups)
         for (const n of g.nodes) {
           this.#unlinked.delete(n.seq);
@@ -507,6 +515,22 @@ export class SearchIndex {
       if (this.#queue.length === 0 && this.#catchingUp === null) this.#maintenanceSoon();
       this.#settleLater();
     }
+  }
+
+  /** Waits, before a batch into large tables only, until LanceIndex.appendGatherMs has passed since the last batch. */
+  async #gatherAppends(): Promise<void> {
+    const left = this.#lance.appendGatherMs - (performance.now() - this.#lastBatchAt);
+    if (left <= 0 || this.#catchingUp !== null) return;
+    let rows = 0;
+    const tenants = new Set<string>();
+    for (const g of this.#queue)
+      for (const n of g.nodes) {
+        rows++;
+        tenants.add(n.tenant);
+      }
+    if (rows >= APPEND_GATHER_ROWS || ![...tenants].every((t) => this.#lance.spacesAppends(t))) return;
+    this.gatheredBatches++;
+    await new Promise((resolve) => setTimeout(resolve, left));
   }
 
   /**

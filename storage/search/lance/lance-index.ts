@@ -61,6 +61,15 @@ export const SPACED_OPTIMIZE_ROWS = 20_000;
  */
 const SPACED_UNINDEXED_SHARE = 1 / 4;
 const SPACED_MAX_APPENDS = 256;
+/**
+ * The least time between two batches the indexer writes into tables that are all large (spacesAppends),
+ * unless many rows are queued sooner. Each batch is one append and one fragment, which every load of a
+ * space's copy scans until an optimize: under the 300k-row load (2,000 users × 150 rows, ~250 writes/s)
+ * batches of a few rows made hundreds of fragments within a minute, and a copy's load took ~0.4 s. A search
+ * confined to a space does not wait for it (its space's queued rows are added to its copy); a search without
+ * a space in such a tenant may wait up to this much longer.
+ */
+export const APPEND_GATHER_MS = 500;
 
 /** Unindexed full-text rows a large table nobody searches at LanceDB may carry before an optimize. */
 export function spacedAllowance(indexed: number): number {
@@ -150,8 +159,10 @@ export interface VectorOptions {
   spaceCopyRows?: number;
   /** How long an optimize keeps the table's older versions (KEEP_VERSIONS_MS unless set: tests). */
   keepVersionsMs?: number;
-  /** Rows from which optimizes are spaced out (SPACED_OPTIMIZE_ROWS unless set: tests). */
+  /** Rows from which optimizes are spaced out and appends gathered (SPACED_OPTIMIZE_ROWS unless set: tests). */
   spacedRows?: number;
+  /** The least time between batches into large tables (APPEND_GATHER_MS unless set: tests). */
+  appendGatherMs?: number;
   /** A seam for tests: awaited as each maintenance of a tenant's table starts (a long one, held). */
   beforeMaintain?: (tenant: string) => Promise<void>;
 }
@@ -190,8 +201,11 @@ export class LanceIndex {
   readonly #db: lancedb.Connection;
   readonly #schema: Schema;
   readonly #spacedRows: number;
+  readonly appendGatherMs: number;
   readonly #beforeMaintain: VectorOptions['beforeMaintain'];
   readonly #tables = new Map<string, Promise<TableState>>();
+  /** Tenants whose table held at least spacedRows rows at its last maintenance (see spacesAppends). */
+  readonly #large = new Set<string>();
   readonly #mirrors: VectorMirrors;
   #session: lancedb.Session | undefined;
   readonly #tokens = new TokenCache();
@@ -229,6 +243,7 @@ export class LanceIndex {
     this.#spaces = new SpaceCopies(spaceBytes, { vectors: copyRows, text: Math.max(copyRows, this.#exactVectorRows) }, this.#tokens);
     this.#keepVersionsMs = vectors.keepVersionsMs ?? KEEP_VERSIONS_MS;
     this.#spacedRows = vectors.spacedRows ?? SPACED_OPTIMIZE_ROWS;
+    this.appendGatherMs = vectors.appendGatherMs ?? APPEND_GATHER_MS;
     this.#beforeMaintain = vectors.beforeMaintain;
     this.#mirrors = new VectorMirrors(mirrorBytes, this.#vectorIndexRows);
     this.dimension = dimension;
@@ -369,6 +384,8 @@ export class LanceIndex {
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
     const indexed = stats?.numIndexedRows ?? 0;
+    if (indexed + unindexed >= this.#spacedRows) this.#large.add(tenant);
+    else this.#large.delete(tenant);
     // A table whose full text its copy answers scores its unindexed rows in memory: the flat scan the
     // allowance bounds is paid only by the few queries left to LanceDB, while each optimize makes the
     // searches meanwhile wait for LanceDB (the copy is not used while the index changes).
@@ -656,6 +673,16 @@ export class LanceIndex {
   async spaceCopy(tenant: string, space: string): Promise<SpaceCopy | null> {
     const state = await this.#state(tenant, false);
     return state ? this.#scopeCopy(tenant, space, state) : null;
+  }
+
+  /**
+   * Whether the tenant's table is large (spacedRows or more at its last maintenance): its optimizes are
+   * spaced out, so every append stays a fragment of its own for a while, and each fragment not covered
+   * by the `space` bitmap is scanned by every copy's load (at 300k rows, quiet: 19 ms with none, 58 ms
+   * with 200 small fragments, 103 ms with 500). The indexer gathers such a table's appends (APPEND_GATHER_MS).
+   */
+  spacesAppends(tenant: string): boolean {
+    return this.#large.has(tenant);
   }
 
   /** Whether a search of the space would read a copy: copies are on, and the space is not known too large for one. */
