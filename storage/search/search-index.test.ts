@@ -325,6 +325,43 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
+  it("gathers a large table's batches, while a search in a space still finds the write queued behind the wait", async () => {
+    // A ledger of its own, whose table counts as large from 20 rows; batches at least a minute apart.
+    const base = mkdtempSync(join(tmpdir(), 'search-gather-'));
+    const own = await Ledger.open(join(base, 'data'));
+    const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), own, null, undefined, {
+      spacedRows: 20,
+      appendGatherMs: 60_000,
+    });
+    try {
+      const inA = async (words: string) =>
+        (await index.candidates('t', words.split(' '), words, { asOf: own.now(), space: 'A' }, 50)).text.map((h) => h.id).sort();
+      await own.write('t', {
+        space: 'A',
+        nodes: Array.from({ length: 30 }, (_, i) => ({ id: `a${i}`, kind: 'claim', statement: `Crane ${i} serviced` })),
+        edges: [],
+      });
+      await index.settled(); // indexed and maintained: the table is large now
+      expect(index.gatheredBatches).toBe(0);
+      const committed = await own.committedSeq();
+      expect(index.status().indexedSeq).toBe(committed);
+      for (const id of ['late1', 'late2', 'late3']) {
+        await own.write('t', { space: 'A', nodes: [{ id, kind: 'claim', statement: `Crane ${id} gantry serviced` }], edges: [] });
+        await new Promise((r) => setImmediate(r));
+      }
+      // The first of them may have gone at once; the rest wait for the gather, not yet in the table.
+      expect(index.gatheredBatches).toBe(1);
+      expect(index.status().indexedSeq).toBeLessThan(await own.committedSeq());
+      // A search confined to the space waits for no batch and finds all three.
+      expect(await index.caughtUp('t', 'A')).toBe(0);
+      expect(await inA('gantry')).toEqual(['late1', 'late2', 'late3']);
+    } finally {
+      await index.close();
+      await own.close();
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   it('a space copied as full text only waits for its own queued rows, whose vectors the table answers', async () => {
     // A ledger of its own (as below), whose indexer is held on the rows of space B.
     const base = mkdtempSync(join(tmpdir(), 'search-text-only-'));

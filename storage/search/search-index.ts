@@ -199,6 +199,7 @@ export class SearchIndex {
   /** When the last batch was written (see #gatherAppends), and batches that waited to gather (tests). */
   #lastBatchAt = Number.NEGATIVE_INFINITY;
   gatheredBatches = 0;
+  #gatherWake: (() => void) | null = null;
   #failure: string | null = null;
   readonly #stale = new Set<string>();
   #closed = false;
@@ -530,7 +531,17 @@ export class SearchIndex {
       }
     if (rows >= APPEND_GATHER_ROWS || ![...tenants].every((t) => this.#lance.spacesAppends(t))) return;
     this.gatheredBatches++;
-    await new Promise((resolve) => setTimeout(resolve, left));
+    await new Promise<void>((resolve) => {
+      // A close ends the wait: what is queued is then left to the next start, as any batch a close stops.
+      const timer = setTimeout(() => {
+        this.#gatherWake = null;
+        resolve();
+      }, left);
+      this.#gatherWake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   /**
@@ -921,6 +932,7 @@ export class SearchIndex {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#gatherWake?.();
     this.#queueShort?.();
     if (this.#settle) clearTimeout(this.#settle);
     // Indexing and its recorded progress are waited for, maintenance in flight is not: an HNSW build over
