@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { identKey } from '../../commit-group.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns, type IdentTurnsDeps } from './ident-turns.ts';
+import { heldTurns } from '../../../test/helpers/held-turns.ts';
 
 /** An engine of Ident keys and their spaces, a journal of pairs, and turns run one after another as the reader runs them. */
 function fakeStore(stored: Map<string, string[]>, journal: [string, string][] = []) {
-  let chain: Promise<unknown> = Promise.resolve();
+  const turns = heldTurns();
   const seen = { engineCalls: 0, keysPerTurn: [] as number[] };
-  let gate: Promise<void> = Promise.resolve();
   const deps: IdentTurnsDeps = {
-    turn: (fn) => {
-      const run = chain.then(() => gate).then(fn);
-      chain = run.catch(() => undefined);
-      return run;
-    },
+    turn: turns.turn,
     stored: async (keys) => {
       seen.engineCalls++;
       await new Promise((r) => setTimeout(r, 1));
@@ -28,14 +24,7 @@ function fakeStore(stored: Map<string, string[]>, journal: [string, string][] = 
     deps,
     seen,
     /** Holds every turn until `release` runs. */
-    hold(): () => void {
-      let release!: () => void;
-      gate = new Promise<void>((r) => (release = r));
-      return () => {
-        release();
-        gate = Promise.resolve();
-      };
-    },
+    hold: turns.hold,
   };
 }
 

@@ -1,17 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SPACE_LOADS_PER_TURN, SpaceLoadTurns, type SpaceLoadTurnsDeps } from './space-load-turns.ts';
+import { heldTurns } from '../../../test/helpers/held-turns.ts';
 
 /** A store whose spaces hold their own name as rows, read in turns run one after another, which `hold` stops. */
 function fakeStore() {
-  let chain: Promise<unknown> = Promise.resolve();
-  let gate: Promise<void> = Promise.resolve();
+  const turns = heldTurns();
   const reads: { tenant: string; spaces: string[] }[] = [];
   const deps: SpaceLoadTurnsDeps<string[]> = {
-    turn: (fn) => {
-      const run = chain.then(() => gate).then(fn);
-      chain = run.catch(() => undefined);
-      return run;
-    },
+    turn: turns.turn,
     read: async (tenant, spaces) => {
       reads.push({ tenant, spaces: [...spaces] });
       await new Promise((r) => setTimeout(r, 1));
@@ -22,14 +18,8 @@ function fakeStore() {
   return {
     deps,
     reads,
-    hold(): () => void {
-      let release!: () => void;
-      gate = new Promise<void>((r) => (release = r));
-      return () => {
-        release();
-        gate = Promise.resolve();
-      };
-    },
+    /** Holds every turn until `release` runs. */
+    hold: turns.hold,
   };
 }
 
