@@ -70,9 +70,9 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       ...services()?.admission?.stats(),
       // The store's shared read turns since the start: lookups by id and space loads (turns, requests,
       // their summed wait for a turn and time in turns, ms).
-      ...(ledger?.()?.readTurnStats() ? { store_turns: ledger?.()?.readTurnStats() } : {}),
+      store_turns: ledger?.()?.readTurnStats(),
       // Space copies loaded for searches since the start: loads, their time and their wait for a turn (ms).
-      ...(services()?.search ? { space_copies: services()?.search?.spaceCopies() } : {}),
+      space_copies: services()?.search?.spaceCopies(),
       ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
     };
     accepted = 0;

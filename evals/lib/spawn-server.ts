@@ -86,7 +86,8 @@ export async function spawnServer(
   };
   child.stdout?.on('data', take);
   child.stderr?.on('data', take);
-  child.once('exit', () => tee?.end());
+  // 'close', not 'exit': output can still arrive after the process exits, and a write after end() throws.
+  child.once('close', () => tee?.end());
   const base = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);

@@ -473,9 +473,9 @@ export class Ledger {
     return this.#residents.stats();
   }
 
-  /** The store's shared read turns so far (lookups by id, space loads), when its engine counts them. */
-  readTurnStats(): ReadTurnStats | undefined {
-    return this.#graph.readTurnStats?.();
+  /** The store's shared read turns so far (lookups by id, space loads). */
+  readTurnStats(): ReadTurnStats {
+    return this.#graph.readTurnStats();
   }
 
   /** The tenant that first wrote to `space`, or null when none has: a lookup in the store's index once. */

@@ -272,7 +272,7 @@ export interface GraphStore {
   /** loadSpace for several spaces of a tenant, read together: each space's rows as loadSpace gives them. */
   loadSpaces(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>>;
   /** What the store's shared read turns did so far, for diagnosing load. */
-  readTurnStats?(): ReadTurnStats;
+  readTurnStats(): ReadTurnStats;
   /**
    * A tenant's entity node versions, SUPERSEDES edges and invalidations, each in commit order, and the
    * latest known_at of its nodes and edges: what a search across its spaces reads of the whole tenant.
