@@ -793,6 +793,7 @@ export class LanceIndex {
     const name = tableName(tenant);
     const state = await this.#tables.get(tenant)?.catch(() => null);
     this.#tables.delete(tenant);
+    this.#large.delete(tenant);
     this.#textRecent.delete(tenant);
     this.#deletedIn.delete(name);
     this.#mirrors.drop(tenant);
@@ -803,6 +804,7 @@ export class LanceIndex {
 
   async dropAll(): Promise<void> {
     this.#tables.clear();
+    this.#large.clear();
     this.#textRecent.clear();
     this.#deletedIn.clear();
     this.#mirrors.drop();
