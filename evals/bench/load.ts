@@ -342,7 +342,16 @@ interface LoadStats {
   sockets_paused?: number;
   sockets_need_drain?: number;
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
-  space_copies?: { loads: number; loadMs: number; loadWaitMs: number; readMs: number; tokenMs: number; reloads: number };
+  space_copies?: {
+    loads: number;
+    fileLoads?: number;
+    loadMs: number;
+    loadWaitMs: number;
+    readMs: number;
+    tokenMs: number;
+    reloads: number;
+    files?: { files: number; bytes: number };
+  };
 }
 
 /** The server's `load-stats` lines (server/load-stats.ts, every 10 s) printed after `from` in its log. */
@@ -364,10 +373,11 @@ function describeTurns(turns: LoadStats['store_turns']): string {
   return `, store turns so far: ${parts.join(', ')}`;
 }
 
-/** Space copies loaded so far: loads, their summed time and wait for a turn (s). */
+/** Space copies loaded so far (of them read from their files): loads, their summed time and wait for a turn (s); their files. */
 function describeCopies(c: LoadStats['space_copies']): string {
+  const files = c?.files ? `; ${c.files.files} files, ${fmt(c.files.bytes / 1048576, 0)} MB` : '';
   return c
-    ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s)`
+    ? `, copies loaded so far ${c.loads}, ${c.fileLoads ?? 0} from files (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s${files})`
     : '';
 }
 

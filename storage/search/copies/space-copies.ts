@@ -10,12 +10,13 @@
 // a larger bound, so that its searches' full text replays exactly too; its vectors are then scanned where
 // they are stored.
 import type { Hit, RowFilter } from '../index-row.ts';
-import { TenantText, type TextRow, type Tokenize, type TokenCache } from './text-mirror.ts';
-import { TenantVectors, type MirrorRow } from './vector-mirror.ts';
+import { TenantText, type Tokenize, type TokenCache } from './text-mirror.ts';
+import { TenantVectors } from './vector-mirror.ts';
+import type { SpaceRow } from './copy-file-format.ts';
 import { ReloadWatch } from '../../reload-watch.ts';
+import type { CopyFiles } from './copy-files.ts';
 
-/** A row as the index writes it: prefilter columns, text and vectors. */
-export type SpaceRow = MirrorRow & TextRow;
+export type { SpaceRow } from './copy-file-format.ts';
 
 /** The vector cells of a row read for a copy that holds none. */
 export const NO_VECTOR = new Float32Array(0);
@@ -132,9 +133,13 @@ export class SpaceCopies {
    * Copies loaded, the time spent loading them (of it reading their rows and tokenizing them) and waiting
    * for a turn to (summed over loads), copies dropped and loaded again soon after (tests, diagnosis).
    */
-  readonly counts = { loads: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
+  readonly counts = { loads: 0, fileLoads: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
   readonly #reloadWatch: ReloadWatch;
   readonly #warn: (message: string) => void;
+  /** Copies kept on disk too (copy-files.ts), read instead of the table when a dropped copy is loaded again. */
+  readonly #files: CopyFiles | null;
+  /** Tenants whose table this process created: each space's file starts with its first row. */
+  readonly #fresh = new Set<string>();
   #loading = 0;
   /** Loads waiting for a turn, each resumed with the turn of a load that ended. */
   readonly #waiting: (() => void)[] = [];
@@ -147,7 +152,9 @@ export class SpaceCopies {
     tokens: TokenCache,
     warn: (message: string) => void = (m) => console.error(m),
     clock: () => number = Date.now,
+    files: CopyFiles | null = null,
   ) {
+    this.#files = files;
     this.#budget = budgetBytes;
     this.#maxRows =
       typeof maxRows === 'number' ? { vectors: maxRows, text: maxRows } : { ...maxRows, text: Math.max(maxRows.vectors, maxRows.text) };
@@ -217,9 +224,20 @@ export class SpaceCopies {
       this.#large.add(k);
       return null;
     }
-    // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
-    const rows = await source.rows(textRows + 1, space === null ? 0 : vectorRows);
+    const kept = space !== null && this.#files?.has(k) ? await this.#files.read(k, space) : null;
+    if (kept) this.counts.fileLoads++;
+    // The file's place is kept from before the table is read: rows appended meanwhile follow those read.
+    const keep = kept === null && space !== null ? this.#files?.reserve(k) : undefined;
+    let rows: SpaceRow[];
+    try {
+      // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
+      rows = kept ?? (await source.rows(textRows + 1, space === null ? 0 : vectorRows));
+    } catch (error) {
+      void keep?.(null);
+      throw error;
+    }
     if (rows.length > textRows) {
+      void keep?.(null);
       this.#large.add(k);
       return null;
     }
@@ -236,6 +254,7 @@ export class SpaceCopies {
     copy.append(rows, tokens);
     // Larger than the whole budget: it would be read again for every search, and dropped each time.
     if (copy.bytes > this.#budget) {
+      void keep?.(null);
       this.#large.add(k);
       const mb = (b: number): number => Math.ceil(b / 1048576);
       this.#warn(
@@ -245,6 +264,7 @@ export class SpaceCopies {
       );
       return null;
     }
+    void keep?.(copy.hasVectors ? rows : null);
     this.counts.loads++;
     this.counts.loadMs += performance.now() - t0;
     this.counts.readMs += read - t0;
@@ -281,6 +301,7 @@ export class SpaceCopies {
    * skipped by seq).
    */
   async append(tenant: string, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<void> {
+    this.#appendFiles(tenant, rows);
     const bySpace = new Map<Scope, SpaceRow[]>();
     for (const r of rows) {
       if (!this.#copies.has(key(tenant, r.space))) continue;
@@ -295,6 +316,42 @@ export class SpaceCopies {
       if (copy && this.#held.get(k) === copy) await this.#grow(k, copy, list, tokenize);
     }
     if (bySpace.size > 0) this.#evict();
+  }
+
+  /**
+   * The rows' spaces' files get them, in the order the table did: asked before anything is awaited, so a
+   * load that reserves its file's place after this call has read them from the table.
+   */
+  #appendFiles(tenant: string, rows: readonly SpaceRow[]): void {
+    const files = this.#files;
+    if (!files) return;
+    const start = this.#fresh.has(tenant);
+    const bySpace = new Map<string, SpaceRow[]>();
+    for (const r of rows) {
+      const k = key(tenant, r.space);
+      if (!files.has(k) && !(start && !this.#large.has(k))) continue;
+      const list = bySpace.get(k);
+      if (list) list.push(r);
+      else bySpace.set(k, [r]);
+    }
+    for (const [k, list] of bySpace) void files.append(k, list, start);
+  }
+
+  /** The tenant's table was created empty by this process: its spaces' files may start with their first rows. */
+  fresh(tenant: string): void {
+    if (this.#files) this.#fresh.add(tenant);
+  }
+
+  /** Files kept and their bytes, loads read from them (diagnosis). */
+  files(): { files: number; bytes: number; reads: number; writes: number; appends: number; removed: number; failed: number } {
+    return this.#files
+      ? { files: this.#files.size, bytes: this.#files.bytes, ...this.#files.counts }
+      : { files: 0, bytes: 0, reads: 0, writes: 0, appends: 0, removed: 0, failed: 0 };
+  }
+
+  /** Waits for the copies' file operations asked so far (close, tests). */
+  async settled(): Promise<void> {
+    await this.#files?.settled();
   }
 
   /**
@@ -320,6 +377,7 @@ export class SpaceCopies {
     );
     if (copy.size <= (copy.hasVectors ? this.#maxRows.vectors : this.#maxRows.text)) return true;
     this.#drop(k);
+    void this.#files?.remove(k);
     if (copy.size > this.#maxRows.text) this.#large.add(k);
     return false;
   }
@@ -328,6 +386,17 @@ export class SpaceCopies {
   dropTenant(tenant?: string): void {
     for (const k of [...this.#copies.keys()]) if (ofTenant(tenant, k)) this.#drop(k);
     for (const k of [...this.#large]) if (ofTenant(tenant, k)) this.#large.delete(k);
+    if (tenant === undefined) this.#fresh.clear();
+    else this.#fresh.delete(tenant);
+    void this.#files?.removeWhere((k) => ofTenant(tenant, k));
+  }
+
+  /** Forgets every copy held, leaving their files (the next start removes them) once their writes end. */
+  async close(): Promise<void> {
+    await this.#files?.settled();
+    for (const k of [...this.#copies.keys()]) this.#drop(k);
+    this.#large.clear();
+    this.#fresh.clear();
   }
 
   /** Copies, rows and bytes held, and the copies of full text only among them (tests, diagnosis). */

@@ -16,6 +16,7 @@ import { appendArrow } from './lance-append.ts';
 import type { Micros } from '../../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache, type TextRow } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
+import { CopyFiles } from '../copies/copy-files.ts';
 import { NO_VECTOR, SpaceCopies, type Scope, type SpaceCopy, type SpaceRow } from '../copies/space-copies.ts';
 import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
@@ -125,6 +126,13 @@ export const spaceCopyBytes = (env: NodeJS.ProcessEnv = process.env): number =>
   envMegabytes(env, 'SVC_SEARCH_SPACES_MB', 64, 0) * 1024 * 1024;
 export const SPACE_COPY_MAX_ROWS = 20_000;
 
+/**
+ * Disk for the space copies' files (copy-files.ts, ~1 KB a row with the local embedder), read instead of
+ * LanceDB when a copy dropped from memory is loaded again; 0 turns them off.
+ */
+export const copyFileBytes = (env: NodeJS.ProcessEnv = process.env): number =>
+  envMegabytes(env, 'SVC_SEARCH_COPY_FILES_MB', 2048, 0) * 1024 * 1024;
+
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
 
@@ -165,6 +173,8 @@ export interface VectorOptions {
   appendGatherMs?: number;
   /** A seam for tests: awaited as each maintenance of a tenant's table starts (a long one, held). */
   beforeMaintain?: (tenant: string) => Promise<void>;
+  /** Where the space copies are also kept on disk, and the most bytes they may take (copy-files.ts); none unless set. */
+  copyFiles?: { dir: string; budgetBytes: number } | undefined;
 }
 
 /**
@@ -240,7 +250,18 @@ export class LanceIndex {
     // A scope whose vector queries are exact gets its full text scored exactly too (over its rows known at
     // as_of): both halves of its searches then replay.
     const copyRows = vectors.spaceCopyRows ?? SPACE_COPY_MAX_ROWS;
-    this.#spaces = new SpaceCopies(spaceBytes, { vectors: copyRows, text: Math.max(copyRows, this.#exactVectorRows) }, this.#tokens);
+    const files =
+      vectors.copyFiles && vectors.copyFiles.budgetBytes > 0 && spaceBytes > 0
+        ? new CopyFiles(vectors.copyFiles.dir, vectors.copyFiles.budgetBytes, copyRows)
+        : null;
+    this.#spaces = new SpaceCopies(
+      spaceBytes,
+      { vectors: copyRows, text: Math.max(copyRows, this.#exactVectorRows) },
+      this.#tokens,
+      undefined,
+      undefined,
+      files,
+    );
     this.#keepVersionsMs = vectors.keepVersionsMs ?? KEEP_VERSIONS_MS;
     this.#spacedRows = vectors.spacedRows ?? SPACED_OPTIMIZE_ROWS;
     this.appendGatherMs = vectors.appendGatherMs ?? APPEND_GATHER_MS;
@@ -285,16 +306,18 @@ export class LanceIndex {
     if (!exists && !create) return null;
     const again = this.#tables.get(tenant);
     if (again) return again;
-    const opening = this.#openTable(name, exists);
+    const opening = this.#openTable(tenant, name, exists);
     this.#tables.set(tenant, opening);
     opening.catch(() => this.#tables.delete(tenant));
     return opening;
   }
 
-  async #openTable(name: string, exists: boolean): Promise<TableState> {
+  async #openTable(tenant: string, name: string, exists: boolean): Promise<TableState> {
     const table = exists
       ? await this.#db.openTable(name)
       : await this.#db.createEmptyTable(name, this.#schema, { mode: 'create', existOk: true });
+    // Every row of a table created empty here passes through `add`: its spaces' copy files start with their first.
+    if (!exists && (await table.countRows()) === 0) this.#spaces.fresh(tenant);
     const indices = await table.listIndices();
     return {
       table,
@@ -750,13 +773,20 @@ export class LanceIndex {
     bytes: number;
     textOnly: number;
     loads: number;
+    fileLoads: number;
     evictions: number;
     loadMs: number;
     loadWaitMs: number;
     readMs: number;
     tokenMs: number;
+    files: ReturnType<SpaceCopies['files']>;
   } {
-    return { ...this.#spaces.held(), ...this.#spaces.counts };
+    return { ...this.#spaces.held(), ...this.#spaces.counts, files: this.#spaces.files() };
+  }
+
+  /** The space copies' files: how many, their bytes, and what was done with them (tests, diagnosis). */
+  copyFiles(): ReturnType<SpaceCopies['files']> {
+    return this.#spaces.files();
   }
 
   /** Every row's filter and vector columns, to fill a tenant's mirror. */
@@ -817,7 +847,7 @@ export class LanceIndex {
     this.#tables.clear();
     this.#textRecent.clear();
     this.#mirrors.drop();
-    this.#spaces.dropTenant();
+    await this.#spaces.close();
     this.#db.close();
   }
 }

@@ -1,0 +1,211 @@
+// A space's copy kept on disk answers as the copy read from the table would, through appends, evictions
+// and reloads; a file is complete or absent (a load's rows come before the appends that follow its read,
+// a removal wins over a load in flight), and the files stay within their disk budget.
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../../../evals/lib/rng.ts';
+import { LanceIndex } from '../lance/lance-index.ts';
+import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
+import { decodeRows, encodeRows, type SpaceRow } from './copy-file-format.ts';
+import { CopyFiles } from './copy-files.ts';
+
+let dir: string;
+const rand = rng(41);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+const WORDS = 'harbour crane storm ship berth cargo delay strike painting hiking beach camping pottery garden river bridge the a of'.split(
+  ' ',
+);
+
+/** Rows of the given spaces, vectors of 16 cells of which most are zero (kept sparse) or none (dense). */
+function rows(from: number, n: number, spaces: readonly string[]): IndexRow[] {
+  return Array.from({ length: n }, (_, k) => {
+    const seq = from + k + 1;
+    const vector = new Float32Array(16);
+    const dense = rand() < 0.3;
+    for (let i = 0; i < 16; i++) if (dense || rand() < 0.2) vector[i] = rand() - 0.5;
+    return {
+      id: `n${seq % 53}`,
+      seq,
+      space: pick(spaces),
+      kind: pick(['claim', 'turn']),
+      category: rand() < 0.5 ? null : 'work',
+      known_at: 1000 + Math.floor(rand() * 100),
+      asserted_at: 1000,
+      valid_from: 1000,
+      valid_to: Number.MAX_SAFE_INTEGER,
+      text: Array.from({ length: 2 + Math.floor(rand() * 12) }, () => pick(WORDS)).join(' '),
+      vector,
+      wvec: Float32Array.from({ length: 3 }, () => rand() - 0.5),
+    };
+  });
+}
+
+const key = (space: string): string => `t\u0000${space}`;
+const ids = (hits: Hit[]): string[] => hits.map((h) => `${h.id}@${h.seq}:${h.score}`);
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'copy-files-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a copy file row', () => {
+  it('reads back to the last bit: cells, text, sparse and dense vectors, word vectors; a row seen twice is kept once', () => {
+    const written = rows(0, 30, ['a']);
+    const back = decodeRows(encodeRows(written) + encodeRows(written.slice(20)));
+    expect(back).not.toBeNull();
+    expect(back!.length).toBe(30);
+    back!.forEach((r, i) => {
+      const w = written[i]!;
+      expect({ ...r, vector: [...r.vector], wvec: [...(r.wvec ?? [])] }).toEqual({ ...w, vector: [...w.vector], wvec: [...w.wvec!] });
+    });
+    // The sparse form is shorter than the dense one.
+    const sparse = written.find((r) => r.vector.filter((x) => x !== 0).length < 4)!;
+    expect(encodeRows([sparse]).length).toBeLessThan(encodeRows([{ ...sparse, vector: sparse.vector.map((x) => x || 1e-30) }]).length);
+  });
+
+  it('is refused when a line is not one it wrote', () => {
+    expect(decodeRows('{"i":"x"}\n')).toBeNull();
+    expect(decodeRows(encodeRows(rows(0, 2, ['a'])) + '{"i":\n')).toBeNull();
+  });
+});
+
+describe('copy files', () => {
+  it('write a load whole before the appends asked after its read began, and a removal wins over a load in flight', async () => {
+    const files = new CopyFiles(join(dir, 'order'), 1 << 30, 1000);
+    const [a, b, c] = [rows(0, 5, ['a']), rows(5, 3, ['a']), rows(8, 2, ['a'])];
+    const commit = files.reserve(key('a'));
+    const appended = files.append(key('a'), b); // the table got b while the load read a
+    await commit(a);
+    await appended;
+    expect((await files.read(key('a'), 'a'))!.map((r) => r.seq)).toEqual([...a, ...b].map((r) => r.seq));
+    await files.append(key('a'), c);
+    expect((await files.read(key('a'), 'a'))!.length).toBe(10);
+    // A space of another name in the file is not this one's.
+    expect(await files.read(key('a'), 'b')).toBeNull();
+    expect(files.has(key('a'))).toBe(false);
+
+    const late = files.reserve(key('x'));
+    const removed = files.remove(key('x')); // after the load's place: it waits for the load's rows
+    await late(rows(0, 4, ['x']));
+    await removed;
+    expect(files.has(key('x'))).toBe(false);
+    // Appends do not start a file of a scope whose file was removed: only a load from the table does.
+    await files.append(key('x'), rows(4, 1, ['x']), true);
+    expect(files.has(key('x'))).toBe(false);
+    await files.append(key('y'), rows(0, 2, ['y']), true);
+    expect((await files.read(key('y'), 'y'))!.length).toBe(2);
+  });
+
+  it('remove the least recently read beyond their budget, and a scope past the row bound', async () => {
+    const at = join(dir, 'budget');
+    const one = encodeRows(rows(0, 20, ['s0'])).length;
+    const files = new CopyFiles(at, 3.5 * one, 25, () => undefined);
+    for (const s of ['s0', 's1', 's2']) await files.reserve(key(s))(rows(0, 20, [s]));
+    await files.read(key('s0'), 's0'); // s1 is now the least recently read
+    await files.reserve(key('s3'))(rows(0, 20, ['s3']));
+    await files.settled();
+    expect(['s0', 's1', 's2', 's3'].map((s) => files.has(key(s)))).toEqual([true, false, true, true]);
+    expect(readdirSync(at).length).toBe(3);
+    await files.append(key('s2'), rows(20, 6, ['s2']));
+    expect(files.has(key('s2'))).toBe(false);
+    expect(readdirSync(at).length).toBe(2);
+    // A new run starts with none: the last run's folder is moved aside and removed.
+    const next = new CopyFiles(at, 1 << 30, 25);
+    await next.reserve(key('n'))(rows(0, 1, ['n']));
+    expect(readdirSync(at).length).toBe(1);
+    expect(next.has(key('s0'))).toBe(false);
+  });
+
+  it('read an unreadable file as absent, and remove it', async () => {
+    const at = join(dir, 'broken');
+    const files = new CopyFiles(at, 1 << 30, 100);
+    await files.reserve(key('a'))(rows(0, 3, ['a']));
+    const [name] = readdirSync(at);
+    writeFileSync(join(at, name!), 'not a copy\n');
+    expect(await files.read(key('a'), 'a')).toBeNull();
+    expect(existsSync(join(at, name!))).toBe(false);
+    expect(files.counts.failed).toBe(1);
+  });
+});
+
+describe('space copies kept on disk', () => {
+  const SPACES = ['s1', 's2', 's3', 's4'];
+  const budget = 40_000; // about two of these spaces' copies
+
+  /** Searches every space in turn, comparing with an index whose copies are read from its table alone: to the last bit. */
+  async function searchAll(withFiles: LanceIndex, none: LanceIndex): Promise<void> {
+    for (const space of SPACES) {
+      const f: RowFilter = { asOf: pick([1050, 1200]), space };
+      const v = Float32Array.from({ length: 16 }, () => rand() - 0.5);
+      expect(ids(await withFiles.nearest('t', v, f, 10)), `nearest in ${space}`).toEqual(ids(await none.nearest('t', v, f, 10)));
+      const terms = [pick(WORDS), pick(WORDS)];
+      expect(ids(await withFiles.fullText('t', terms, f, 10)), `${terms.join(' ')} in ${space}`).toEqual(
+        ids(await none.fullText('t', terms, f, 10)),
+      );
+      expect(withFiles.spaceCopies().bytes).toBeLessThanOrEqual(budget);
+    }
+  }
+
+  it('answer as the copies read from the table, through appends, evictions and reloads; a table made here is never read for them', async () => {
+    const copies = join(dir, 'made-here-copies');
+    const withFiles = await LanceIndex.open(join(dir, 'made-here'), 16, 3, 0, 0, budget, {
+      exactRows: 10_000,
+      copyFiles: { dir: copies, budgetBytes: 1 << 30 },
+    });
+    const none = await LanceIndex.open(join(dir, 'made-here-none'), 16, 3, 0, 0, budget, { exactRows: 10_000 });
+    let written = 0;
+    for (const n of [60, 40, 50]) {
+      const batch = rows(written, n, SPACES);
+      written += n;
+      for (const index of [withFiles, none]) {
+        await index.add('t', batch);
+        await index.maintain('t', 'force');
+      }
+      await searchAll(withFiles, none);
+      await searchAll(withFiles, none);
+    }
+    const c = withFiles.spaceCopies();
+    expect(c.evictions).toBeGreaterThan(0);
+    // Every load, the first of each space too, read its file: the table was made empty by this index.
+    expect(c.loads).toBeGreaterThan(SPACES.length);
+    expect(c.fileLoads).toBe(c.loads);
+    expect(withFiles.copyFiles()).toMatchObject({ files: 4, writes: 0 });
+    await withFiles.dropTenant('t');
+    expect(withFiles.copyFiles().files).toBe(0);
+    await withFiles.close();
+    await none.close();
+  });
+
+  it('are written by a space’s first load from a table made before, and then kept up to date', async () => {
+    const at = join(dir, 'older');
+    const first = rows(0, 80, SPACES);
+    const before = await LanceIndex.open(at, 16, 3, 0, 0, 0, { exactRows: 10_000 });
+    await before.add('t', first);
+    await before.close();
+    const withFiles = await LanceIndex.open(at, 16, 3, 0, 0, budget, {
+      exactRows: 10_000,
+      copyFiles: { dir: join(dir, 'older-copies'), budgetBytes: 1 << 30 },
+    });
+    const none = await LanceIndex.open(join(dir, 'older-none'), 16, 3, 0, 0, budget, { exactRows: 10_000 });
+    await none.add('t', first);
+    await withFiles.maintain('t', 'force');
+    await none.maintain('t', 'force');
+    let written = first.length;
+    for (let round = 0; round < 3; round++) {
+      await searchAll(withFiles, none);
+      const batch = rows(written, 30, SPACES);
+      written += 30;
+      for (const index of [withFiles, none]) await index.add('t', batch);
+      await searchAll(withFiles, none);
+    }
+    const c = withFiles.spaceCopies();
+    // Each space read from the table once, then from its file (its rows appended as the table got them).
+    expect(c.loads - c.fileLoads).toBe(SPACES.length);
+    expect(c.fileLoads).toBeGreaterThan(SPACES.length);
+    expect(withFiles.copyFiles()).toMatchObject({ files: 4, writes: 4 });
+    await withFiles.close();
+    await none.close();
+  });
+});
