@@ -25,6 +25,8 @@ interface Line {
   vn?: number;
   vp?: string;
   w?: string;
+  /** The text's tokens, when known as the row was written. */
+  tk?: string[];
 }
 
 const bytesOf = (a: Float32Array | Uint16Array): string => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
@@ -58,10 +60,11 @@ function vectorCells(v: Float32Array): Pick<Line, 'v' | 'vn' | 'vp'> {
   return { v: bytesOf(values), vn: v.length, vp: bytesOf(positions) };
 }
 
-/** The rows as lines of a copy file, each ended by a newline. */
-export function encodeRows(rows: readonly SpaceRow[]): string {
+/** The rows (with their tokens, when given) as lines of a copy file, each ended by a newline. */
+export function encodeRows(rows: readonly SpaceRow[], tokens?: readonly (readonly string[])[]): string {
   let out = '';
-  for (const r of rows) {
+  for (const [n, r] of rows.entries()) {
+    const tk = tokens?.[n];
     const line: Line = {
       i: r.id,
       s: r.seq,
@@ -75,6 +78,7 @@ export function encodeRows(rows: readonly SpaceRow[]): string {
       t: r.text,
       ...vectorCells(r.vector),
       ...(r.wvec ? { w: bytesOf(r.wvec) } : {}),
+      ...(tk ? { tk: [...tk] } : {}),
     };
     out += `${JSON.stringify(line)}\n`;
   }
@@ -108,11 +112,13 @@ function rowOf(line: Line): SpaceRow {
 }
 
 /**
- * The rows of a copy file, in seq order, a row seen twice (a load and an append that raced) kept once;
- * null when a line is not one this module wrote (the file is then read from the table instead).
+ * The rows of a copy file and their tokens where it holds them, in seq order, a row seen twice (a load and
+ * an append that raced) kept once; null when a line is not one this module wrote (the file is then read
+ * from the table instead).
  */
-export function decodeRows(text: string): SpaceRow[] | null {
+export function decodeRows(text: string): { rows: SpaceRow[]; tokens: (readonly string[] | undefined)[] } | null {
   const rows: SpaceRow[] = [];
+  const tokens: (readonly string[] | undefined)[] = [];
   let last = Number.NEGATIVE_INFINITY;
   for (const raw of text.split('\n')) {
     if (raw === '') continue;
@@ -124,9 +130,11 @@ export function decodeRows(text: string): SpaceRow[] | null {
     }
     const cells = [line.s, line.ka, line.aa, line.vf, line.vt];
     if (!cells.every(isNumber) || typeof line.i !== 'string' || typeof line.t !== 'string' || typeof line.v !== 'string') return null;
+    if (line.tk !== undefined && !(Array.isArray(line.tk) && line.tk.every((t) => typeof t === 'string'))) return null;
     if (line.s <= last) continue;
     last = line.s;
     rows.push(rowOf(line));
+    tokens.push(line.tk);
   }
-  return rows;
+  return { rows, tokens };
 }

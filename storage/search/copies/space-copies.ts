@@ -224,29 +224,27 @@ export class SpaceCopies {
       this.#large.add(k);
       return null;
     }
-    const kept = space !== null && this.#files?.has(k) ? await this.#files.read(k, space) : null;
+    const kept = space !== null ? (this.#files?.read(k, space) ?? null) : null;
     if (kept) this.counts.fileLoads++;
-    // The file's place is kept from before the table is read: rows appended meanwhile follow those read.
-    const keep = kept === null && space !== null ? this.#files?.reserve(k) : undefined;
+    // A load from the table keeps the rows the table gets from now on for the file it writes, and so does
+    // one from a file whose rows lack tokens (rows appended while no copy was held): written again with them.
+    const keep = space !== null && (kept === null || kept.tokens.includes(undefined)) ? this.#files?.reserve(k) : undefined;
     let rows: SpaceRow[];
     try {
       // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
-      rows = kept ?? (await source.rows(textRows + 1, space === null ? 0 : vectorRows));
+      rows = kept?.rows ?? (await source.rows(textRows + 1, space === null ? 0 : vectorRows));
     } catch (error) {
-      void keep?.(null);
+      keep?.(null);
       throw error;
     }
     if (rows.length > textRows) {
-      void keep?.(null);
+      keep?.(null);
       this.#large.add(k);
       return null;
     }
     const read = performance.now();
-    rows.sort((a, b) => a.seq - b.seq);
-    const tokens = await this.#tokens.tokens(
-      rows.map((r) => r.text),
-      source.tokenize,
-    );
+    if (!kept) rows.sort((a, b) => a.seq - b.seq);
+    const tokens = await this.#tokensOf(rows, kept?.tokens, source.tokenize);
     const tokenized = performance.now();
     // With vectors only as the source read them (it decides by the rows it found, which may differ by one
     // compaction from those it returned).
@@ -254,7 +252,7 @@ export class SpaceCopies {
     copy.append(rows, tokens);
     // Larger than the whole budget: it would be read again for every search, and dropped each time.
     if (copy.bytes > this.#budget) {
-      void keep?.(null);
+      keep?.(null);
       this.#large.add(k);
       const mb = (b: number): number => Math.ceil(b / 1048576);
       this.#warn(
@@ -264,7 +262,7 @@ export class SpaceCopies {
       );
       return null;
     }
-    void keep?.(copy.hasVectors ? rows : null);
+    keep?.(copy.hasVectors ? rows : null, tokens);
     this.counts.loads++;
     this.counts.loadMs += performance.now() - t0;
     this.counts.readMs += read - t0;
@@ -273,6 +271,22 @@ export class SpaceCopies {
     this.#held.set(k, copy);
     this.#evict();
     return copy;
+  }
+
+  /** The rows' tokens: those a file held, the others from the cache or the table's tokenizer. */
+  async #tokensOf(
+    rows: readonly SpaceRow[],
+    known: readonly (readonly string[] | undefined)[] | undefined,
+    tokenize: Tokenize,
+  ): Promise<(readonly string[])[]> {
+    if (known && !known.includes(undefined)) return known as (readonly string[])[];
+    const missing = rows.filter((_, i) => known?.[i] === undefined);
+    const found = await this.#tokens.tokens(
+      missing.map((r) => r.text),
+      tokenize,
+    );
+    let next = 0;
+    return rows.map((_, i) => known?.[i] ?? found[next++] ?? []);
   }
 
   /**
@@ -334,7 +348,7 @@ export class SpaceCopies {
       if (list) list.push(r);
       else bySpace.set(k, [r]);
     }
-    for (const [k, list] of bySpace) void files.append(k, list, start);
+    for (const [k, list] of bySpace) files.append(k, list, start);
   }
 
   /** The tenant's table was created empty by this process: its spaces' files may start with their first rows. */
@@ -347,11 +361,6 @@ export class SpaceCopies {
     return this.#files
       ? { files: this.#files.size, bytes: this.#files.bytes, ...this.#files.counts }
       : { files: 0, bytes: 0, reads: 0, writes: 0, appends: 0, removed: 0, failed: 0 };
-  }
-
-  /** Waits for the copies' file operations asked so far (close, tests). */
-  async settled(): Promise<void> {
-    await this.#files?.settled();
   }
 
   /**
@@ -377,7 +386,7 @@ export class SpaceCopies {
     );
     if (copy.size <= (copy.hasVectors ? this.#maxRows.vectors : this.#maxRows.text)) return true;
     this.#drop(k);
-    void this.#files?.remove(k);
+    this.#files?.remove(k);
     if (copy.size > this.#maxRows.text) this.#large.add(k);
     return false;
   }
@@ -388,12 +397,11 @@ export class SpaceCopies {
     for (const k of [...this.#large]) if (ofTenant(tenant, k)) this.#large.delete(k);
     if (tenant === undefined) this.#fresh.clear();
     else this.#fresh.delete(tenant);
-    void this.#files?.removeWhere((k) => ofTenant(tenant, k));
+    this.#files?.removeWhere((k) => ofTenant(tenant, k));
   }
 
-  /** Forgets every copy held, leaving their files (the next start removes them) once their writes end. */
-  async close(): Promise<void> {
-    await this.#files?.settled();
+  /** Forgets every copy held, leaving their files (the next start removes them). */
+  close(): void {
     for (const k of [...this.#copies.keys()]) this.#drop(k);
     this.#large.clear();
     this.#fresh.clear();

@@ -847,7 +847,7 @@ export class LanceIndex {
     this.#tables.clear();
     this.#textRecent.clear();
     this.#mirrors.drop();
-    await this.#spaces.close();
+    this.#spaces.close();
     this.#db.close();
   }
 }
