@@ -439,7 +439,9 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp();
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
     await index.caughtUp('t'); // the tenant's table holds a0
-    expect(index.searchIsLight('t', 'A')).toBe(false); // no copy yet, and its size unknown
+    // No copy loaded yet, but the table was made here, so the space's copy file holds its one row: light.
+    expect(index.searchIsLight('t', 'A')).toBe(true);
+    expect(index.searchIsLight('t', 'Z')).toBe(false); // no copy, no file, its size unknown
     expect(index.searchIsLight('t', 'A', 1)).toBe(true); // small: its first load is light
     expect(index.searchIsLight('t', 'A', 301)).toBe(false);
     await index.caughtUp('t', 'A'); // loads the space's copy

@@ -799,7 +799,8 @@ export class SearchIndex {
    * Whether a search of the space is as cheap as a list (admission: it takes no heavy slot). Either its
    * copy is loaded and lacks at most LIGHT_MISSING_ROWS of the rows committed to the space (embedded by the
    * search itself), or it is not loaded and the space is small (`spaceRows`, its node rows, known from its
-   * read model in memory): its first load reads at most LIGHT_LOAD_ROWS rows through the `space` bitmap.
+   * read model in memory, or from its copy file): its first load reads at most LIGHT_LOAD_ROWS rows through
+   * the `space` bitmap, or from the file.
    * Under a flood of writes into the space, or for a larger or unknown space, the wait is seconds, and
    * stays behind the heavy slots.
    */
@@ -808,7 +809,9 @@ export class SearchIndex {
     const local = this.embedder instanceof LocalEmbedder;
     const copy = this.#lance.loadedSpaceCopy(tenant, space);
     if (!copy) {
-      if (spaceRows === undefined || spaceRows > LIGHT_LOAD_ROWS || !local || !this.#lance.mayCopy(tenant, space)) return false;
+      // A space kept in a copy file is as cheap to load as its rows are few, whether its read model is in memory or not.
+      const rows = spaceRows ?? this.#lance.copyFileRows(tenant, space);
+      if (rows === undefined || rows > LIGHT_LOAD_ROWS || !local || !this.#lance.mayCopy(tenant, space)) return false;
     } else if (!copy.hasVectors) return false;
     const missing = this.#queuedAbove(tenant, space, copy?.maxSeq ?? Number.NEGATIVE_INFINITY).length;
     return missing === 0 || (missing <= LIGHT_MISSING_ROWS && local);

@@ -10,6 +10,8 @@ import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 import { decodeRows, encodeRows, type SpaceRow } from './copy-file-format.ts';
 import { CopyFiles } from './copy-files.ts';
+import { SpaceCopies, type SpaceSource } from './space-copies.ts';
+import { TokenCache } from './text-mirror.ts';
 
 let dir: string;
 const rand = rng(41);
@@ -54,7 +56,9 @@ describe('a copy file row', () => {
   it('reads back to the last bit: cells, text, sparse and dense vectors, word vectors, tokens; a row seen twice is kept once', () => {
     const written = rows(0, 30, ['a']);
     const tokens = written.map((r) => r.text.split(' '));
-    const back = decodeRows(encodeRows(written.slice(0, 10), tokens) + encodeRows(written.slice(10)) + encodeRows(written.slice(20)));
+    const back = decodeRows(
+      Buffer.concat([encodeRows(written.slice(0, 10), tokens), encodeRows(written.slice(10)), encodeRows(written.slice(20))]),
+    );
     expect(back).not.toBeNull();
     expect(back!.rows.length).toBe(30);
     back!.rows.forEach((r, i) => {
@@ -68,9 +72,18 @@ describe('a copy file row', () => {
   });
 
   it('is refused when a line is not one it wrote', () => {
-    expect(decodeRows('{"i":"x"}\n')).toBeNull();
-    expect(decodeRows(encodeRows(rows(0, 2, ['a'])) + '{"i":\n')).toBeNull();
-    expect(decodeRows(encodeRows(rows(0, 1, ['a']), [[]]).replace('"tk":[]', '"tk":[1]'))).toBeNull();
+    const text = (s: string): Buffer => Buffer.from(s);
+    expect(decodeRows(text('{"i":"x"}\n'))).toBeNull();
+    expect(decodeRows(text(`${encodeRows(rows(0, 2, ['a'])).toString()}{"i":\n`))).toBeNull();
+    expect(
+      decodeRows(
+        text(
+          encodeRows(rows(0, 1, ['a']), [[]])
+            .toString()
+            .replace('"tk":[]', '"tk":[1]'),
+        ),
+      ),
+    ).toBeNull();
   });
 });
 
@@ -208,5 +221,52 @@ describe('space copies kept on disk', () => {
     expect(withFiles.copyFiles()).toMatchObject({ files: 4, failed: 0 });
     await withFiles.close();
     await none.close();
+  });
+});
+
+describe('a space copy loaded from the table while the table gets rows', () => {
+  it('keeps those rows in its file: the copy read from the file later holds them', async () => {
+    const files = new CopyFiles(join(dir, 'race'), 1 << 30, 1000);
+    // Room for one copy: loading the other space drops the first.
+    const copies = new SpaceCopies(50_000, 1000, new TokenCache(), () => undefined, undefined, files);
+    const tokenize = async (text: string): Promise<string[]> => text.split(/\s+/).filter((t) => t !== '');
+    const first = rows(0, 40, ['a']);
+    const later = rows(40, 5, ['a']);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const source = (space: string, table: () => SpaceRow[]): SpaceSource => ({
+      rows: async () => {
+        reads++;
+        await held;
+        return table();
+      },
+      tokenize,
+    });
+    const loading = copies.get(
+      't',
+      'a',
+      source('a', () => first),
+    );
+    await new Promise((resolve) => setImmediate(resolve)); // the load has begun its read
+    const appended = copies.append('t', later, tokenize); // the table got `later` after the load's read began
+    await new Promise((resolve) => setImmediate(resolve)); // its file's share is done; its copy's waits for the load
+    release();
+    await appended;
+    expect((await loading)?.size).toBe(45);
+    await copies.get(
+      't',
+      'b',
+      source('b', () => rows(100, 40, ['b'])),
+    );
+    expect(copies.loaded('t', 'a')).toBeUndefined();
+    const again = await copies.get(
+      't',
+      'a',
+      source('a', () => []),
+    );
+    expect(reads).toBe(2); // a and b from the table; a again from its file
+    expect(again?.size).toBe(45);
+    expect(again?.maxSeq).toBe(45);
   });
 });

@@ -25,8 +25,9 @@ const fileName = (key: string): string => `${createHash('sha256').update(key).di
 
 /** A load that read the table (or a file lacking tokens) and will write the scope's file whole. */
 interface Pending {
-  /** Rows the table got after the load's read began, written after the load's own. */
+  /** Rows the table got after the load's read began (and their tokens), written after the load's own. */
   appended: SpaceRow[];
+  tokens: (readonly string[] | undefined)[];
 }
 
 /** A file's rows, with each row's tokens where the file holds them. */
@@ -74,6 +75,16 @@ export class CopyFiles {
     return this.#files.has(key);
   }
 
+  /** Whether a load of the scope waits to write its file (rows the table gets are kept for it). */
+  pending(key: string): boolean {
+    return this.#pending.has(key);
+  }
+
+  /** Rows of the scope's complete file (a row appended twice counted twice), or undefined. */
+  rows(key: string): number | undefined {
+    return this.#files.get(key)?.rows;
+  }
+
   get bytes(): number {
     return this.#bytes;
   }
@@ -88,7 +99,7 @@ export class CopyFiles {
     if (!held) return null;
     let read: CopyFileRows | null = null;
     try {
-      read = decodeRows(readFileSync(join(this.#dir, fileName(key)), 'utf8'));
+      read = decodeRows(readFileSync(join(this.#dir, fileName(key))));
     } catch {
       // unreadable: as below
     }
@@ -108,9 +119,9 @@ export class CopyFiles {
    * tokens): call the function returned with the rows read (and their tokens) to write the file whole,
    * those rows following, or with null to leave it.
    */
-  reserve(key: string): (rows: readonly SpaceRow[] | null, tokens?: readonly (readonly string[])[]) => void {
+  reserve(key: string): (rows: readonly SpaceRow[] | null, tokens?: readonly (readonly string[] | undefined)[]) => void {
     const removals = this.#removals.get(key) ?? 0;
-    const pending: Pending = { appended: [] };
+    const pending: Pending = { appended: [], tokens: [] };
     const set = this.#pending.get(key) ?? new Set<Pending>();
     set.add(pending);
     this.#pending.set(key, set);
@@ -123,7 +134,7 @@ export class CopyFiles {
       // Not when the file was removed since the read began: its rows may have changed under the load.
       if (rows === null || (this.#removals.get(key) ?? 0) !== removals) return;
       if (rows.length + pending.appended.length > this.#maxRows) return this.remove(key);
-      const text = encodeRows(rows, tokens) + encodeRows(pending.appended);
+      const text = Buffer.concat([encodeRows(rows, tokens), encodeRows(pending.appended, pending.tokens)]);
       try {
         writeFileSync(join(this.#dir, fileName(key)), text);
       } catch (error) {
@@ -131,7 +142,7 @@ export class CopyFiles {
       }
       this.#gone.delete(key);
       this.counts.writes++;
-      this.#sized(key, Buffer.byteLength(text), rows.length + pending.appended.length);
+      this.#sized(key, text.length, rows.length + pending.appended.length);
     };
   }
 
@@ -139,19 +150,22 @@ export class CopyFiles {
    * Adds rows the table just got to the scope's file. With `start`, makes the file when the scope never had
    * one: its first rows in a table this process created.
    */
-  append(key: string, rows: readonly SpaceRow[], start = false): void {
-    for (const p of this.#pending.get(key) ?? []) p.appended.push(...rows);
+  append(key: string, rows: readonly SpaceRow[], start = false, tokens?: readonly (readonly string[])[]): void {
+    for (const p of this.#pending.get(key) ?? []) {
+      p.appended.push(...rows);
+      p.tokens.push(...rows.map((_, i) => tokens?.[i]));
+    }
     if (!this.#files.has(key) && !(start && !this.#gone.has(key))) return;
     const held = this.#files.get(key) ?? { bytes: 0, rows: 0 };
     if (held.rows + rows.length > this.#maxRows) return this.remove(key);
-    const text = encodeRows(rows);
+    const text = encodeRows(rows, tokens);
     try {
       appendFileSync(join(this.#dir, fileName(key)), text);
     } catch (error) {
       return this.#failed(key, error);
     }
     this.counts.appends++;
-    this.#sized(key, held.bytes + Buffer.byteLength(text), held.rows + rows.length);
+    this.#sized(key, held.bytes + text.length, held.rows + rows.length);
   }
 
   /** Removes the scope's file (its rows changed other than by appends, or it outgrew a copy). */

@@ -315,7 +315,7 @@ export class SpaceCopies {
    * skipped by seq).
    */
   async append(tenant: string, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<void> {
-    this.#appendFiles(tenant, rows);
+    await this.#appendFiles(tenant, rows, tokenize);
     const bySpace = new Map<Scope, SpaceRow[]>();
     for (const r of rows) {
       if (!this.#copies.has(key(tenant, r.space))) continue;
@@ -333,22 +333,42 @@ export class SpaceCopies {
   }
 
   /**
-   * The rows' spaces' files get them, in the order the table did: asked before anything is awaited, so a
-   * load that reserves its file's place after this call has read them from the table.
+   * The rows' spaces' files get them with their tokens (so no load tokenizes them again), after the table
+   * did: a load that read the table before they landed has reserved its file's place, and gets them after
+   * its own rows; one that reads it after holds them already (a row twice is read once).
    */
-  #appendFiles(tenant: string, rows: readonly SpaceRow[]): void {
+  async #appendFiles(tenant: string, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<void> {
     const files = this.#files;
     if (!files) return;
     const start = this.#fresh.has(tenant);
     const bySpace = new Map<string, SpaceRow[]>();
     for (const r of rows) {
       const k = key(tenant, r.space);
-      if (!files.has(k) && !(start && !this.#large.has(k))) continue;
+      if (!files.has(k) && !files.pending(k) && !(start && !this.#large.has(k))) continue;
       const list = bySpace.get(k);
       if (list) list.push(r);
       else bySpace.set(k, [r]);
     }
-    for (const [k, list] of bySpace) files.append(k, list, start);
+    if (bySpace.size === 0) return;
+    const lists = [...bySpace.values()];
+    // A table's first rows come before its full-text index, and with it its tokenizer: those are written
+    // without tokens, and the first load of their file tokenizes them and writes it again.
+    const tokens = await this.#tokens
+      .tokens(
+        lists.flatMap((list) => list.map((r) => r.text)),
+        tokenize,
+      )
+      .catch(() => undefined);
+    let at = 0;
+    for (const [k, list] of bySpace) {
+      files.append(k, list, start, tokens?.slice(at, at + list.length));
+      at += list.length;
+    }
+  }
+
+  /** Rows of the space's copy file, when it has a complete one. */
+  fileRows(tenant: string, space: string): number | undefined {
+    return this.#files?.rows(key(tenant, space));
   }
 
   /** The tenant's table was created empty by this process: its spaces' files may start with their first rows. */
