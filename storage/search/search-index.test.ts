@@ -424,6 +424,26 @@ describe('search index derived from the ledger', () => {
     rmSync(base, { recursive: true, force: true });
   });
 
+  it('with copy files on, a space whose file is small is searched as light before its copy is loaded', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'search-files-'));
+    const ledger = await Ledger.open(join(base, 'data'));
+    const copies = join(base, 'copies');
+    const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), ledger, null, undefined, {
+      copyFiles: { dir: copies, budgetBytes: 1 << 30 },
+    });
+    await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
+    await index.caughtUp('t');
+    // The table was made by this index: the space's file began with its first row.
+    expect(index.searchIsLight('t', 'A')).toBe(true);
+    expect(index.searchIsLight('t', 'Z')).toBe(false); // no copy, no file, its size unknown
+    const found = (await index.candidates('t', ['inspected'], 'inspected', { asOf: ledger.now(), space: 'A' }, 5)).text.map((h) => h.id);
+    expect(found).toEqual(['a0']);
+    expect(index.spaceCopies()).toMatchObject({ loads: 1, fileLoads: 1 });
+    await index.close();
+    await ledger.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
   it('a space whose copy lacks a few queued rows is still searched in memory; one lacking many is not', async () => {
     // A ledger of its own: this file's earlier indexes stay listeners of the shared one, and a write's
     // listeners are told one after another after it resolves.
@@ -439,9 +459,7 @@ describe('search index derived from the ledger', () => {
     await index.caughtUp();
     await ledger.write('t', { space: 'A', nodes: [{ id: 'a0', kind: 'claim', statement: 'Quay gantry inspected' }], edges: [] });
     await index.caughtUp('t'); // the tenant's table holds a0
-    // No copy loaded yet, but the table was made here, so the space's copy file holds its one row: light.
-    expect(index.searchIsLight('t', 'A')).toBe(true);
-    expect(index.searchIsLight('t', 'Z')).toBe(false); // no copy, no file, its size unknown
+    expect(index.searchIsLight('t', 'A')).toBe(false); // no copy yet, and its size unknown
     expect(index.searchIsLight('t', 'A', 1)).toBe(true); // small: its first load is light
     expect(index.searchIsLight('t', 'A', 301)).toBe(false);
     await index.caughtUp('t', 'A'); // loads the space's copy

@@ -127,11 +127,13 @@ export const spaceCopyBytes = (env: NodeJS.ProcessEnv = process.env): number =>
 export const SPACE_COPY_MAX_ROWS = 20_000;
 
 /**
- * Disk for the space copies' files (copy-files.ts, ~1 KB a row with the local embedder), read instead of
- * LanceDB when a copy dropped from memory is loaded again; 0 turns them off.
+ * Disk for the space copies' files (copy-files.ts, ~1.2 KB a row with the local embedder), read instead of
+ * LanceDB when a copy dropped from memory is loaded again. Off (0) unless set: with 2,000 users searched at
+ * random a copy's load then costs ~5 ms of the event loop's CPU and its garbage, not ~0.2 s of waiting on
+ * LanceDB, and searches that no longer wait took twice the CPU of every answer (docs/search-in-space.md).
  */
 export const copyFileBytes = (env: NodeJS.ProcessEnv = process.env): number =>
-  envMegabytes(env, 'SVC_SEARCH_COPY_FILES_MB', 2048, 0) * 1024 * 1024;
+  envMegabytes(env, 'SVC_SEARCH_COPY_FILES_MB', 0, 0) * 1024 * 1024;
 
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
