@@ -710,12 +710,12 @@ export class LanceIndex {
     return this.#large.has(tenant);
   }
 
-  /** Whether a search of the space would read a copy: copies are on, and the space is not known too large for one. */
   /** Rows of the space's copy file, when it has a complete one (admission: loading it is cheap). */
   copyFileRows(tenant: string, space: string): number | undefined {
     return this.#spaces.fileRows(tenant, space);
   }
 
+  /** Whether a search of the space would read a copy: copies are on, and the space is not known too large for one. */
   mayCopy(tenant: string, space: string): boolean {
     return this.#spaces.mayHold(tenant, space);
   }
