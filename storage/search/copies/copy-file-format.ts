@@ -3,7 +3,7 @@
 // written. The local embedder's vectors are mostly zeros (~40–120 of 384 cells), so a sparse one is written
 // as its positions and values, ~4× shorter.
 import type { TextRow } from './text-mirror.ts';
-import type { MirrorRow } from './vector-mirror.ts';
+import { keptSparse, nonZeroCells, type MirrorRow } from './vector-mirror.ts';
 
 /** A row as the index writes it: prefilter columns, text and vectors. */
 export type SpaceRow = MirrorRow & TextRow;
@@ -46,10 +46,10 @@ function uint16s(b64: string): Uint16Array {
   return out;
 }
 
+/** A vector kept as pairs in a copy (keptSparse) is written as pairs; positions are uint16. */
 function vectorCells(v: Float32Array): Pick<Line, 'v' | 'vn' | 'vp'> {
-  let nonZero = 0;
-  for (let i = 0; i < v.length; i++) if (v[i] !== 0) nonZero++;
-  if (nonZero * 6 >= v.length * 4 || v.length > 65_536) return { v: bytesOf(v) };
+  const nonZero = nonZeroCells(v);
+  if (!keptSparse(nonZero, v.length) || v.length > 65_536) return { v: bytesOf(v) };
   const positions = new Uint16Array(nonZero);
   const values = new Float32Array(nonZero);
   for (let i = 0, n = 0; i < v.length; i++) {

@@ -49,7 +49,9 @@ export class CopyFiles {
   readonly #gone = new Set<string>();
   /** Removals of each scope's file so far: a load's rows are not written over a removal that followed its read. */
   readonly #removals = new Map<string, number>();
-  #warned = false;
+  /** Each warning is said once: the budget passed, a write failed. */
+  #warnedBudget = false;
+  #warnedFailure = false;
   readonly counts = { reads: 0, writes: 0, appends: 0, removed: 0, failed: 0 };
 
   /**
@@ -173,10 +175,12 @@ export class CopyFiles {
     const held = this.#files.get(key);
     this.#gone.add(key);
     this.#removals.set(key, (this.#removals.get(key) ?? 0) + 1);
-    if (held === undefined) return;
-    this.#files.delete(key);
-    this.#bytes -= held.bytes;
-    this.counts.removed++;
+    if (held !== undefined) {
+      this.#files.delete(key);
+      this.#bytes -= held.bytes;
+      this.counts.removed++;
+    }
+    // Also when not counted complete: a write that failed may have left part of one.
     try {
       rmSync(join(this.#dir, fileName(key)), { force: true });
     } catch {
@@ -194,8 +198,8 @@ export class CopyFiles {
     this.#files.delete(key);
     this.#files.set(key, { bytes, rows });
     if (this.#bytes <= this.#budget) return;
-    if (!this.#warned) {
-      this.#warned = true;
+    if (!this.#warnedBudget) {
+      this.#warnedBudget = true;
       this.#warn(
         `search copies: their files passed SVC_SEARCH_COPY_FILES_MB=${Math.round(this.#budget / 1048576)}; the least recently ` +
           `read are removed, and those spaces' copies are read from LanceDB again when next searched.`,
@@ -209,15 +213,10 @@ export class CopyFiles {
 
   #failed(key: string, error: unknown): void {
     this.counts.failed++;
-    if (!this.#warned) {
-      this.#warned = true;
+    if (!this.#warnedFailure) {
+      this.#warnedFailure = true;
       this.#warn(`search copies: a copy file could not be written (${String(error)}); its space is read from LanceDB instead.`);
     }
     this.remove(key);
-    try {
-      rmSync(join(this.#dir, fileName(key)), { force: true });
-    } catch {
-      // as in remove
-    }
   }
 }

@@ -413,18 +413,20 @@ export class SpaceCopies {
 
   /** Forgets a tenant's copies (its table changed under them), or every copy. */
   dropTenant(tenant?: string): void {
-    for (const k of [...this.#copies.keys()]) if (ofTenant(tenant, k)) this.#drop(k);
-    for (const k of [...this.#large]) if (ofTenant(tenant, k)) this.#large.delete(k);
-    if (tenant === undefined) this.#fresh.clear();
-    else this.#fresh.delete(tenant);
+    this.#forget(tenant);
     this.#files?.removeWhere((k) => ofTenant(tenant, k));
   }
 
   /** Forgets every copy held, leaving their files (the next start removes them). */
   close(): void {
-    for (const k of [...this.#copies.keys()]) this.#drop(k);
-    this.#large.clear();
-    this.#fresh.clear();
+    this.#forget();
+  }
+
+  #forget(tenant?: string): void {
+    for (const k of [...this.#copies.keys()]) if (ofTenant(tenant, k)) this.#drop(k);
+    for (const k of [...this.#large]) if (ofTenant(tenant, k)) this.#large.delete(k);
+    if (tenant === undefined) this.#fresh.clear();
+    else this.#fresh.delete(tenant);
   }
 
   /** Copies, rows and bytes held, and the copies of full text only among them (tests, diagnosis). */

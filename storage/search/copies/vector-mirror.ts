@@ -64,14 +64,14 @@ function atLeast<T extends Float32Array | Float64Array | Uint16Array | Int32Arra
 /** Bytes a cell of a row stored sparse takes: its value (float32) and its position (uint16). */
 const SPARSE_CELL_BYTES = 6;
 
-function nonZeroCells(v: Float32Array): number {
+export function nonZeroCells(v: Float32Array): number {
   let n = 0;
   for (let i = 0; i < v.length; i++) if (v[i] !== 0) n++;
   return n;
 }
 
 /** Whether a row of `cells` non-zero cells out of `dimension` takes less memory as pairs. */
-const keptSparse = (cells: number, dimension: number): boolean => cells * SPARSE_CELL_BYTES < dimension * 4;
+export const keptSparse = (cells: number, dimension: number): boolean => cells * SPARSE_CELL_BYTES < dimension * 4;
 
 /**
  * One vector column: each row's vector and its norm. A row with few non-zero cells is kept as (position,
