@@ -344,7 +344,7 @@ interface LoadStats {
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
   space_copies?: {
     loads: number;
-    fileLoads?: number;
+    fileSearches?: number;
     loadMs: number;
     loadWaitMs: number;
     readMs: number;
@@ -373,11 +373,11 @@ function describeTurns(turns: LoadStats['store_turns']): string {
   return `, store turns so far: ${parts.join(', ')}`;
 }
 
-/** Space copies loaded so far (of them read from their files): loads, their summed time and wait for a turn (s); their files. */
+/** Space copies loaded so far: loads, their summed time and wait for a turn (s); searches of copies in their files; the files. */
 function describeCopies(c: LoadStats['space_copies']): string {
   const files = c?.files ? `; ${c.files.files} files, ${fmt(c.files.bytes / 1048576, 0)} MB` : '';
   return c
-    ? `, copies loaded so far ${c.loads}, ${c.fileLoads ?? 0} from files (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s${files})`
+    ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s), ${c.fileSearches ?? 0} searched in their files${files}`
     : '';
 }
 

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../../evals/lib/rng.ts';
 import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
-import { decodeRows, encodeRows, type SpaceRow } from './copy-file-format.ts';
-import { CopyFiles } from './copy-files.ts';
-import { SpaceCopies, type SpaceSource } from './space-copies.ts';
+import { decodeSegments, encodeSegment, type SpaceRow } from './packed-format.ts';
+import { packedFullText, packedNearest } from './packed-search.ts';
+import { CopyFiles, MAX_SEGMENTS } from './copy-files.ts';
+import { SpaceCopies, SpaceCopy, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
 let dir: string;
@@ -52,82 +53,105 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('a copy file row', () => {
-  it('reads back to the last bit: cells, text, sparse and dense vectors, word vectors, tokens; a row seen twice is kept once', () => {
-    const written = rows(0, 30, ['a']);
-    const tokens = written.map((r) => r.text.split(' '));
-    const back = decodeRows(
-      Buffer.concat([encodeRows(written.slice(0, 10), tokens), encodeRows(written.slice(10)), encodeRows(written.slice(20))]),
-    );
-    expect(back).not.toBeNull();
-    expect(back!.rows.length).toBe(30);
-    back!.rows.forEach((r, i) => {
-      const w = written[i]!;
-      expect({ ...r, vector: [...r.vector], wvec: [...(r.wvec ?? [])] }).toEqual({ ...w, vector: [...w.vector], wvec: [...w.wvec!] });
-    });
-    expect(back!.tokens).toEqual([...tokens.slice(0, 10), ...Array.from({ length: 20 }, () => undefined)]);
-    // The sparse form is shorter than the dense one.
-    const sparse = written.find((r) => r.vector.filter((x) => x !== 0).length < 4)!;
-    expect(encodeRows([sparse]).length).toBeLessThan(encodeRows([{ ...sparse, vector: sparse.vector.map((x) => x || 1e-30) }]).length);
-  });
-
-  it('is refused when a line is not one it wrote', () => {
-    const text = (s: string): Buffer => Buffer.from(s);
-    expect(decodeRows(text('{"i":"x"}\n'))).toBeNull();
-    expect(decodeRows(text(`${encodeRows(rows(0, 2, ['a'])).toString()}{"i":\n`))).toBeNull();
-    expect(
-      decodeRows(
-        text(
-          encodeRows(rows(0, 1, ['a']), [[]])
-            .toString()
-            .replace('"tk":[]', '"tk":[1]'),
-        ),
-      ),
-    ).toBeNull();
-  });
-});
+/** The rows of a scope's file, in order (its seqs), or null when it has none. */
+const seqs = (files: CopyFiles, k: string): number[] | null => {
+  const segments = files.segments(k);
+  return segments && decodeSegments(segments).rows.map((r) => r.seq);
+};
+const tokensOf = (rs: readonly IndexRow[]): string[][] => rs.map((r) => r.text.split(' '));
 
 describe('copy files', () => {
-  it('write a load whole before the appends asked after its read began, and a removal wins over a load in flight', () => {
+  it('write a load whole before the appends asked after its read began, each row once, and a removal wins over a load in flight', () => {
     const files = new CopyFiles(join(dir, 'order'), 1 << 30, 1000);
     const [a, b, c] = [rows(0, 5, ['a']), rows(5, 3, ['a']), rows(8, 2, ['a'])];
     const commit = files.reserve(key('a'));
-    files.append(key('a'), b); // the table got b while the load read a
+    files.append(key('a'), b, false, tokensOf(b)); // the table got b while the load read a
     expect(files.has(key('a'))).toBe(false);
-    commit(a);
-    expect(files.read(key('a'), 'a')!.rows.map((r) => r.seq)).toEqual([...a, ...b].map((r) => r.seq));
-    files.append(key('a'), c);
-    expect(files.read(key('a'), 'a')!.rows.length).toBe(10);
-    // A space of another name in the file is not this one's.
-    expect(files.read(key('a'), 'b')).toBeNull();
-    expect(files.has(key('a'))).toBe(false);
+    commit([...a, b[0]!], tokensOf([...a, b[0]!])); // the load's read saw b's first row already
+    expect(seqs(files, key('a'))).toEqual([...a, ...b].map((r) => r.seq));
+    files.append(key('a'), [...b.slice(1), ...c], false, tokensOf([...b.slice(1), ...c])); // b's rows again: kept once
+    expect(seqs(files, key('a'))).toEqual([...a, ...b, ...c].map((r) => r.seq));
+    expect(files.rows(key('a'))).toBe(10);
+    expect(files.maxSeq(key('a'))).toBe(10);
 
     const late = files.reserve(key('x'));
     files.remove(key('x'));
-    late(rows(0, 4, ['x']));
+    const x = rows(0, 4, ['x']);
+    late(x, tokensOf(x));
     expect(files.has(key('x'))).toBe(false);
     // Appends do not start a file of a scope whose file was removed: only a load from the table does.
-    files.append(key('x'), rows(4, 1, ['x']), true);
+    files.append(key('x'), rows(4, 1, ['x']), true, [['w']]);
     expect(files.has(key('x'))).toBe(false);
-    files.append(key('y'), rows(0, 2, ['y']), true);
-    expect(files.read(key('y'), 'y')!.rows.length).toBe(2);
+    const y = rows(0, 2, ['y']);
+    files.append(key('y'), y, true, tokensOf(y));
+    expect(seqs(files, key('y'))).toEqual([1, 2]);
+    // Rows without tokens (a table's first, before its full-text index) leave no file: it could not score them.
+    files.append(key('y'), rows(2, 1, ['y']), false);
+    expect(files.has(key('y'))).toBe(false);
+    const z = files.reserve(key('z'));
+    files.append(key('z'), rows(3, 1, ['z']));
+    const zs = rows(0, 3, ['z']);
+    z(zs, tokensOf(zs));
+    expect(files.has(key('z'))).toBe(false);
+  });
+
+  it('write a file of many appends again as one segment, its rows and answers unchanged', () => {
+    const files = new CopyFiles(join(dir, 'merge'), 1 << 30, 1000);
+    const written = rows(0, 10, ['m']);
+    files.reserve(key('m'))(written, tokensOf(written));
+    const f: RowFilter = { asOf: 1060, space: 'm' };
+    const q = Float32Array.from({ length: 16 }, (_, i) => (i % 3) - 1);
+    /** The file's answers, and those of a copy in memory of the same rows. */
+    const answers = (): [string[], string[]] => {
+      const segments = files.segments(key('m'))!;
+      const copy = new SpaceCopy();
+      copy.append(written, tokensOf(written));
+      return [
+        [...ids(packedFullText(segments, ['harbour', 'storm'], f, 8)), ...ids(packedNearest(segments, q, f, 8, 'vector'))],
+        [...ids(copy.fullText(['harbour', 'storm'], f, 8)), ...ids(copy.nearest(q, f, 8, 'vector'))],
+      ];
+    };
+    for (let n = 0; n < MAX_SEGMENTS - 1; n++) {
+      const one = rows(10 + n, 1, ['m']);
+      files.append(key('m'), one, false, tokensOf(one));
+      written.push(...one);
+    }
+    expect(files.segments(key('m'))).toHaveLength(MAX_SEGMENTS);
+    const [apart, inMemory] = answers();
+    expect(apart).toEqual(inMemory);
+    expect(apart.length).toBeGreaterThan(8);
+    const last = rows(10 + MAX_SEGMENTS - 1, 1, ['m']);
+    files.append(key('m'), last, false, tokensOf(last));
+    written.push(...last);
+    expect(files.counts.merges).toBe(1);
+    const segments = files.segments(key('m'))!;
+    expect(segments).toHaveLength(1);
+    expect(decodeSegments(segments).rows.map((r) => r.seq)).toEqual(written.map((r) => r.seq));
+    const [merged, again] = answers();
+    expect(merged).toEqual(again);
   });
 
   it('remove the least recently read beyond their budget, and a scope past the row bound', () => {
     const at = join(dir, 'budget');
-    const one = encodeRows(rows(0, 20, ['s0'])).length;
+    const twenty = (s: string, from = 0): [IndexRow[], string[][]] => {
+      const rs = rows(from, 20, [s]);
+      return [rs, tokensOf(rs)];
+    };
+    const one = encodeSegment(...twenty('s0')).length;
     const files = new CopyFiles(at, 3.5 * one, 25, () => undefined);
-    for (const s of ['s0', 's1', 's2']) files.reserve(key(s))(rows(0, 20, [s]));
-    files.read(key('s0'), 's0'); // s1 is now the least recently read
-    files.reserve(key('s3'))(rows(0, 20, ['s3']));
+    for (const s of ['s0', 's1', 's2']) files.reserve(key(s))(...twenty(s));
+    files.segments(key('s0')); // s1 is now the least recently read
+    files.reserve(key('s3'))(...twenty('s3'));
     expect(['s0', 's1', 's2', 's3'].map((s) => files.has(key(s)))).toEqual([true, false, true, true]);
     expect(readdirSync(at).length).toBe(3);
-    files.append(key('s2'), rows(20, 6, ['s2']));
+    const more = rows(20, 6, ['s2']);
+    files.append(key('s2'), more, false, tokensOf(more));
     expect(files.has(key('s2'))).toBe(false);
     expect(readdirSync(at).length).toBe(2);
     // A new run starts with none: the last run's folder is moved aside and removed.
     const next = new CopyFiles(at, 1 << 30, 25);
-    next.reserve(key('n'))(rows(0, 1, ['n']));
+    const n = rows(0, 1, ['n']);
+    next.reserve(key('n'))(n, tokensOf(n));
     expect(readdirSync(at).length).toBe(1);
     expect(next.has(key('s0'))).toBe(false);
   });
@@ -135,10 +159,11 @@ describe('copy files', () => {
   it('read an unreadable file as absent, and remove it', () => {
     const at = join(dir, 'broken');
     const files = new CopyFiles(at, 1 << 30, 100);
-    files.reserve(key('a'))(rows(0, 3, ['a']));
+    const a = rows(0, 3, ['a']);
+    files.reserve(key('a'))(a, tokensOf(a));
     const [name] = readdirSync(at);
     writeFileSync(join(at, name!), 'not a copy\n');
-    expect(files.read(key('a'), 'a')).toBeNull();
+    expect(files.segments(key('a'))).toBeNull();
     expect(existsSync(join(at, name!))).toBe(false);
     expect(files.counts.failed).toBe(1);
   });
@@ -182,9 +207,10 @@ describe('space copies kept on disk', () => {
     }
     const c = withFiles.spaceCopies();
     expect(c.evictions).toBeGreaterThan(0);
-    // Every load, the first of each space too, read its file: the table was made empty by this index.
-    expect(c.loads).toBeGreaterThan(SPACES.length);
-    expect(c.fileLoads).toBe(c.loads);
+    // Each space's first rows came before the table's full-text index, so each was read from the table once
+    // (its file then written whole); every later search of a dropped copy read the file.
+    expect(c.loads).toBe(SPACES.length);
+    expect(c.fileSearches).toBeGreaterThan(SPACES.length);
     expect(withFiles.copyFiles()).toMatchObject({ files: 4, failed: 0 });
     await withFiles.dropTenant('t');
     expect(withFiles.copyFiles().files).toBe(0);
@@ -215,9 +241,9 @@ describe('space copies kept on disk', () => {
       await searchAll(withFiles, none);
     }
     const c = withFiles.spaceCopies();
-    // Each space read from the table once, then from its file (its rows appended as the table got them).
-    expect(c.loads - c.fileLoads).toBe(SPACES.length);
-    expect(c.fileLoads).toBeGreaterThan(SPACES.length);
+    // Each space read from the table once, then searched in its file (its rows appended as the table got them).
+    expect(c.loads).toBe(SPACES.length);
+    expect(c.fileSearches).toBeGreaterThan(SPACES.length);
     expect(withFiles.copyFiles()).toMatchObject({ files: 4, failed: 0 });
     await withFiles.close();
     await none.close();

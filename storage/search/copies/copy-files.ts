@@ -1,39 +1,47 @@
-// Space copies kept on disk, so that loading a copy dropped from memory reads one small file instead of
-// LanceDB. A copy's load through the `space` bitmap costs ~10 ms on a quiet server but ~0.2 s when the
-// server is busy (two LanceDB queries, each a hop to its threads and a DataFusion plan), and with 2,000
-// users searched at random the copies' memory holds ~300 of them: most searches loaded one.
+// Space copies kept on disk, so that a search of a space whose copy was dropped from memory reads one small
+// file instead of LanceDB, and searches it where it lies (packed-search.ts). A copy's load through the
+// `space` bitmap costs ~10 ms on a quiet server but ~0.2 s when the server is busy (two LanceDB queries,
+// each a hop to its threads and a DataFusion plan), and with 2,000 users searched at random the copies'
+// memory holds ~300 of them: most searches loaded one.
 //
 // A file is complete or absent. It is written whole from a load read from the table, or started with a
 // space's first row in a tenant whose table this process created (every row of it then passes through
-// `append`), and then gets every row the table gets, in the table's (seq) order. Anything else that
-// changes a table (a tenant dropped, rows deleted) drops its files. The files live for one process: a
-// start moves the last run's folder aside and removes it in the background, so a crash between a table's
-// append and its files' never leaves a file that misses rows. Files beyond the disk budget are removed
-// least recently read first; a failed write removes its file. Either way the space is read from the
-// table again.
+// `append`), and then gets every row the table gets (and the rows a search adds before the table has
+// them), each row once, in seq order. Anything else that changes a table (a tenant dropped, rows deleted)
+// drops its files. The files live for one process: a start moves the last run's folder aside and removes
+// it in the background, so a crash between a table's append and its files' never leaves a file that misses
+// rows. Files beyond the disk budget are removed least recently read first; a failed write removes its
+// file. Either way the space is read from the table again.
 //
-// The files are read and written synchronously: each is small (~1.2 KB a row) and in the page cache, and
-// Node's thread pool, which its asynchronous calls wait for, is where the graph store's queries run: under
-// load a read of 180 KB through it took ~80 ms, against ~5 ms here for the read and the decoding together.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// The files are read and written synchronously, and read into one buffer kept for the purpose: each is
+// small (~0.8 KB a row) and in the page cache, and Node's thread pool, which its asynchronous calls wait
+// for, is where the graph store's queries run (under load a read of 180 KB through it took ~80 ms). A new
+// buffer for each read would be memory outside V8's heap, whose every few tens of megabytes allocated
+// start a full collection of the heap: at a few hundred searches a second, one every second or two.
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { decodeRows, encodeRows, type SpaceRow } from './copy-file-format.ts';
+import { decodeSegments, encodeSegment, openSegments, type Segment, type SpaceRow } from './packed-format.ts';
 
 const fileName = (key: string): string => `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.rows`;
 
-/** A load that read the table (or a file lacking tokens) and will write the scope's file whole. */
+/** Segments a file holds at most (each costs a search a lookup per word): an append past them writes it again as one. */
+export const MAX_SEGMENTS = 16;
+
+/** A load that read the table and will write the scope's file whole. */
 interface Pending {
   /** Rows the table got after the load's read began (and their tokens), written after the load's own. */
   appended: SpaceRow[];
   tokens: (readonly string[] | undefined)[];
 }
 
-/** A file's rows, with each row's tokens where the file holds them. */
-export interface CopyFileRows {
-  rows: SpaceRow[];
-  tokens: (readonly string[] | undefined)[];
+/** What is known of a complete file. */
+interface Held {
+  bytes: number;
+  rows: number;
+  maxSeq: number;
+  segments: number;
 }
 
 export class CopyFiles {
@@ -41,8 +49,10 @@ export class CopyFiles {
   readonly #budget: number;
   readonly #maxRows: number;
   readonly #warn: (message: string) => void;
-  /** Complete files, their bytes and rows, least recently read first. */
-  readonly #files = new Map<string, { bytes: number; rows: number }>();
+  /** Complete files, least recently read first. */
+  readonly #files = new Map<string, Held>();
+  /** Every read lands here (8-byte aligned, as segments are read), grown to the largest file read. */
+  #scratch = Buffer.allocUnsafeSlow(0);
   #bytes = 0;
   readonly #pending = new Map<string, Set<Pending>>();
   /** Scopes whose file was removed: only a load from the table writes theirs again. */
@@ -52,7 +62,7 @@ export class CopyFiles {
   /** Each warning is said once: the budget passed, a write failed. */
   #warnedBudget = false;
   #warnedFailure = false;
-  readonly counts = { reads: 0, writes: 0, appends: 0, removed: 0, failed: 0 };
+  readonly counts = { reads: 0, writes: 0, appends: 0, merges: 0, removed: 0, failed: 0 };
 
   /**
    * Files under `dir`, at most `budgetBytes` together, each of at most `maxRows` rows (a scope past them is
@@ -82,9 +92,14 @@ export class CopyFiles {
     return this.#pending.has(key);
   }
 
-  /** Rows of the scope's complete file (a row appended twice counted twice), or undefined. */
+  /** Rows of the scope's complete file, or undefined. */
   rows(key: string): number | undefined {
     return this.#files.get(key)?.rows;
+  }
+
+  /** The highest seq in the scope's complete file, or undefined. */
+  maxSeq(key: string): number | undefined {
+    return this.#files.get(key)?.maxSeq;
   }
 
   get bytes(): number {
@@ -95,17 +110,26 @@ export class CopyFiles {
     return this.#files.size;
   }
 
-  /** The scope's rows, or null when its file is absent or unreadable (then removed). */
-  read(key: string, space: string): CopyFileRows | null {
+  /**
+   * The scope's file as segments, or null when it is absent or unreadable (then removed). They are views of
+   * one buffer that the next read writes over: use them before anything else reads a file.
+   */
+  segments(key: string): Segment[] | null {
     const held = this.#files.get(key);
     if (!held) return null;
-    let read: CopyFileRows | null = null;
+    let segments: Segment[] | null = null;
     try {
-      read = decodeRows(readFileSync(join(this.#dir, fileName(key))));
+      if (this.#scratch.length < held.bytes) this.#scratch = Buffer.allocUnsafeSlow(Math.max(held.bytes, 2 * this.#scratch.length));
+      const fd = openSync(join(this.#dir, fileName(key)), 'r');
+      try {
+        if (readSync(fd, this.#scratch, 0, held.bytes, 0) === held.bytes) segments = openSegments(this.#scratch, held.bytes);
+      } finally {
+        closeSync(fd);
+      }
     } catch {
       // unreadable: as below
     }
-    if (read === null || read.rows.some((r) => r.space !== space)) {
+    if (segments === null || segments.reduce((n, s) => n + s.rows, 0) !== held.rows) {
       this.counts.failed++;
       this.remove(key);
       return null;
@@ -113,15 +137,15 @@ export class CopyFiles {
     this.counts.reads++;
     this.#files.delete(key);
     this.#files.set(key, held);
-    return read;
+    return segments;
   }
 
   /**
-   * Keeps the rows the table gets from now on for a load about to read it (or a file just read that lacks
-   * tokens): call the function returned with the rows read (and their tokens) to write the file whole,
-   * those rows following, or with null to leave it.
+   * Keeps the rows the table gets from now on for a load about to read it: call the function returned with
+   * the rows read (seq ascending) and their tokens to write the file whole, those rows following, or with
+   * null to leave it.
    */
-  reserve(key: string): (rows: readonly SpaceRow[] | null, tokens?: readonly (readonly string[] | undefined)[]) => void {
+  reserve(key: string): (rows: readonly SpaceRow[] | null, tokens?: readonly (readonly string[])[]) => void {
     const removals = this.#removals.get(key) ?? 0;
     const pending: Pending = { appended: [], tokens: [] };
     const set = this.#pending.get(key) ?? new Set<Pending>();
@@ -134,23 +158,28 @@ export class CopyFiles {
       set.delete(pending);
       if (set.size === 0 && this.#pending.get(key) === set) this.#pending.delete(key);
       // Not when the file was removed since the read began: its rows may have changed under the load.
-      if (rows === null || (this.#removals.get(key) ?? 0) !== removals) return;
-      if (rows.length + pending.appended.length > this.#maxRows) return this.remove(key);
-      const text = Buffer.concat([encodeRows(rows, tokens), encodeRows(pending.appended, pending.tokens)]);
-      try {
-        writeFileSync(join(this.#dir, fileName(key)), text);
-      } catch (error) {
-        return this.#failed(key, error);
-      }
-      this.#gone.delete(key);
-      this.counts.writes++;
-      this.#sized(key, text.length, rows.length + pending.appended.length);
+      if (rows === null || tokens === undefined || (this.#removals.get(key) ?? 0) !== removals) return;
+      const all = [...rows];
+      const allTokens: (readonly string[] | undefined)[] = [...tokens];
+      let last = rows[rows.length - 1]?.seq ?? Number.NEGATIVE_INFINITY;
+      pending.appended.forEach((r, i) => {
+        if (r.seq <= last) return;
+        last = r.seq;
+        all.push(r);
+        allTokens.push(pending.tokens[i]);
+      });
+      if (all.length > this.#maxRows) return this.remove(key);
+      // Rows the table got without tokens (before its full-text index) cannot be scored from a file.
+      if (allTokens.length !== all.length || allTokens.some((t) => t === undefined)) return this.remove(key);
+      this.#write(key, all, allTokens as (readonly string[])[]);
     };
   }
 
   /**
-   * Adds rows the table just got to the scope's file. With `start`, makes the file when the scope never had
-   * one: its first rows in a table this process created.
+   * Adds rows the table just got (or that a search adds before it has them) to the scope's file, each row
+   * once. With `start`, makes the file when the scope never had one: its first rows in a table this process
+   * created. Without tokens (a table's first rows, before its full-text index) the file is removed: a file
+   * that cannot score a row is not complete.
    */
   append(key: string, rows: readonly SpaceRow[], start = false, tokens?: readonly (readonly string[])[]): void {
     for (const p of this.#pending.get(key) ?? []) {
@@ -158,16 +187,54 @@ export class CopyFiles {
       p.tokens.push(...rows.map((_, i) => tokens?.[i]));
     }
     if (!this.#files.has(key) && !(start && !this.#gone.has(key))) return;
-    const held = this.#files.get(key) ?? { bytes: 0, rows: 0 };
-    if (held.rows + rows.length > this.#maxRows) return this.remove(key);
-    const text = encodeRows(rows, tokens);
+    if (tokens === undefined || tokens.length !== rows.length) return this.remove(key);
+    const held = this.#files.get(key) ?? { bytes: 0, rows: 0, maxSeq: Number.NEGATIVE_INFINITY, segments: 0 };
+    const fresh: SpaceRow[] = [];
+    const freshTokens: (readonly string[])[] = [];
+    let last = held.maxSeq;
+    for (const n of [...rows.keys()].sort((a, b) => rows[a]!.seq - rows[b]!.seq)) {
+      if (rows[n]!.seq <= last) continue;
+      last = rows[n]!.seq;
+      fresh.push(rows[n]!);
+      freshTokens.push(tokens[n]!);
+    }
+    if (fresh.length === 0) return;
+    if (held.rows + fresh.length > this.#maxRows) return this.remove(key);
+    if (held.segments >= MAX_SEGMENTS) return this.#merge(key, fresh, freshTokens);
+    const bytes = encodeSegment(fresh, freshTokens);
     try {
-      appendFileSync(join(this.#dir, fileName(key)), text);
+      appendFileSync(join(this.#dir, fileName(key)), bytes);
     } catch (error) {
       return this.#failed(key, error);
     }
     this.counts.appends++;
-    this.#sized(key, held.bytes + text.length, held.rows + rows.length);
+    this.#sized(key, { bytes: held.bytes + bytes.length, rows: held.rows + fresh.length, maxSeq: last, segments: held.segments + 1 });
+  }
+
+  /** Writes the file again as one segment: its rows, then `rows`. */
+  #merge(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
+    const segments = this.segments(key);
+    if (!segments) return;
+    const held = decodeSegments(segments);
+    this.counts.merges++;
+    this.#write(key, [...held.rows, ...rows] as SpaceRow[], [...held.tokens, ...tokens]);
+  }
+
+  #write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
+    const bytes = encodeSegment(rows, tokens);
+    try {
+      writeFileSync(join(this.#dir, fileName(key)), bytes);
+    } catch (error) {
+      return this.#failed(key, error);
+    }
+    this.#gone.delete(key);
+    this.counts.writes++;
+    this.#sized(key, {
+      bytes: bytes.length,
+      rows: rows.length,
+      maxSeq: rows[rows.length - 1]?.seq ?? Number.NEGATIVE_INFINITY,
+      segments: 1,
+    });
   }
 
   /** Removes the scope's file (its rows changed other than by appends, or it outgrew a copy). */
@@ -193,10 +260,10 @@ export class CopyFiles {
     for (const k of [...this.#files.keys()]) if (drop(k)) this.remove(k);
   }
 
-  #sized(key: string, bytes: number, rows: number): void {
-    this.#bytes += bytes - (this.#files.get(key)?.bytes ?? 0);
+  #sized(key: string, held: Held): void {
+    this.#bytes += held.bytes - (this.#files.get(key)?.bytes ?? 0);
     this.#files.delete(key);
-    this.#files.set(key, { bytes, rows });
+    this.#files.set(key, held);
     if (this.#bytes <= this.#budget) return;
     if (!this.#warnedBudget) {
       this.#warnedBudget = true;

@@ -238,7 +238,9 @@ describe('space copies under a budget too small for the spaces searched', () => 
       rows: async () => Array.from({ length: 50 }, (_, i) => spaceRow(space, i + 1)),
       tokenize: async (text) => text.toLowerCase().split(/\s+/).filter(Boolean),
     });
-    const one = (await new SpaceCopies(2 ** 30, 1_000, new TokenCache()).get('t', 'a', source('a')))!.bytes;
+    const probe = new SpaceCopies(2 ** 30, 1_000, new TokenCache());
+    await probe.get('t', 'a', source('a'));
+    const one = probe.held().bytes;
     const warnings: string[] = [];
     let now = 0;
     // Room for one copy, not two.

@@ -12,11 +12,14 @@
 import type { Hit, RowFilter } from '../index-row.ts';
 import { TenantText, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors } from './vector-mirror.ts';
-import type { SpaceRow } from './copy-file-format.ts';
+import type { SpaceRow } from './packed-format.ts';
 import { ReloadWatch } from '../../reload-watch.ts';
 import type { CopyFiles } from './copy-files.ts';
+import { FileCopy } from './file-copy.ts';
+import type { ScopeCopy } from './scope-copy.ts';
 
-export type { SpaceRow } from './copy-file-format.ts';
+export type { SpaceRow } from './packed-format.ts';
+export type { ScopeCopy } from './scope-copy.ts';
 
 /** The vector cells of a row read for a copy that holds none. */
 export const NO_VECTOR = new Float32Array(0);
@@ -27,7 +30,7 @@ export const NO_VECTOR = new Float32Array(0);
  * vector mirrors (vector-mirror.ts) or LanceDB's flat search, within their own budget, and a copy of them
  * here would double the largest part of the memory.
  */
-export class SpaceCopy {
+export class SpaceCopy implements ScopeCopy {
   // Statistics of the scope's rows known at the read's as_of: an answer at a past as_of replays exactly.
   readonly #text = new TenantText('known');
   readonly #vectors: TenantVectors | null;
@@ -131,12 +134,13 @@ export class SpaceCopies {
   readonly #large = new Set<string>();
   /**
    * Copies loaded, the time spent loading them (of it reading their rows and tokenizing them) and waiting
-   * for a turn to (summed over loads), copies dropped and loaded again soon after (tests, diagnosis).
+   * for a turn to (summed over loads), copies dropped and loaded again soon after, copies searched in their
+   * files instead (tests, diagnosis).
    */
-  readonly counts = { loads: 0, fileLoads: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
+  readonly counts = { loads: 0, fileSearches: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
   readonly #reloadWatch: ReloadWatch;
   readonly #warn: (message: string) => void;
-  /** Copies kept on disk too (copy-files.ts), read instead of the table when a dropped copy is loaded again. */
+  /** Copies kept on disk too (copy-files.ts): a space whose copy is not held is searched in its file. */
   readonly #files: CopyFiles | null;
   /** Tenants whose table this process created: each space's file starts with its first row. */
   readonly #fresh = new Set<string>();
@@ -177,8 +181,11 @@ export class SpaceCopies {
     return this.#held.get(key(tenant, space));
   }
 
-  /** The space's copy, loaded from `source` when absent; null when it is too large or does not fit. */
-  get(tenant: string, space: Scope, source: SpaceSource): Promise<SpaceCopy | null> {
+  /**
+   * The space's copy: held in memory, else searched in its file when it has a complete one, else loaded from
+   * `source`; null when it is too large or does not fit.
+   */
+  get(tenant: string, space: Scope, source: SpaceSource): Promise<ScopeCopy | null> {
     const k = key(tenant, space);
     const cached = this.#copies.get(k);
     if (cached) {
@@ -187,6 +194,10 @@ export class SpaceCopies {
       return cached;
     }
     if (!this.mayHold(tenant, space)) return Promise.resolve(null);
+    if (space !== null && this.#files?.has(k)) {
+      this.counts.fileSearches++;
+      return Promise.resolve(new FileCopy(this.#files, k));
+    }
     const loading = this.#inTurn(() => this.#load(tenant, space, source));
     this.#copies.set(k, loading);
     loading.then(
@@ -224,15 +235,12 @@ export class SpaceCopies {
       this.#large.add(k);
       return null;
     }
-    const kept = space !== null ? (this.#files?.read(k, space) ?? null) : null;
-    if (kept) this.counts.fileLoads++;
-    // A load from the table keeps the rows the table gets from now on for the file it writes, and so does
-    // one from a file whose rows lack tokens (rows appended while no copy was held): written again with them.
-    const keep = space !== null && (kept === null || kept.tokens.includes(undefined)) ? this.#files?.reserve(k) : undefined;
+    // A load from the table keeps the rows the table gets from now on for the file it writes.
+    const keep = space !== null ? this.#files?.reserve(k) : undefined;
     let rows: SpaceRow[];
     try {
       // One read, not a count and then a read: each call into LanceDB costs a hop to its threads.
-      rows = kept?.rows ?? (await source.rows(textRows + 1, space === null ? 0 : vectorRows));
+      rows = await source.rows(textRows + 1, space === null ? 0 : vectorRows);
     } catch (error) {
       keep?.(null);
       throw error;
@@ -243,8 +251,11 @@ export class SpaceCopies {
       return null;
     }
     const read = performance.now();
-    if (!kept) rows.sort((a, b) => a.seq - b.seq);
-    const tokens = await this.#tokensOf(rows, kept?.tokens, source.tokenize);
+    rows.sort((a, b) => a.seq - b.seq);
+    const tokens = await this.#tokens.tokens(
+      rows.map((r) => r.text),
+      source.tokenize,
+    );
     const tokenized = performance.now();
     // With vectors only as the source read them (it decides by the rows it found, which may differ by one
     // compaction from those it returned).
@@ -271,22 +282,6 @@ export class SpaceCopies {
     this.#held.set(k, copy);
     this.#evict();
     return copy;
-  }
-
-  /** The rows' tokens: those a file held, the others from the cache or the table's tokenizer. */
-  async #tokensOf(
-    rows: readonly SpaceRow[],
-    known: readonly (readonly string[] | undefined)[] | undefined,
-    tokenize: Tokenize,
-  ): Promise<(readonly string[])[]> {
-    if (known && !known.includes(undefined)) return known as (readonly string[])[];
-    const missing = rows.filter((_, i) => known?.[i] === undefined);
-    const found = await this.#tokens.tokens(
-      missing.map((r) => r.text),
-      tokenize,
-    );
-    let next = 0;
-    return rows.map((_, i) => known?.[i] ?? found[next++] ?? []);
   }
 
   /**
@@ -351,8 +346,8 @@ export class SpaceCopies {
     }
     if (bySpace.size === 0) return;
     const lists = [...bySpace.values()];
-    // A table's first rows come before its full-text index, and with it its tokenizer: those are written
-    // without tokens, and the first load of their file tokenizes them and writes it again.
+    // A table's first rows come before its full-text index, and with it its tokenizer: their files are
+    // removed, and the spaces' next searches load them from the table.
     const tokens = await this.#tokens
       .tokens(
         lists.flatMap((list) => list.map((r) => r.text)),
@@ -377,18 +372,37 @@ export class SpaceCopies {
   }
 
   /** Files kept and their bytes, loads read from them (diagnosis). */
-  files(): { files: number; bytes: number; reads: number; writes: number; appends: number; removed: number; failed: number } {
+  files(): {
+    files: number;
+    bytes: number;
+    reads: number;
+    writes: number;
+    appends: number;
+    merges: number;
+    removed: number;
+    failed: number;
+  } {
     return this.#files
       ? { files: this.#files.size, bytes: this.#files.bytes, ...this.#files.counts }
-      : { files: 0, bytes: 0, reads: 0, writes: 0, appends: 0, removed: 0, failed: 0 };
+      : { files: 0, bytes: 0, reads: 0, writes: 0, appends: 0, merges: 0, removed: 0, failed: 0 };
   }
 
   /**
    * Adds rows of one scope to its copy (rows it holds are skipped by seq), as a search adds the scope's rows
-   * still queued for the table; false when the copy is not held, or the rows took it past its bound.
+   * still queued for the table; false when the copy is not held (or its file is gone), or the rows took it
+   * past its bound.
    */
-  async appendTo(tenant: string, space: Scope, copy: SpaceCopy, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<boolean> {
+  async appendTo(tenant: string, space: Scope, copy: ScopeCopy, rows: readonly SpaceRow[], tokenize: Tokenize): Promise<boolean> {
     const k = key(tenant, space);
+    if (copy instanceof FileCopy) {
+      const tokens = await this.#tokens.tokens(
+        rows.map((r) => r.text),
+        tokenize,
+      );
+      this.#files?.append(k, rows, false, tokens);
+      return copy.present;
+    }
+    if (!(copy instanceof SpaceCopy)) return false;
     if (this.#held.get(k) !== copy) return false;
     const kept = await this.#grow(k, copy, rows, tokenize);
     this.#evict();

@@ -30,6 +30,12 @@ const K1 = 1.2;
 const B = 0.75;
 const f32 = Math.fround;
 
+/** One token's BM25 share in a row's score: `w` its idf, `tf` its count in the row of `length` tokens, `avg` the mean length; float32 as LanceDB. */
+export const termScore = (w: number, tf: number, length: number, avg: number): number => {
+  const norm = f32(K1 * f32(f32(1 - B) + f32(B * f32(length / avg))));
+  return f32(w * f32(f32((K1 + 1) * tf) / f32(tf + norm)));
+};
+
 /** Rows fetched from LanceDB beyond the limit, so that equal scores at the cut are ordered among all of them. */
 export const CUT_SLACK = 16;
 
@@ -37,7 +43,8 @@ export const CUT_SLACK = 16;
 export const byScore = (a: { score: number; seq: number }, b: { score: number; seq: number }): number => b.score - a.score || b.seq - a.seq;
 
 /** BM25's inverse document frequency, in float32 as LanceDB computes it. */
-const idf = (withToken: number, docs: number): number => f32(Math.log(f32(f32(f32(docs - withToken) + 0.5) / f32(withToken + 0.5)) + 1));
+export const idf = (withToken: number, docs: number): number =>
+  f32(Math.log(f32(f32(f32(docs - withToken) + 0.5) / f32(withToken + 0.5)) + 1));
 
 /**
  * Tokens of whitespace-separated chunks, asked of LanceDB in batches and kept: its tokenizer splits on
@@ -233,11 +240,9 @@ export class TenantText {
         if (!indexed && flat[row - this.#indexed] === 0) continue; // left out of the flat scan by the prefilter
         const w = indexed ? idfIndexed : idfAll;
         if (w === 0) continue;
-        const tf = p.tf[k]!;
-        const norm = f32(K1 * f32(f32(1 - B) + f32(B * f32(this.#lengths[row]! / (indexed ? avgIndexed : avgAll)))));
         const before = acc[row]!;
         if (before === 0) touched.push(row);
-        acc[row] = f32(before + f32(w * f32(f32((K1 + 1) * tf) / f32(tf + norm))));
+        acc[row] = f32(before + termScore(w, p.tf[k]!, this.#lengths[row]!, indexed ? avgIndexed : avgAll));
       }
     }
     // Only the best `limit` are kept, in byScore order: sorting every match cost most of a search whose
@@ -276,7 +281,7 @@ export class TenantText {
 }
 
 /** Puts `h` in its byScore place in `sorted`, keeping at most `cap` rows. */
-function insertSorted(sorted: Hit[], h: Hit, cap: number): void {
+export function insertSorted(sorted: Hit[], h: Hit, cap: number): void {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

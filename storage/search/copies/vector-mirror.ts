@@ -205,6 +205,19 @@ export function sparseDot(values: Float32Array, positions: Uint16Array, at: numb
   return s0 + s1 + s2 + s3;
 }
 
+/** The time half of admits(): a row's known_at, asserted_at, valid_from and valid_to against the filter. */
+export function admitsTimes(knownAt: number, assertedAt: number, validFrom: number, validTo: number, f: RowFilter): boolean {
+  const asOf = Math.trunc(f.asOf);
+  if (f.hidden) {
+    if (!(knownAt > asOf)) return false;
+  } else if (!f.allKnown && !(knownAt <= asOf)) return false;
+  if (f.validAt !== undefined) {
+    const v = Math.trunc(f.validAt);
+    if (!(assertedAt <= v && validFrom <= v && validTo > v)) return false;
+  }
+  return f.asserted === undefined || (assertedAt >= Math.trunc(f.asserted.from) && assertedAt < Math.trunc(f.asserted.to));
+}
+
 /** Whether the row passes the prefilter `wherePredicate(f)` writes in SQL (lance-index.ts); keep the two in step. */
 export function admits(
   r: Omit<MirrorRow, 'vector' | 'wvec'>,
@@ -212,16 +225,7 @@ export function admits(
   only?: ReadonlySet<string>,
   excluded?: ReadonlySet<string>,
 ): boolean {
-  const asOf = Math.trunc(f.asOf);
-  if (f.hidden) {
-    if (!(r.known_at > asOf)) return false;
-  } else if (!f.allKnown && !(r.known_at <= asOf)) return false;
-  if (f.validAt !== undefined) {
-    const v = Math.trunc(f.validAt);
-    if (!(r.asserted_at <= v && r.valid_from <= v && r.valid_to > v)) return false;
-  }
-  if (f.asserted !== undefined && !(r.asserted_at >= Math.trunc(f.asserted.from) && r.asserted_at < Math.trunc(f.asserted.to)))
-    return false;
+  if (!admitsTimes(r.known_at, r.asserted_at, r.valid_from, r.valid_to, f)) return false;
   if (f.space !== undefined && r.space !== f.space) return false;
   if (f.kind !== undefined && r.kind !== f.kind) return false;
   if (f.category !== undefined && r.category !== f.category) return false;

@@ -17,7 +17,7 @@ import type { Micros } from '../../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache, type TextRow } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
 import { CopyFiles } from '../copies/copy-files.ts';
-import { NO_VECTOR, SpaceCopies, type Scope, type SpaceCopy, type SpaceRow } from '../copies/space-copies.ts';
+import { NO_VECTOR, SpaceCopies, type Scope, type ScopeCopy, type SpaceCopy, type SpaceRow } from '../copies/space-copies.ts';
 import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 
@@ -542,11 +542,15 @@ export class LanceIndex {
   async fullText(tenant: string, terms: readonly string[], filter: RowFilter, limit: number): Promise<Hit[]> {
     const state = await this.#state(tenant, false);
     if (!state || terms.length === 0) return [];
-    const scoped = await this.#scopeCopy(tenant, filter.space ?? null, state);
-    if (scoped) {
+    // Twice at most: a copy searched in its file may find the file removed since (then the copy is loaded).
+    for (let tries = 0; tries < 2; tries++) {
+      const scoped = await this.#scopeCopy(tenant, filter.space ?? null, state);
+      if (!scoped) break;
       const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
+      const hits = scoped.fullText(tokens ?? [], filter, limit);
+      if (!hits) continue;
       this.#textAnswers[filter.space === undefined ? 'whole' : 'space']++;
-      return scoped.fullText(tokens ?? [], filter, limit);
+      return hits;
     }
     if (!state.hasTextIndex) return [];
     state.searched = true;
@@ -658,8 +662,12 @@ export class LanceIndex {
     if (!state) return [];
     // A space's copy holds its vectors; a whole tenant's, or a large space's, only its full text (the mirror
     // or the table below scans vectors).
-    const space = filter.space === undefined ? null : await this.#scopeCopy(tenant, filter.space, state);
-    if (space?.hasVectors) return space.nearest(vector, filter, limit, column);
+    for (let tries = 0; tries < 2 && filter.space !== undefined; tries++) {
+      const space = await this.#scopeCopy(tenant, filter.space, state);
+      if (!space?.hasVectors) break;
+      const hits = space.nearest(vector, filter, limit, column);
+      if (hits) return hits;
+    }
     if (!hasVectorIndex(state)) {
       const mirror = await this.#mirrors.get(tenant, async () =>
         // A table about to get its vector index, or too large for the budget, is searched by LanceDB.
@@ -695,7 +703,7 @@ export class LanceIndex {
    * once the table is large); null when the space is too large for one (then LanceDB answers) or the copies
    * are off. Rows deleted from the table (deleteAbove) are never in a copy: copies are read after it.
    */
-  async spaceCopy(tenant: string, space: string): Promise<SpaceCopy | null> {
+  async spaceCopy(tenant: string, space: string): Promise<ScopeCopy | null> {
     const state = await this.#state(tenant, false);
     return state ? this.#scopeCopy(tenant, space, state) : null;
   }
@@ -726,7 +734,7 @@ export class LanceIndex {
   }
 
   /** Adds rows of one space not yet in the table to its copy (rows it holds are skipped by seq); false when the copy is not held or they took it past its bound. */
-  async appendToCopy(tenant: string, space: string, copy: SpaceCopy, rows: readonly IndexRow[]): Promise<boolean> {
+  async appendToCopy(tenant: string, space: string, copy: ScopeCopy, rows: readonly IndexRow[]): Promise<boolean> {
     const state = await this.#state(tenant, false);
     if (!state) return false;
     return this.#spaces.appendTo(tenant, space, copy, rows, this.#tokenize(state.table));
@@ -737,7 +745,7 @@ export class LanceIndex {
    * than a copy may be: so a search over few rows, confined to a space or not, is scored over the rows of
    * its scope known at its as_of (space-copies.ts) and replays exactly.
    */
-  #scopeCopy(tenant: string, space: Scope, state: TableState): Promise<SpaceCopy | null> {
+  #scopeCopy(tenant: string, space: Scope, state: TableState): Promise<ScopeCopy | null> {
     // A copy tokenizes with the table's full-text tokenizer, which LanceDB has only once the text index is
     // built (after the first rows): until then the table answers, as it always did ("Column 'text' does not
     // have a full text search index" was a 500 for a search right after a fresh table's first write).
@@ -780,7 +788,7 @@ export class LanceIndex {
     bytes: number;
     textOnly: number;
     loads: number;
-    fileLoads: number;
+    fileSearches: number;
     evictions: number;
     loadMs: number;
     loadWaitMs: number;

@@ -1,0 +1,43 @@
+// A space's copy searched in its file (copy-files.ts, packed-search.ts) rather than read into memory: a
+// search of a space whose copy was dropped reads a few hundred kilobytes from the page cache and scores
+// them where they lie, and nothing of it outlives the search.
+import type { Hit, RowFilter } from '../index-row.ts';
+import type { CopyFiles } from './copy-files.ts';
+import { packedFullText, packedNearest } from './packed-search.ts';
+import type { ScopeCopy } from './scope-copy.ts';
+
+export class FileCopy implements ScopeCopy {
+  readonly #files: CopyFiles;
+  readonly #key: string;
+
+  constructor(files: CopyFiles, key: string) {
+    this.#files = files;
+    this.#key = key;
+  }
+
+  readonly hasVectors = true;
+
+  /** The file's, read as it is now (a search may have added rows to it since this copy was handed out). */
+  get maxSeq(): number {
+    return this.#files.maxSeq(this.#key) ?? Number.NEGATIVE_INFINITY;
+  }
+
+  get size(): number {
+    return this.#files.rows(this.#key) ?? 0;
+  }
+
+  /** Whether the file is still complete: one removed (its space changed, or it passed a bound) is gone. */
+  get present(): boolean {
+    return this.#files.has(this.#key);
+  }
+
+  fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] | null {
+    const segments = this.#files.segments(this.#key);
+    return segments && packedFullText(segments, tokens, f, limit);
+  }
+
+  nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] | null {
+    const segments = this.#files.segments(this.#key);
+    return segments && packedNearest(segments, query, f, limit, column);
+  }
+}
