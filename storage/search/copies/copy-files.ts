@@ -42,6 +42,8 @@ interface Held {
   rows: number;
   maxSeq: number;
   segments: number;
+  /** Changes with every write to the file: the buffer's segments are the file's while it is the same. */
+  version: number;
 }
 
 export class CopyFiles {
@@ -53,6 +55,9 @@ export class CopyFiles {
   readonly #files = new Map<string, Held>();
   /** Every read lands here (8-byte aligned, as segments are read), grown to the largest file read. */
   #scratch = Buffer.allocUnsafeSlow(0);
+  /** The file the buffer holds now: a search reads its space's file for its full text and again for its vectors. */
+  #inScratch: { key: string; version: number; segments: Segment[] } | null = null;
+  #versions = 0;
   #bytes = 0;
   readonly #pending = new Map<string, Set<Pending>>();
   /** Scopes whose file was removed: only a load from the table writes theirs again. */
@@ -117,9 +122,11 @@ export class CopyFiles {
   segments(key: string): Segment[] | null {
     const held = this.#files.get(key);
     if (!held) return null;
+    if (this.#inScratch?.key === key && this.#inScratch.version === held.version) return this.#inScratch.segments;
+    this.#inScratch = null;
     let segments: Segment[] | null = null;
     try {
-      if (this.#scratch.length < held.bytes) this.#scratch = Buffer.allocUnsafeSlow(Math.max(held.bytes, 2 * this.#scratch.length));
+      if (this.#scratch.length < held.bytes) this.#scratch = Buffer.allocUnsafeSlow(held.bytes + (held.bytes >> 3));
       const fd = openSync(join(this.#dir, fileName(key)), 'r');
       try {
         if (readSync(fd, this.#scratch, 0, held.bytes, 0) === held.bytes) segments = openSegments(this.#scratch, held.bytes);
@@ -137,6 +144,7 @@ export class CopyFiles {
     this.counts.reads++;
     this.#files.delete(key);
     this.#files.set(key, held);
+    this.#inScratch = { key, version: held.version, segments };
     return segments;
   }
 
@@ -188,7 +196,7 @@ export class CopyFiles {
     }
     if (!this.#files.has(key) && !(start && !this.#gone.has(key))) return;
     if (tokens === undefined || tokens.length !== rows.length) return this.remove(key);
-    const held = this.#files.get(key) ?? { bytes: 0, rows: 0, maxSeq: Number.NEGATIVE_INFINITY, segments: 0 };
+    const held = this.#files.get(key) ?? { bytes: 0, rows: 0, maxSeq: Number.NEGATIVE_INFINITY, segments: 0, version: 0 };
     const fresh: SpaceRow[] = [];
     const freshTokens: (readonly string[])[] = [];
     let last = held.maxSeq;
@@ -208,7 +216,13 @@ export class CopyFiles {
       return this.#failed(key, error);
     }
     this.counts.appends++;
-    this.#sized(key, { bytes: held.bytes + bytes.length, rows: held.rows + fresh.length, maxSeq: last, segments: held.segments + 1 });
+    this.#sized(key, {
+      bytes: held.bytes + bytes.length,
+      rows: held.rows + fresh.length,
+      maxSeq: last,
+      segments: held.segments + 1,
+      version: 0,
+    });
   }
 
   /** Writes the file again as one segment: its rows, then `rows`. */
@@ -234,6 +248,7 @@ export class CopyFiles {
       rows: rows.length,
       maxSeq: rows[rows.length - 1]?.seq ?? Number.NEGATIVE_INFINITY,
       segments: 1,
+      version: 0,
     });
   }
 
@@ -263,7 +278,7 @@ export class CopyFiles {
   #sized(key: string, held: Held): void {
     this.#bytes += held.bytes - (this.#files.get(key)?.bytes ?? 0);
     this.#files.delete(key);
-    this.#files.set(key, held);
+    this.#files.set(key, { ...held, version: ++this.#versions });
     if (this.#bytes <= this.#budget) return;
     if (!this.#warnedBudget) {
       this.#warnedBudget = true;
