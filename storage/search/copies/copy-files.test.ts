@@ -187,7 +187,7 @@ describe('space copies kept on disk', () => {
     }
   }
 
-  it('answer as the copies read from the table, through appends, evictions and reloads; a table made here is never read for them', async () => {
+  it('answer as the copies read from the table, through appends and evictions; a table made here is read once a space, for its rows written before its full-text index', async () => {
     const copies = join(dir, 'made-here-copies');
     const withFiles = await LanceIndex.open(join(dir, 'made-here'), 16, 3, 0, 0, budget, {
       exactRows: 10_000,
@@ -245,6 +245,25 @@ describe('space copies kept on disk', () => {
     expect(c.loads).toBe(SPACES.length);
     expect(c.fileSearches).toBeGreaterThan(SPACES.length);
     expect(withFiles.copyFiles()).toMatchObject({ files: 4, failed: 0 });
+    await withFiles.close();
+    await none.close();
+  });
+
+  it('answer from the table when a file turns out unreadable as it is searched (it is removed, the copy loaded)', async () => {
+    const copies = join(dir, 'broken-copies');
+    const withFiles = await LanceIndex.open(join(dir, 'broken-index'), 16, 3, 0, 0, budget, {
+      exactRows: 10_000,
+      copyFiles: { dir: copies, budgetBytes: 1 << 30 },
+    });
+    const none = await LanceIndex.open(join(dir, 'broken-none'), 16, 3, 0, 0, budget, { exactRows: 10_000 });
+    for (const batch of [rows(0, 20, SPACES), rows(20, 60, SPACES)]) for (const index of [withFiles, none]) await index.add('t', batch);
+    await searchAll(withFiles, none);
+    await searchAll(withFiles, none);
+    expect(withFiles.copyFiles()).toMatchObject({ files: SPACES.length, failed: 0 });
+    for (const name of readdirSync(copies)) writeFileSync(join(copies, name), 'not a copy');
+    await searchAll(withFiles, none);
+    await searchAll(withFiles, none);
+    expect(withFiles.copyFiles().failed).toBeGreaterThan(0);
     await withFiles.close();
     await none.close();
   });
