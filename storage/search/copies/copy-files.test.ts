@@ -10,7 +10,7 @@ import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 import { decodeSegments, encodeSegment, type SpaceRow } from './packed-format.ts';
 import { packedFullText, packedNearest } from './packed-search.ts';
-import { CopyFiles, MAX_SEGMENTS } from './copy-files.ts';
+import { CopyFiles } from './copy-files.ts';
 import { SpaceCopies, SpaceCopy, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
@@ -95,40 +95,31 @@ describe('copy files', () => {
     expect(files.has(key('z'))).toBe(false);
   });
 
-  it('write a file of many appends again as one segment, its rows and answers unchanged', () => {
-    const files = new CopyFiles(join(dir, 'merge'), 1 << 30, 1000);
+  it('merge appended segments as a binary counter carries, rows and answers unchanged', () => {
+    const files = new CopyFiles(join(dir, 'merge'), 1 << 30, 10_000);
     const written = rows(0, 10, ['m']);
     files.reserve(key('m'))(written, tokensOf(written));
     const f: RowFilter = { asOf: 1060, space: 'm' };
     const q = Float32Array.from({ length: 16 }, (_, i) => (i % 3) - 1);
-    /** The file's answers, and those of a copy in memory of the same rows. */
-    const answers = (): [string[], string[]] => {
+    for (let n = 0; n < 300; n++) {
+      const some = rows(written.length, 1 + (n % 3), ['m']);
+      files.append(key('m'), some, false, tokensOf(some));
+      written.push(...some);
       const segments = files.segments(key('m'))!;
+      // About log2 of the appends: never a run of small segments a search looks words up in one by one.
+      expect(segments.length).toBeLessThanOrEqual(2 + Math.log2(written.length));
+      if (n % 50 !== 49) continue;
+      expect(decodeSegments(segments).rows.map((r) => r.seq)).toEqual(written.map((r) => r.seq));
       const copy = new SpaceCopy();
       copy.append(written, tokensOf(written));
-      return [
-        [...ids(packedFullText(segments, ['harbour', 'storm'], f, 8)), ...ids(packedNearest(segments, q, f, 8, 'vector'))],
-        [...ids(copy.fullText(['harbour', 'storm'], f, 8)), ...ids(copy.nearest(q, f, 8, 'vector'))],
-      ];
-    };
-    for (let n = 0; n < MAX_SEGMENTS - 1; n++) {
-      const one = rows(10 + n, 1, ['m']);
-      files.append(key('m'), one, false, tokensOf(one));
-      written.push(...one);
+      expect([...ids(packedFullText(segments, ['harbour', 'storm'], f, 8)), ...ids(packedNearest(segments, q, f, 8, 'vector'))]).toEqual([
+        ...ids(copy.fullText(['harbour', 'storm'], f, 8)),
+        ...ids(copy.nearest(q, f, 8, 'vector')),
+      ]);
     }
-    expect(files.segments(key('m'))).toHaveLength(MAX_SEGMENTS);
-    const [apart, inMemory] = answers();
-    expect(apart).toEqual(inMemory);
-    expect(apart.length).toBeGreaterThan(8);
-    const last = rows(10 + MAX_SEGMENTS - 1, 1, ['m']);
-    files.append(key('m'), last, false, tokensOf(last));
-    written.push(...last);
-    expect(files.counts.merges).toBe(1);
-    const segments = files.segments(key('m'))!;
-    expect(segments).toHaveLength(1);
-    expect(decodeSegments(segments).rows.map((r) => r.seq)).toEqual(written.map((r) => r.seq));
-    const [merged, again] = answers();
-    expect(merged).toEqual(again);
+    // Each row written again about log2 times, not at every append.
+    expect(files.counts.merges).toBeGreaterThan(100);
+    expect(files.counts.merges).toBeLessThan(300);
   });
 
   it('remove the least recently read beyond their budget, and a scope past the row bound', () => {

@@ -18,7 +18,18 @@
 // for, is where the graph store's queries run (under load a read of 180 KB through it took ~80 ms). A new
 // buffer for each read would be memory outside V8's heap, whose every few tens of megabytes allocated
 // start a full collection of the heap: at a few hundred searches a second, one every second or two.
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -26,8 +37,15 @@ import { decodeSegments, encodeSegment, openSegments, type Segment, type SpaceRo
 
 const fileName = (key: string): string => `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.rows`;
 
-/** Segments a file holds at most (each costs a search a lookup per word): an append past them writes it again as one. */
-export const MAX_SEGMENTS = 16;
+/**
+ * Appended segments are merged as a binary counter's digits carry: after an append, the segments at the
+ * end are written again as one while the one before them holds fewer than twice their rows. So a file
+ * holds about log2 of its appends' segments (each costs a search a lookup per word), and a row is written
+ * again about log2 times, not once per append as a merge of the whole file each time would (a space grown
+ * to 20,000 rows one row at a time: ~1,250 merges of up to 20,000 rows). Segments past this many rows are
+ * left as they are: a merge runs on the event loop.
+ */
+export const MERGE_MAX_ROWS = 4096;
 
 /** A load that read the table and will write the scope's file whole. */
 interface Pending {
@@ -41,7 +59,8 @@ interface Held {
   bytes: number;
   rows: number;
   maxSeq: number;
-  segments: number;
+  /** Each segment's rows and bytes, in the file's order. */
+  segments: { rows: number; bytes: number }[];
   /** Changes with every write to the file: the buffer's segments are the file's while it is the same. */
   version: number;
 }
@@ -196,7 +215,7 @@ export class CopyFiles {
     }
     if (!this.#files.has(key) && !(start && !this.#gone.has(key))) return;
     if (tokens === undefined || tokens.length !== rows.length) return this.remove(key);
-    const held = this.#files.get(key) ?? { bytes: 0, rows: 0, maxSeq: Number.NEGATIVE_INFINITY, segments: 0, version: 0 };
+    const held = this.#files.get(key) ?? { bytes: 0, rows: 0, maxSeq: Number.NEGATIVE_INFINITY, segments: [], version: 0 };
     const fresh: SpaceRow[] = [];
     const freshTokens: (readonly string[])[] = [];
     let last = held.maxSeq;
@@ -208,7 +227,6 @@ export class CopyFiles {
     }
     if (fresh.length === 0) return;
     if (held.rows + fresh.length > this.#maxRows) return this.remove(key);
-    if (held.segments >= MAX_SEGMENTS) return this.#merge(key, fresh, freshTokens);
     const bytes = encodeSegment(fresh, freshTokens);
     try {
       appendFileSync(join(this.#dir, fileName(key)), bytes);
@@ -220,18 +238,35 @@ export class CopyFiles {
       bytes: held.bytes + bytes.length,
       rows: held.rows + fresh.length,
       maxSeq: last,
-      segments: held.segments + 1,
+      segments: [...held.segments, { rows: fresh.length, bytes: bytes.length }],
       version: 0,
     });
+    this.#mergeTail(key);
   }
 
-  /** Writes the file again as one segment: its rows, then `rows`. */
-  #merge(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
+  /** Writes the segments at the file's end again as one, as MERGE_MAX_ROWS says. */
+  #mergeTail(key: string): void {
+    const held = this.#files.get(key);
+    if (!held) return;
+    const sizes = held.segments;
+    let from = sizes.length - 1;
+    let rows = sizes[from]?.rows ?? 0;
+    while (from > 0 && sizes[from - 1]!.rows < 2 * rows && sizes[from - 1]!.rows + rows <= MERGE_MAX_ROWS) rows += sizes[--from]!.rows;
+    if (from >= sizes.length - 1) return;
     const segments = this.segments(key);
     if (!segments) return;
-    const held = decodeSegments(segments);
+    const tail = decodeSegments(segments.slice(from));
+    const bytes = encodeSegment(tail.rows, tail.tokens);
+    const kept = sizes.slice(0, from).reduce((n, s) => n + s.bytes, 0);
+    const path = join(this.#dir, fileName(key));
+    try {
+      truncateSync(path, kept);
+      appendFileSync(path, bytes);
+    } catch (error) {
+      return this.#failed(key, error);
+    }
     this.counts.merges++;
-    this.#write(key, [...held.rows, ...rows] as SpaceRow[], [...held.tokens, ...tokens]);
+    this.#sized(key, { ...held, bytes: kept + bytes.length, segments: [...sizes.slice(0, from), { rows, bytes: bytes.length }] });
   }
 
   #write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
@@ -247,7 +282,7 @@ export class CopyFiles {
       bytes: bytes.length,
       rows: rows.length,
       maxSeq: rows[rows.length - 1]?.seq ?? Number.NEGATIVE_INFINITY,
-      segments: 1,
+      segments: [{ rows: rows.length, bytes: bytes.length }],
       version: 0,
     });
   }
