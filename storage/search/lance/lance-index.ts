@@ -788,6 +788,7 @@ export class LanceIndex {
     bytes: number;
     textOnly: number;
     loads: number;
+    fileLoads: number;
     fileSearches: number;
     evictions: number;
     loadMs: number;
