@@ -246,31 +246,19 @@ export function encodeSegment(rows: readonly MirrorRow[], tokens: readonly (read
     offset: number,
     values: ArrayLike<number>,
   ): void => new make(out.buffer, out.byteOffset + offset, values.length).set(values);
-  put(
-    Float64Array,
-    l.f64.seq,
-    rows.map((r) => r.seq),
-  );
-  put(
-    Float64Array,
-    l.f64.knownAt,
-    rows.map((r) => r.known_at),
-  );
-  put(
-    Float64Array,
-    l.f64.assertedAt,
-    rows.map((r) => r.asserted_at),
-  );
-  put(
-    Float64Array,
-    l.f64.validFrom,
-    rows.map((r) => r.valid_from),
-  );
-  put(
-    Float64Array,
-    l.f64.validTo,
-    rows.map((r) => r.valid_to),
-  );
+  const cells = [
+    [l.f64.seq, 'seq'],
+    [l.f64.knownAt, 'known_at'],
+    [l.f64.assertedAt, 'asserted_at'],
+    [l.f64.validFrom, 'valid_from'],
+    [l.f64.validTo, 'valid_to'],
+  ] as const;
+  for (const [offset, cell] of cells)
+    put(
+      Float64Array,
+      offset,
+      rows.map((r) => r[cell]),
+    );
   put(Int32Array, l.i32.lengths, lengths);
   put(Int32Array, l.i32.space, space);
   put(Int32Array, l.i32.kind, kind);
