@@ -383,12 +383,13 @@ describe('search index derived from the ledger', () => {
     expect(ids((await inC('dock pumped')).text)).toEqual(['c0', 'c1', 'c2']);
     expect(index.spaceCopies()).toMatchObject({ spaces: 1, textOnly: 1 });
     expect(index.searchIsLight('t', 'C')).toBe(false); // its vectors are the table's
-    // Space D's one row, with its vector, is in its copy's file (begun with its first row): read from there.
+    // Space D's one row, with its vector, is in its copy's file (begun with its first row): searched there.
     await ledger.write('t', { space: 'D', nodes: [{ id: 'd0', kind: 'claim', statement: 'Dry dock d0 flooded' }], edges: [] });
     await index.caughtUp('t');
     await index.caughtUp('t', 'D');
     expect(index.searchIsLight('t', 'D')).toBe(true);
-    expect(index.spaceCopies()).toMatchObject({ spaces: 2, textOnly: 1, fileLoads: 1 });
+    expect(index.spaceCopies()).toMatchObject({ spaces: 1, textOnly: 1 });
+    expect(index.spaceCopies().fileSearches).toBeGreaterThan(0);
     // Rows in B hold the indexer, then a write into C queues behind them: C's search waits for it to reach
     // the table, and then finds it in both lists.
     await hold();
@@ -424,7 +425,7 @@ describe('search index derived from the ledger', () => {
     rmSync(base, { recursive: true, force: true });
   });
 
-  it('with copy files on, a space whose file is small is searched as light, its copy read from the file', async () => {
+  it('with copy files on, a space whose file is small is searched as light, in its file', async () => {
     const base = mkdtempSync(join(tmpdir(), 'search-files-'));
     const ledger = await Ledger.open(join(base, 'data'));
     const copies = join(base, 'copies');
@@ -442,8 +443,10 @@ describe('search index derived from the ledger', () => {
     expect(index.searchIsLight('t', 'Z')).toBe(false); // no copy, no file, its size unknown
     const found = (await index.candidates('t', ['inspected'], 'inspected', { asOf: ledger.now(), space: 'B' }, 5)).text.map((h) => h.id);
     expect(found).toEqual(['b0']);
-    // Read from its file (the copies have room): nothing was read from the table.
-    expect(index.spaceCopies()).toMatchObject({ loads: 0, fileLoads: 1 });
+    // Searched in its file: no copy was loaded.
+    const c = index.spaceCopies();
+    expect(c.loads).toBe(0);
+    expect(c.fileSearches).toBeGreaterThan(0);
     await index.close();
     await ledger.close();
     rmSync(base, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 import { decodeSegments, encodeSegment, type SpaceRow } from './packed-format.ts';
 import { packedFullText, packedNearest } from './packed-search.ts';
 import { CopyFiles } from './copy-files.ts';
-import { SpaceCopies, SpaceCopy, type ScopeCopy, type SpaceSource } from './space-copies.ts';
+import { SpaceCopies, SpaceCopy, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
 let dir: string;
@@ -304,41 +304,5 @@ describe('a space copy loaded from the table while the table gets rows', () => {
     expect(reads).toBe(2); // a and b from the table; a again from its file
     expect(again?.size).toBe(45);
     expect(again?.maxSeq).toBe(45);
-  });
-});
-
-describe('a space with a file, not in memory', () => {
-  it('is read into memory while the copies have room for it, and searched in its file once they have not', async () => {
-    const files = new CopyFiles(join(dir, 'room'), 1 << 30, 1000);
-    const a = rows(0, 40, ['a']);
-    files.reserve(key('a'))(a, tokensOf(a));
-    const source: SpaceSource = {
-      rows: async () => {
-        throw new Error('not read from the table');
-      },
-      tokenize: async (text) => text.split(/\s+/),
-    };
-    const f: RowFilter = { asOf: 1200, space: 'a' };
-    const answers = (copy: ScopeCopy | null): string[] => [
-      ...ids(copy!.fullText(['harbour', 'crane'], f, 10)!),
-      ...ids(
-        copy!.nearest(
-          Float32Array.from({ length: 16 }, (_, i) => i - 8),
-          f,
-          10,
-          'vector',
-        )!,
-      ),
-    ];
-    const roomy = new SpaceCopies(1 << 20, 1000, new TokenCache(), () => undefined, undefined, files);
-    const held = await roomy.get('t', 'a', source);
-    expect(roomy.loaded('t', 'a')).toBe(held);
-    expect(roomy.counts).toMatchObject({ loads: 0, fileLoads: 1, fileSearches: 0 });
-    const tight = new SpaceCopies(files.fileBytes(key('a'))!, 1000, new TokenCache(), () => undefined, undefined, files);
-    const inFile = await tight.get('t', 'a', source);
-    expect(tight.loaded('t', 'a')).toBeUndefined();
-    expect(tight.counts).toMatchObject({ loads: 0, fileLoads: 0, fileSearches: 1 });
-    expect(answers(inFile)).toEqual(answers(held));
-    expect(answers(held).length).toBeGreaterThan(10);
   });
 });

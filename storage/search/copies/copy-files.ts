@@ -121,11 +121,6 @@ export class CopyFiles {
     return this.#files.get(key)?.rows;
   }
 
-  /** Bytes of the scope's complete file, or undefined. */
-  fileBytes(key: string): number | undefined {
-    return this.#files.get(key)?.bytes;
-  }
-
   /** The highest seq in the scope's complete file, or undefined. */
   maxSeq(key: string): number | undefined {
     return this.#files.get(key)?.maxSeq;

@@ -12,7 +12,7 @@
 import type { Hit, RowFilter } from '../index-row.ts';
 import { TenantText, type Tokenize, type TokenCache } from './text-mirror.ts';
 import { TenantVectors } from './vector-mirror.ts';
-import { decodeSegments, type SpaceRow } from './packed-format.ts';
+import type { SpaceRow } from './packed-format.ts';
 import { ReloadWatch } from '../../reload-watch.ts';
 import type { CopyFiles } from './copy-files.ts';
 import { FileCopy } from './file-copy.ts';
@@ -134,10 +134,10 @@ export class SpaceCopies {
   readonly #large = new Set<string>();
   /**
    * Copies loaded, the time spent loading them (of it reading their rows and tokenizing them) and waiting
-   * for a turn to (summed over loads), copies dropped and loaded again soon after, copies read from their
-   * files into memory, and searches of copies in their files instead (tests, diagnosis).
+   * for a turn to (summed over loads), copies dropped and loaded again soon after, copies searched in their
+   * files instead (tests, diagnosis).
    */
-  readonly counts = { loads: 0, fileLoads: 0, fileSearches: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
+  readonly counts = { loads: 0, fileSearches: 0, evictions: 0, loadMs: 0, loadWaitMs: 0, readMs: 0, tokenMs: 0, reloads: 0 };
   readonly #reloadWatch: ReloadWatch;
   readonly #warn: (message: string) => void;
   /** Copies kept on disk too (copy-files.ts): a space whose copy is not held is searched in its file. */
@@ -182,9 +182,8 @@ export class SpaceCopies {
   }
 
   /**
-   * The space's copy: held in memory; else, when it has a complete file, read from it into memory while the
-   * copies have room for it, or searched in it where it lies once they do not; else loaded from `source`;
-   * null when it is too large or does not fit.
+   * The space's copy: held in memory, else searched in its file when it has a complete one, else loaded from
+   * `source`; null when it is too large or does not fit.
    */
   get(tenant: string, space: Scope, source: SpaceSource): Promise<ScopeCopy | null> {
     const k = key(tenant, space);
@@ -196,8 +195,6 @@ export class SpaceCopies {
     }
     if (!this.mayHold(tenant, space)) return Promise.resolve(null);
     if (space !== null && this.#files?.has(k)) {
-      const copy = this.#fromFile(k);
-      if (copy) return Promise.resolve(copy);
       this.counts.fileSearches++;
       return Promise.resolve(new FileCopy(this.#files, k));
     }
@@ -284,30 +281,6 @@ export class SpaceCopies {
     this.#noteReload(tenant, space);
     this.#held.set(k, copy);
     this.#evict();
-    return copy;
-  }
-
-  /**
-   * The copy of a space read from its file into memory, when the copies have room for it without dropping
-   * another: a copy in memory is searched without reading its file (with 200 users of 50 rows, whose copies
-   * all fit, searching their files instead cost ~10% of the answers a second), and one read into memory
-   * in place of another, with 2,000 users, would make the garbage of a load a search again.
-   */
-  #fromFile(k: string): SpaceCopy | null {
-    const files = this.#files!;
-    let held = 0;
-    for (const c of this.#held.values()) held += c.bytes;
-    // A copy in memory takes ~1.5 times its file: asked with room to spare, so that it is seldom built in vain.
-    if (held + 2 * (files.fileBytes(k) ?? Number.POSITIVE_INFINITY) > this.#budget) return null;
-    const segments = files.segments(k);
-    if (!segments) return null;
-    const { rows, tokens } = decodeSegments(segments);
-    const copy = new SpaceCopy();
-    copy.append(rows as SpaceRow[], tokens);
-    if (held + copy.bytes > this.#budget) return null;
-    this.counts.fileLoads++;
-    this.#held.set(k, copy);
-    this.#copies.set(k, Promise.resolve(copy));
     return copy;
   }
 

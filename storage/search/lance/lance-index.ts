@@ -788,7 +788,6 @@ export class LanceIndex {
     bytes: number;
     textOnly: number;
     loads: number;
-    fileLoads: number;
     fileSearches: number;
     evictions: number;
     loadMs: number;
