@@ -344,7 +344,6 @@ interface LoadStats {
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
   space_copies?: {
     loads: number;
-    fileLoads?: number;
     fileSearches?: number;
     evictions?: number;
     loadMs: number;
@@ -375,11 +374,11 @@ function describeTurns(turns: LoadStats['store_turns']): string {
   return `, store turns so far: ${parts.join(', ')}`;
 }
 
-/** Space copies loaded so far: loads, their summed time and wait for a turn (s); copies read from their files, dropped, searched in their files; the files. */
+/** Space copies loaded so far: loads, their summed time and wait for a turn (s); copies dropped, searches of copies in their files; the files. */
 function describeCopies(c: LoadStats['space_copies']): string {
   const files = c?.files ? `; ${c.files.files} files, ${fmt(c.files.bytes / 1048576, 0)} MB` : '';
   return c
-    ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s), ${c.fileLoads ?? 0} read from their files, ${c.evictions ?? 0} dropped, ${c.fileSearches ?? 0} searched in their files${files}`
+    ? `, copies loaded so far ${c.loads} (${fmt(c.loadMs / 1000, 1)} s: read ${fmt(c.readMs / 1000, 1)}, tokens ${fmt(c.tokenMs / 1000, 1)}; waited ${fmt(c.loadWaitMs / 1000, 1)} s), ${c.evictions ?? 0} dropped, ${c.fileSearches ?? 0} searched in their files${files}`
     : '';
 }
 
