@@ -14,7 +14,7 @@
 // file. Either way the space is read from the table again.
 //
 // The files are read and written synchronously, and read into one buffer kept for the purpose: each is
-// small (~0.8 KB a row) and in the page cache, and Node's thread pool, which its asynchronous calls wait
+// small (~0.9 KB a row) and in the page cache, and Node's thread pool, which its asynchronous calls wait
 // for, is where the graph store's queries run (under load a read of 180 KB through it took ~80 ms). A new
 // buffer for each read would be memory outside V8's heap, whose every few tens of megabytes allocated
 // start a full collection of the heap: at a few hundred searches a second, one every second or two.
