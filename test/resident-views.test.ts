@@ -172,4 +172,21 @@ describe('tenants that do not fit the budget', () => {
     expect(views.tenants()).toEqual(['b']);
     expect(views.stats().evictions).toBe(1);
   });
+
+  it('commits that grow the views past the budget evict the least recently used, and only then', async () => {
+    const loaded = (tenant: string): LoadedLedger => ({ ...emptyGroup(), nodes: [nodeRow(tenant, 0)] });
+    // Room for four rows: two tenants of one row each, and two rows more.
+    const views = new ResidentViews(
+      async (t) => loaded(t),
+      4 * ROW_BYTES,
+      (_scope, fn) => fn(),
+    );
+    await views.ensure('a');
+    await views.ensure('b');
+    views.apply({ ...emptyGroup(), nodes: [nodeRow('b', 1), nodeRow('b', 2)] });
+    expect(views.tenants().sort()).toEqual(['a', 'b']); // four rows: at the budget
+    views.apply({ ...emptyGroup(), nodes: [nodeRow('b', 3)] });
+    expect(views.tenants()).toEqual(['b']);
+    expect(views.stats()).toMatchObject({ evictions: 1, bytes: 4 * ROW_BYTES });
+  });
 });
