@@ -2,13 +2,13 @@
 // wrote (most writes: new memories) asks the store nothing, and a write into a new space loads no view
 // from it. A Bloom filter: it never answers "absent" for a key held (a key it wrongly holds costs a
 // lookup, as before), and its size is bounded by the tenant's keys (~2.5 bytes each), not by their text.
-// Built lazily, the first time a tenant's write needs a lookup, from one read of the tenant's keys in the
-// store (start-up reads nothing); kept exact by every commit from the moment the build begins, so the
-// rows the read misses (committed after it) are added anyway. The least recently used tenants' filters
-// are forgotten past a budget in bytes, and built again when needed. A clean close saves the filters built
+// Built the first time a tenant's write needs a lookup, from one read of the tenant's keys in the store,
+// then kept exact by every commit; forgotten past a budget (tenant-builds.ts). A clean close saves the filters built
 // (held-keys-file.ts) and the next open takes them back when nothing was written since, so a restart does
 // not read a large tenant's ids again (2.4M at 3M rows, while its first writes each looked their ids up).
 import { idPlacements, type CommitGroup } from '../commit-group.ts';
+import { hashInto, type KeyHashes } from './key-hashes.ts';
+import { TenantBuilds, type TenantBuilt } from './tenant-builds.ts';
 
 /**
  * Bits per key and hash functions: ~0.01% of absent keys answered "maybe held" by a full slice. An
@@ -22,37 +22,6 @@ const HASHES = 10;
 export const HELD_KEYS_BYTES = 64 * 1024 * 1024;
 /** A filter is made with room for twice the keys read (and at least this many); past its room it adds a slice. */
 const MIN_KEYS = 4_096;
-
-const SEED_1 = 0x811c9dc5;
-const SEED_2 = 0x9747b28c;
-
-/** 32-bit FNV-1a of `prefix` (a code unit, or -1 for none) then the string's UTF-16 code units, from `seed`. */
-function fnv(text: string, seed: number, prefix = -1): number {
-  let h = seed;
-  if (prefix >= 0) h = Math.imul(h ^ prefix, 0x01000193);
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/**
- * A key's two hashes, from which its bits in every filter are derived: worked out once per key, not once
- * per slice it is tested against (an absent id is tested against all of them; hashing it again per slice
- * was most of a bulk write's planning lookups once a tenant's filter had grown a few slices).
- */
-export interface KeyHashes {
-  h1: number;
-  h2: number;
-}
-
-/** The hashes of `prefix` (a code unit) followed by `text`, into `out` (no string is made for the key). */
-function hashInto(out: KeyHashes, text: string, prefix = -1): KeyHashes {
-  out.h1 = fnv(text, SEED_1, prefix);
-  out.h2 = fnv(text, SEED_2, prefix) | 1;
-  return out;
-}
 
 /** A Bloom filter of a fixed number of bits, with room for `keys` keys at ~1% false answers. */
 export class BloomFilter {
@@ -163,6 +132,8 @@ class GrowingFilter {
 /** Keys of ids and spaces share one filter: an id is hashed after the code unit `i`, a space after `s`. */
 const ID = 'i'.charCodeAt(0);
 const SPACE = 's'.charCodeAt(0);
+const ID_PREFIX = String.fromCharCode(ID);
+const SPACE_PREFIX = String.fromCharCode(SPACE);
 
 /** Where a read of a tenant's keys hands them: first how many there are, then each id and space. */
 export interface TenantKeysSink {
@@ -173,52 +144,58 @@ export interface TenantKeysSink {
 /** Reads every id and space the store holds for the tenant. */
 export type ReadTenantKeys = (tenant: string, sink: TenantKeysSink) => Promise<void>;
 
-/** `pending`: keys committed while the filter is built, each its kind's code unit then its text. */
-type State = { kind: 'building'; pending: string[] } | { kind: 'ready'; filter: GrowingFilter } | { kind: 'failed'; at: number };
+/** A growing filter as TenantBuilds keeps it: a key to add is its kind's code unit then its text. */
+class TenantFilter implements TenantBuilt<string> {
+  constructor(readonly filter: GrowingFilter) {}
 
-/** After a build failed (the store refused the read), the tenant's writes look up as before for this long. */
-const RETRY_AFTER_MS = 10_000;
+  get bytes(): number {
+    return this.filter.bytes;
+  }
+
+  add(key: string): number {
+    return this.filter.add(hashInto(scratch, key));
+  }
+}
 
 export class HeldKeys {
-  /** Per tenant, least recently used first. */
-  readonly #tenants = new Map<string, State>();
-  #bytes = 0;
-  /** The tenant last moved to the end of the order of use. */
-  #lastUsed: string | null = null;
-  /** Filters built from the store, and taken back from a save (tests and benchmarks). */
-  builds = 0;
-  restored = 0;
+  readonly #filters: TenantBuilds<string, TenantFilter>;
 
-  constructor(
-    private readonly read: ReadTenantKeys,
-    private readonly budget = HELD_KEYS_BYTES,
-  ) {}
+  constructor(read: ReadTenantKeys, budget = HELD_KEYS_BYTES) {
+    this.#filters = new TenantBuilds('ids held', (tenant) => buildFilter(read, tenant), budget);
+  }
+
+  /** Filters built from the store, and taken back from a save (tests and benchmarks). */
+  get builds(): number {
+    return this.#filters.builds;
+  }
+
+  get restored(): number {
+    return this.#filters.adopted;
+  }
 
   /**
    * Whether the tenant's store certainly holds no row naming `id` (no version of it, no edge touching it);
    * false when it may, or when the tenant's filter is not built (the first call starts its build).
    */
   idAbsent(tenant: string, id: string): boolean {
-    const filter = this.#ready(tenant);
-    return filter !== null && !filter.mayHold(hashInto(scratch, id, ID));
+    const held = this.#filters.ready(tenant);
+    return held !== null && !held.filter.mayHold(hashInto(scratch, id, ID));
   }
 
   /** Whether the tenant's store certainly holds no row in `space`; false when it may, or unknown. */
   spaceAbsent(tenant: string, space: string): boolean {
-    const filter = this.#ready(tenant, false);
-    return filter !== null && !filter.mayHold(hashInto(scratch, space, SPACE));
+    const held = this.#filters.ready(tenant, false);
+    return held !== null && !held.filter.mayHold(hashInto(scratch, space, SPACE));
   }
 
   /** Whether the tenant's filter is built. */
   ready(tenant: string): boolean {
-    return this.#tenants.get(tenant)?.kind === 'ready';
+    return this.#filters.isReady(tenant);
   }
 
   /** The filters built, as saved (the least recently used first). */
   saved(): SavedFilter[] {
-    const out: SavedFilter[] = [];
-    for (const [tenant, state] of this.#tenants) if (state.kind === 'ready') out.push({ tenant, slices: state.filter.saved() });
-    return out;
+    return [...this.#filters.built()].map(([tenant, held]) => ({ tenant, slices: held.filter.saved() }));
   }
 
   /**
@@ -226,115 +203,51 @@ export class HeldKeys {
    * tenant whose filter is already here keeps it.
    */
   restore(filters: readonly SavedFilter[]): void {
-    for (const saved of filters) {
-      if (this.#tenants.has(saved.tenant)) continue;
-      const filter = new GrowingFilter(0, saved.slices);
-      this.#tenants.set(saved.tenant, { kind: 'ready', filter });
-      this.#bytes += filter.bytes;
-      this.restored++;
-    }
-    this.#evict();
+    for (const saved of filters) this.#filters.adopt(saved.tenant, new TenantFilter(new GrowingFilter(0, saved.slices)));
   }
 
   /** Resolves once the tenant's filter is built or its build failed (tests). */
-  async settled(tenant: string): Promise<void> {
-    while (this.#tenants.get(tenant)?.kind === 'building') await new Promise((r) => setTimeout(r, 5));
-  }
-
-  #ready(tenant: string, build = true): GrowingFilter | null {
-    const state = this.#tenants.get(tenant);
-    if (state?.kind === 'ready') {
-      // Moved to the end of the order of use once per run of calls for one tenant, not per id (a Map's
-      // delete and set for each of a bulk request's ids was a tenth of its planning in a profile).
-      if (this.#lastUsed !== tenant) {
-        this.#tenants.delete(tenant);
-        this.#tenants.set(tenant, state);
-        this.#lastUsed = tenant;
-      }
-      return state.filter;
-    }
-    if (build && (!state || (state.kind === 'failed' && Date.now() - state.at >= RETRY_AFTER_MS))) this.#build(tenant);
-    return null;
-  }
-
-  #build(tenant: string): void {
-    // Registered before the read starts: a commit landing from now on is in `pending`; one landed before
-    // is in the store when the read runs (a commit is applied here only after the store holds it).
-    const state: State = { kind: 'building', pending: [] };
-    this.#tenants.set(tenant, state);
-    this.builds++;
-    // Sized once the store says how many keys it holds; the keys go straight in (never all held as text).
-    let filter: GrowingFilter | null = null;
-    const add = (text: string, kind: number): void => {
-      filter ??= new GrowingFilter(MIN_KEYS);
-      filter.add(hashInto(scratch, text, kind));
-    };
-    void this.read(tenant, {
-      count: (keys) => {
-        filter ??= new GrowingFilter(keys + state.pending.length);
-      },
-      id: (id) => add(id, ID),
-      space: (space) => add(space, SPACE),
-    }).then(
-      () => {
-        // Dropped (or forgotten) while it read: the answer is not kept.
-        if (this.#tenants.get(tenant) !== state) return;
-        const built = filter ?? new GrowingFilter(state.pending.length);
-        for (const k of state.pending) built.add(hashInto(scratch, k));
-        this.#tenants.set(tenant, { kind: 'ready', filter: built });
-        this.#bytes += built.bytes;
-        this.#evict(tenant);
-      },
-      (error: unknown) => {
-        if (this.#tenants.get(tenant) !== state) return;
-        this.#tenants.set(tenant, { kind: 'failed', at: Date.now() });
-        console.error(`ids held by tenant ${tenant}: reading them failed, writes look each id up meanwhile:`, error);
-      },
-    );
+  settled(tenant: string): Promise<void> {
+    return this.#filters.settled(tenant);
   }
 
   /** A committed group's ids and spaces, added to the filters built or being built. */
   commit(group: Readonly<CommitGroup>): void {
-    if (this.#tenants.size === 0) return;
-    // A group's rows are mostly one tenant's: its state is looked up once per run of them.
-    let at: string | null = null;
-    let state: State | undefined;
-    const add = (tenant: string, text: string, kind: number): void => {
-      if (tenant !== at) {
-        at = tenant;
-        state = this.#tenants.get(tenant);
-      }
-      if (state?.kind === 'building') state.pending.push(String.fromCharCode(kind) + text);
-      else if (state?.kind === 'ready') this.#bytes += state.filter.add(hashInto(scratch, text, kind));
-    };
+    const to = this.#filters.committer();
+    if (!to) return;
     // Each space once (a bulk request's thousand rows share one), so it takes one key's room.
     const spaces = new Map<string, string>();
     const inSpace = (tenant: string, space: string): void => {
       spaces.set(`${tenant}\u001f${space}`, tenant);
     };
     for (const [tenant, id, space] of idPlacements(group)) {
-      add(tenant, id, ID);
+      to.add(tenant, ID_PREFIX + id);
       inSpace(tenant, space);
     }
     for (const i of group.invalidations) inSpace(i.tenant, i.space);
     for (const l of group.invalidationSpaces) inSpace(l.row.tenant, l.space);
-    for (const [key, tenant] of spaces) add(tenant, key.slice(tenant.length + 1), SPACE);
-    if (this.#bytes > this.budget) this.#evict();
+    for (const [key, tenant] of spaces) to.add(tenant, SPACE_PREFIX + key.slice(tenant.length + 1));
+    to.done();
   }
 
   drop(tenant: string): void {
-    if (this.#lastUsed === tenant) this.#lastUsed = null;
-    const state = this.#tenants.get(tenant);
-    if (state?.kind === 'ready') this.#bytes -= state.filter.bytes;
-    this.#tenants.delete(tenant);
+    this.#filters.drop(tenant);
   }
+}
 
-  /** Forgets the least recently used filters (never `keep`) while over budget. */
-  #evict(keep?: string): void {
-    for (const [tenant, state] of this.#tenants) {
-      if (this.#bytes <= this.budget) return;
-      if (tenant === keep || state.kind !== 'ready') continue;
-      this.drop(tenant);
-    }
-  }
+/** A tenant's filter from one read of its keys: sized once the store says how many it holds, the keys going straight in (never all held as text). */
+async function buildFilter(read: ReadTenantKeys, tenant: string): Promise<TenantFilter> {
+  let filter: GrowingFilter | null = null;
+  const add = (text: string, kind: number): void => {
+    filter ??= new GrowingFilter(MIN_KEYS);
+    filter.add(hashInto(scratch, text, kind));
+  };
+  await read(tenant, {
+    count: (keys) => {
+      filter ??= new GrowingFilter(keys);
+    },
+    id: (id) => add(id, ID),
+    space: (space) => add(space, SPACE),
+  });
+  return new TenantFilter(filter ?? new GrowingFilter(0));
 }

@@ -1,0 +1,141 @@
+// Structures built per tenant from one read of the store and then kept exact by every commit (the filter of
+// held ids, the places of ids): their common life. A build is registered before its read starts, so a
+// commit applied from then on is held back as pending and added once the read ends, and a commit applied
+// before was in the store when the read ran (a commit is applied only after the store holds it). Start-up
+// reads nothing: a tenant's structure is built the first time it is asked for. The least recently used
+// tenants' structures are forgotten past a budget in bytes, and built again when needed.
+
+/** What a build makes: it knows its size, and takes the items commits bring, growing by the bytes returned. */
+export interface TenantBuilt<Item> {
+  readonly bytes: number;
+  add(item: Item): number;
+}
+
+/** `pending`: the items commits brought while the read ran. */
+type State<B, Item> = { kind: 'building'; pending: Item[] } | { kind: 'ready'; built: B } | { kind: 'failed'; at: number };
+
+/** After a build failed (the store refused the read), it is tried again no sooner than this. */
+const RETRY_AFTER_MS = 10_000;
+
+export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
+  /** Per tenant, least recently used first. */
+  readonly #tenants = new Map<string, State<B, Item>>();
+  #bytes = 0;
+  /** The tenant last moved to the end of the order of use. */
+  #lastUsed: string | null = null;
+  /** Structures built from the store, and taken back whole (tests and benchmarks). */
+  builds = 0;
+  adopted = 0;
+
+  /** `read` builds a tenant's structure from the store; `what` names it in the log line of a failed read. */
+  constructor(
+    private readonly what: string,
+    private readonly read: (tenant: string) => Promise<B>,
+    private readonly budget: number,
+  ) {}
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The tenant's structure when built, else null; `build` starts its build when none runs (or the last failed long enough ago). */
+  ready(tenant: string, build = true): B | null {
+    const state = this.#tenants.get(tenant);
+    if (state?.kind === 'ready') {
+      // Moved to the end of the order of use once per run of calls for one tenant, not per key (a Map's
+      // delete and set for each of a bulk request's ids was a tenth of its planning in a profile).
+      if (this.#lastUsed !== tenant) {
+        this.#tenants.delete(tenant);
+        this.#tenants.set(tenant, state);
+        this.#lastUsed = tenant;
+      }
+      return state.built;
+    }
+    if (build && (!state || (state.kind === 'failed' && Date.now() - state.at >= RETRY_AFTER_MS))) this.#build(tenant);
+    return null;
+  }
+
+  isReady(tenant: string): boolean {
+    return this.#tenants.get(tenant)?.kind === 'ready';
+  }
+
+  /** Resolves once the tenant's structure is built or its build failed (tests). */
+  async settled(tenant: string): Promise<void> {
+    while (this.#tenants.get(tenant)?.kind === 'building') await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** The structures built, the least recently used first. */
+  *built(): Iterable<[string, B]> {
+    for (const [tenant, state] of this.#tenants) if (state.kind === 'ready') yield [tenant, state.built];
+  }
+
+  /** Takes a structure made elsewhere (a saved one) as the tenant's, unless one is here already. */
+  adopt(tenant: string, built: B): void {
+    if (this.#tenants.has(tenant)) return;
+    this.#tenants.set(tenant, { kind: 'ready', built });
+    this.#bytes += built.bytes;
+    this.adopted++;
+    this.#evict();
+  }
+
+  #build(tenant: string): void {
+    const state: State<B, Item> = { kind: 'building', pending: [] };
+    this.#tenants.set(tenant, state);
+    this.builds++;
+    void this.read(tenant).then(
+      (built) => {
+        // Dropped (or forgotten) while it read: the answer is not kept.
+        if (this.#tenants.get(tenant) !== state) return;
+        for (const item of state.pending) built.add(item);
+        this.#tenants.set(tenant, { kind: 'ready', built });
+        this.#bytes += built.bytes;
+        this.#evict(tenant);
+      },
+      (error: unknown) => {
+        if (this.#tenants.get(tenant) !== state) return;
+        this.#tenants.set(tenant, { kind: 'failed', at: Date.now() });
+        console.error(`${this.what} of tenant ${tenant}: reading them failed, the store is asked meanwhile:`, error);
+      },
+    );
+  }
+
+  /**
+   * A committer for one group: `add(tenant, item)` gives each item to the tenant's structure (or to its
+   * pending items while it is built); `done()` forgets structures past the budget. A group's items are
+   * mostly one tenant's, so its state is looked up once per run of them.
+   */
+  committer(): { add(tenant: string, item: Item): void; done(): void } | null {
+    if (this.#tenants.size === 0) return null;
+    let at: string | null = null;
+    let state: State<B, Item> | undefined;
+    return {
+      add: (tenant, item) => {
+        if (tenant !== at) {
+          at = tenant;
+          state = this.#tenants.get(tenant);
+        }
+        if (state?.kind === 'building') state.pending.push(item);
+        else if (state?.kind === 'ready') this.#bytes += state.built.add(item);
+      },
+      done: () => {
+        if (this.#bytes > this.budget) this.#evict();
+      },
+    };
+  }
+
+  drop(tenant: string): void {
+    if (this.#lastUsed === tenant) this.#lastUsed = null;
+    const state = this.#tenants.get(tenant);
+    if (state?.kind === 'ready') this.#bytes -= state.built.bytes;
+    this.#tenants.delete(tenant);
+  }
+
+  /** Forgets the least recently used structures (never `keep`) while over budget. */
+  #evict(keep?: string): void {
+    for (const [tenant, state] of this.#tenants) {
+      if (this.#bytes <= this.budget) return;
+      if (tenant === keep || state.kind !== 'ready') continue;
+      this.drop(tenant);
+    }
+  }
+}
