@@ -71,6 +71,8 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       // The store's shared read turns since the start: lookups by id and space loads (turns, requests,
       // their summed wait for a turn and time in turns, ms).
       store_turns: ledger?.()?.readTurnStats(),
+      // Ids of reads by id whose spaces the tables of ids' places answered, and those asked of the store.
+      id_places: placesLine(ledger?.()?.placesStats()),
       // Space copies loaded for searches since the start: loads, their time and their wait for a turn (ms).
       space_copies: services()?.search?.spaceCopies(),
       ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
@@ -85,4 +87,8 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
     server?.off('connection', onConnection);
     delay.disable();
   };
+}
+
+function placesLine(stats: ReturnType<Ledger['placesStats']> | undefined): Record<string, number> | undefined {
+  return stats && { answered: stats.answered, missed: stats.missed, mb: round(stats.bytes / MB) };
 }

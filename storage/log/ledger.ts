@@ -25,6 +25,7 @@ import { SpacesSearchView } from '../read/spaces-search-view.ts';
 import { TenantLists } from '../read/tenant-lists.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
+import { IdPlaces } from './id-places.ts';
 import { HELD_KEYS_FILE, saveHeldKeys, takeHeldKeys } from './held-keys-file.ts';
 import { KnownSpaces } from './known-spaces.ts';
 import { LruMap } from '../lru-map.ts';
@@ -182,6 +183,8 @@ export class Ledger {
   readonly #known = new KnownSpaces();
   /** Per tenant, a filter of the ids and spaces the store holds: an id or a space it has not is looked up nowhere. */
   readonly #held: HeldKeys | null;
+  /** Per tenant, the space holding each id, for reads by id: answered without asking the store. */
+  readonly #places: IdPlaces | null;
   /** How writes and invalidations were planned: against spaces' views, the tenant's, and lookups made again. */
   readonly #plans = { spaces: 0, tenant: 0, stale: 0, widened: 0, lookedUp: 0, absent: 0, newSpaces: 0 };
   /** Reads by id without a space (see readById): answered from spaces' views, or from the tenant's. */
@@ -227,9 +230,11 @@ export class Ledger {
     dropPartRows: number,
     idFilter: boolean,
     exportPageRows: number,
+    idPlaces: boolean,
   ) {
     this.#graph = graph;
     this.#held = idFilter ? new HeldKeys((tenant, sink) => graph.tenantKeys(tenant, sink)) : null;
+    this.#places = idPlaces ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink)) : null;
     this.dataDir = dataDir;
     this.#drops = new TenantDrops(dataDir);
     this.#dropPartRows = dropPartRows;
@@ -283,6 +288,8 @@ export class Ledger {
       idFilter?: boolean;
       /** Rows per page an export reads from the store (default EXPORT_PAGE_ROWS; tests page through few). */
       exportPageRows?: number;
+      /** Reads by id find ids' spaces in a table per tenant once it is built (default); false: in the store (tests of lookups). */
+      idPlaces?: boolean;
     } = {},
   ): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
@@ -298,6 +305,7 @@ export class Ledger {
       opts.dropPartRows ?? dropPartRows(),
       opts.idFilter ?? true,
       opts.exportPageRows ?? EXPORT_PAGE_ROWS,
+      opts.idPlaces ?? true,
     );
     // Filters of held ids saved by the last close, taken back if nothing was written since (before any
     // commit here, so none can be missing from them).
@@ -421,7 +429,7 @@ export class Ledger {
         if (known) for (const s of known) spaces.add(s);
         else lookUp.push(id);
       }
-      if (lookUp.length > 0) for (const set of (await this.#spacesOf(tenant, lookUp)).values()) for (const s of set) spaces.add(s);
+      if (lookUp.length > 0) for (const set of (await this.#spacesOf(tenant, lookUp, true)).values()) for (const s of set) spaces.add(s);
       const missing = [...spaces].filter((s) => !views.has(s));
       const loaded = await this.#residents.ensureSpaces(tenant, missing);
       missing.forEach((s, i) => {
@@ -461,6 +469,11 @@ export class Ledger {
    */
   planStats(): { spaces: number; tenant: number; stale: number; widened: number; lookedUp: number; absent: number; newSpaces: number } {
     return { ...this.#plans };
+  }
+
+  /** Resolves once the tenant's table of ids' places is built, or its build failed (tests). */
+  async placesSettled(tenant: string): Promise<void> {
+    await this.#places?.settled(tenant);
   }
 
   /** Resolves once the tenant's filter of held ids is built, or its build failed (tests). */
@@ -728,12 +741,18 @@ export class Ledger {
     return { ...this.#across };
   }
 
+  /** Ids of reads by id answered by the tables of ids' places, and asked of the store instead; the tables' bytes. */
+  placesStats(): { answered: number; missed: number; bytes: number } {
+    const p = this.#places;
+    return { answered: p?.answered ?? 0, missed: p?.missed ?? 0, bytes: p?.bytes ?? 0 };
+  }
+
   /** How a read round by round finds and holds the tenant's spaces (storage/read/read-by-id.ts). */
   #spaceSource(tenant: string): SpaceSource {
     return {
       lookUp: async (ids) => {
         const since = this.#recent.count;
-        return { held: await this.#spacesOf(tenant, ids), since };
+        return { held: await this.#spacesOf(tenant, ids, true), since };
       },
       movedSince: (since, ids) => this.#recent.spacesSince(since, tenant, ids),
       lookUpFacts: (facts) => this.#spacesWithFacts(tenant, facts),
@@ -822,13 +841,13 @@ export class Ledger {
   /** The tenant's view when resident, else the union of the views of the spaces holding `ids`, pinned until `releases` run. */
   async #viewOfIds(tenant: string, ids: readonly string[], releases: (() => void)[]): Promise<JudgeView> {
     if (this.#residents.has(tenant)) return this.load(tenant);
-    return new UnionView(await this.#holdSpaces(tenant, await this.#spacesHolding(tenant, ids), releases));
+    return new UnionView(await this.#holdSpaces(tenant, await this.#spacesHolding(tenant, ids, [], true), releases));
   }
 
   /** The spaces holding any of `ids` (see #spacesOf), with `also`. */
-  async #spacesHolding(tenant: string, ids: readonly string[], also: readonly string[] = []): Promise<Set<string>> {
+  async #spacesHolding(tenant: string, ids: readonly string[], also: readonly string[] = [], forRead = false): Promise<Set<string>> {
     const spaces = new Set(also);
-    if (ids.length > 0) for (const set of (await this.#spacesOf(tenant, ids)).values()) for (const s of set) spaces.add(s);
+    if (ids.length > 0) for (const set of (await this.#spacesOf(tenant, ids, forRead)).values()) for (const s of set) spaces.add(s);
     return spaces;
   }
 
@@ -955,6 +974,7 @@ export class Ledger {
         this.#recent.drop(tenant);
         this.#known.drop(tenant);
         this.#held?.drop(tenant);
+        this.#places?.drop(tenant);
         for (const [space, t] of this.#spacesStaged) if (t === tenant) this.#spacesStaged.delete(space);
         this.#spacesLooked.deleteWhere((_space, t) => t === tenant);
       });
@@ -1286,13 +1306,16 @@ export class Ledger {
     this.#recent.commit(group);
     this.#known.commit(group);
     this.#held?.commit(group);
+    this.#places?.commit(group);
   }
 
   /**
    * The spaces holding each of the tenant's ids: from those known here, the rest from the store's index
-   * (remembered with what commits brought in while the lookup ran, so the answer kept is current).
+   * (remembered with what commits brought in while the lookup ran, so the answer kept is current). For a
+   * read (`forRead`), the tenant's table of ids' places answers first: it may answer too many spaces for
+   * an id never written, which a read only loads in vain (see id-places.ts), and which a write's plan must not.
    */
-  async #spacesOf(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>> {
+  async #spacesOf(tenant: string, ids: readonly string[], forRead = false): Promise<Map<string, Set<string>>> {
     const out = new Map<string, Set<string>>();
     const missing: string[] = [];
     for (const id of ids) {
@@ -1307,6 +1330,11 @@ export class Ledger {
         // would only churn the known ids (~11 ms a 1,000-row request in a profile of imports).
         if (ids.length <= REMEMBER_ABSENT_MAX) this.#known.remember(tenant, id, new Set());
         this.#plans.absent++;
+        continue;
+      }
+      const placed = forRead ? this.#places?.spacesOf(tenant, id) : undefined;
+      if (placed) {
+        out.set(id, placed);
         continue;
       }
       const known = this.#known.get(tenant, id);

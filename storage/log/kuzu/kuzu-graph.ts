@@ -297,6 +297,8 @@ export interface GraphStore {
    * how many first, then each (a scan, made once when the tenant's filter of held ids is built).
    */
   tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void>;
+  /** Every (id, space) pair of the tenant's Ident index, after the journal is copied in: how many first, then each one. */
+  tenantPlacements(tenant: string, sink: { count(pairs: number): void; pair(id: string, space: string): void }): Promise<void>;
   /** The same from the Ident index by primary key (no scan), the write journal's rows included from memory. */
   spacesHolding(tenant: string, ids: readonly string[]): Promise<Map<string, Set<string>>>;
   /** The spaces holding a node version of the tenant carrying each of these fact keys, the write journal's included from memory. */
@@ -1293,13 +1295,48 @@ export class KuzuGraph implements GraphStore {
     });
   }
 
+  /**
+   * The pairs of the Ident index, the tenant's id and a space holding it each, read as tenantKeys reads
+   * keys: once per tenant, when its reads by id first look an id up (storage/log/id-places.ts).
+   */
+  tenantPlacements(tenant: string, sink: { count(pairs: number): void; pair(id: string, space: string): void }): Promise<void> {
+    const lit = cypherString(JSON.stringify(tenant));
+    const prefix = identKey(tenant, '').length;
+    return this.#read(async () => {
+      this.#openBeside();
+      try {
+        const [pairs] = await this.#run(this.#scanner, `${IDENT_PATH} WHERE i.tenant = ${lit} RETURN count(*) AS n`);
+        sink.count(decodeInt(pairs?.n ?? 0));
+        await this.#scanColumns(`${IDENT_PATH} WHERE i.tenant = ${lit} RETURN i.key, s.space`, 2, (cells) =>
+          sink.pair(cells[0]!.slice(prefix), cells[1]!),
+        );
+      } finally {
+        await this.#closeBeside();
+      }
+    });
+  }
+
   /** Each text cell of a one-column query, decoded, through a file read in chunks of whole lines. */
-  async #scanColumn(query: string, each: (text: string) => void): Promise<void> {
+  #scanColumn(query: string, each: (text: string) => void): Promise<void> {
+    return this.#scanColumns(query, 1, (cells) => each(cells[0]!));
+  }
+
+  /**
+   * Each row of a query of `width` text columns, its cells decoded (a row with a null cell skipped), through
+   * a file read in chunks of whole lines. `each` gets one array refilled for every row.
+   */
+  async #scanColumns(query: string, width: number, each: (cells: readonly string[]) => void): Promise<void> {
     const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
-    const column: Pick<Column<unknown>, 'name' | 'type'>[] = [{ name: 'v', type: 'text' }];
+    const names = Array.from({ length: width }, (_, c) => `v${c}`);
+    const column: Pick<Column<unknown>, 'name' | 'type'>[] = names.map((name) => ({ name, type: 'text' }));
+    const cells: string[] = [];
     const decode = (row: Readonly<Record<string, unknown>>): void => {
-      const text = decodeText(row.v);
-      if (text !== null) each(text);
+      for (let c = 0; c < width; c++) {
+        const text = decodeText(row[names[c]!]);
+        if (text === null) return;
+        cells[c] = text;
+      }
+      each(cells);
     };
     try {
       await this.#run(this.#scanner, `COPY (${query}) TO '${file}' (header=false)`);
