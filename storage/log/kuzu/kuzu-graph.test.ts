@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyRowsFor, KuzuGraph, type KuzuGraphOptions } from './kuzu-graph.ts';
 import { journalRecordOf } from './tables.ts';
-import { emptyGroup, type CommitGroup } from '../../commit-group.ts';
+import { emptyGroup, idPlacements, type CommitGroup } from '../../commit-group.ts';
 import { checkCell } from './table-rows.ts';
 import { fill } from '../../read/resident-views.ts';
 import { TenantView } from '../../read/tenant-view.ts';
@@ -577,7 +577,7 @@ describe('KuzuGraph reads for planning writes', () => {
     spaces: new Set([...g.nodes, ...g.edges, ...g.invalidations].filter((r) => r.tenant === tenant).map((r) => r.space)),
   });
 
-  it("lists a tenant's ids and spaces, stored and journaled, awkward text included", async () => {
+  it("lists a tenant's ids and spaces, and its (id, space) pairs, stored and journaled, awkward text included", async () => {
     const g = await KuzuGraph.open(join(dir, 'keys'), { journalMaxRows: Number.MAX_SAFE_INTEGER, flushAfterMs: 3_600_000 });
     try {
       const stored = { ...group(1_000, 30), batches: [] };
@@ -597,6 +597,14 @@ describe('KuzuGraph reads for planning writes', () => {
         expect(ids).toEqual(new Set([...a.ids, ...b.ids]));
         expect(spaces).toEqual(new Set([...a.spaces, ...b.spaces]));
         expect(count).toBe(ids.size + spaces.size);
+        // The same scan's pairs: each id with every space holding it.
+        const pairs = new Set<string>();
+        let pairCount = -1;
+        await g.tenantPlacements(tenant, { count: (n) => (pairCount = n), pair: (id, space) => pairs.add(JSON.stringify([id, space])) });
+        const want = [...idPlacements(stored), ...idPlacements(journaled)].filter(([t]) => t === tenant);
+        expect(pairs).toEqual(new Set(want.map(([, id, space]) => JSON.stringify([id, space]))));
+        expect(pairCount).toBe(pairs.size);
+        if (tenant === 'a') expect([...pairs].some((p) => !p.startsWith('["later'))).toBe(true);
       }
     } finally {
       await g.close();

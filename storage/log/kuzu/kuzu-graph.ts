@@ -115,8 +115,8 @@ export const FLUSH_ROWS_MAX = 128_000;
 export const STORED_ROWS_PER_COPY_ROW = 24;
 export const FLUSH_AFTER_MS = 1_000;
 export const FLUSH_MAX_WAIT_MS = 10_000;
-/** A scan of one column (tenantKeys) reads its file this many bytes at a time. */
-const SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
+/** A scan's file (tenantKeys, tenantPlacements) is parsed this many bytes at a time, a turn of the event loop each (~5 ms). */
+const SCAN_CHUNK_BYTES = 256 * 1024;
 /**
  * A write waits for the copy in progress when the journal holds this many copies' worth of rows
  * (copyRows() each) or JOURNAL_BYTES_CAP bytes per FLUSH_ROWS of them: writers cannot outrun
@@ -1272,61 +1272,71 @@ export class KuzuGraph implements GraphStore {
 
   /**
    * Every id of the tenant in the Ident index and every space in its TenantSpace rows, after the journal
-   * is copied in: how many first, then each one, read through `COPY (…) TO` a file parsed a chunk at a
-   * time (a 3M-row tenant's keys are never held as one text). A scan of both tables, made once per tenant
-   * when its writes' filter of held ids is first built (storage/log/held-keys.ts), never at start-up.
+   * is copied in: how many first, then each one. A scan of both tables, made once per tenant when its
+   * writes' filter of held ids is first built (storage/log/held-keys.ts), never at start-up.
    */
-  tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void> {
+  async tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void> {
     const lit = cypherString(JSON.stringify(tenant));
     const prefix = identKey(tenant, '').length;
-    // Lookups by id run beside the scan (nothing commits while it holds the writer's turn): a write's
-    // lookup does not wait for a scan of a large tenant.
-    return this.#read(async () => {
-      this.#openBeside();
-      try {
-        const [ids] = await this.#run(this.#scanner, `MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
-        const [spaces] = await this.#run(this.#scanner, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN count(*) AS n`);
-        sink.count(decodeInt(ids?.n ?? 0) + decodeInt(spaces?.n ?? 0));
-        await this.#scanColumn(`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit} RETURN x.key`, (key) => sink.id(key.slice(prefix)));
-        await this.#scanColumn(`MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit} RETURN x.space`, (space) => sink.space(space));
-      } finally {
-        await this.#closeBeside();
-      }
-    });
+    const [ids, spaces] = await this.#scanOut(
+      [`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit}`, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit}`],
+      ['x.key', 'x.space'],
+      (counts) => sink.count(counts[0]! + counts[1]!),
+    );
+    await this.#parseOut(ids!, 1, (cells) => sink.id(cells[0]!.slice(prefix)));
+    await this.#parseOut(spaces!, 1, (cells) => sink.space(cells[0]!));
   }
 
   /**
    * The pairs of the Ident index, the tenant's id and a space holding it each, read as tenantKeys reads
    * keys: once per tenant, when its reads by id first look an id up (storage/log/id-places.ts).
    */
-  tenantPlacements(tenant: string, sink: { count(pairs: number): void; pair(id: string, space: string): void }): Promise<void> {
+  async tenantPlacements(tenant: string, sink: { count(pairs: number): void; pair(id: string, space: string): void }): Promise<void> {
     const lit = cypherString(JSON.stringify(tenant));
     const prefix = identKey(tenant, '').length;
-    return this.#read(async () => {
-      this.#openBeside();
-      try {
-        const [pairs] = await this.#run(this.#scanner, `${IDENT_PATH} WHERE i.tenant = ${lit} RETURN count(*) AS n`);
-        sink.count(decodeInt(pairs?.n ?? 0));
-        await this.#scanColumns(`${IDENT_PATH} WHERE i.tenant = ${lit} RETURN i.key, s.space`, 2, (cells) =>
-          sink.pair(cells[0]!.slice(prefix), cells[1]!),
-        );
-      } finally {
-        await this.#closeBeside();
-      }
-    });
-  }
-
-  /** Each text cell of a one-column query, decoded, through a file read in chunks of whole lines. */
-  #scanColumn(query: string, each: (text: string) => void): Promise<void> {
-    return this.#scanColumns(query, 1, (cells) => each(cells[0]!));
+    const [pairs] = await this.#scanOut([`${IDENT_PATH} WHERE i.tenant = ${lit}`], ['i.key, s.space'], (counts) => sink.count(counts[0]!));
+    await this.#parseOut(pairs!, 2, (cells) => sink.pair(cells[0]!.slice(prefix), cells[1]!));
   }
 
   /**
-   * Each row of a query of `width` text columns, its cells decoded (a row with a null cell skipped), through
-   * a file read in chunks of whole lines. `each` gets one array refilled for every row.
+   * For each `MATCH … WHERE …` of `matches`, its count of rows (handed to `count`) and a file of the
+   * `returns` columns of its rows (`COPY (…) TO`), made in one turn after the journal is copied in; the
+   * files are then read (#parseOut) outside it. Lookups by id run beside the scan (nothing commits while it
+   * holds the writer's turn), so a write's lookup does not wait for a scan of a large tenant; and the turn
+   * is held only while Kuzu writes the files, not while they are parsed (~1 s at 300k pairs, longer at 3M,
+   * with commits waiting meanwhile).
    */
-  async #scanColumns(query: string, width: number, each: (cells: readonly string[]) => void): Promise<void> {
-    const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
+  async #scanOut(matches: readonly string[], returns: readonly string[], count: (counts: number[]) => void): Promise<string[]> {
+    const files: string[] = [];
+    try {
+      await this.#read(async () => {
+        this.#openBeside();
+        try {
+          const counts: number[] = [];
+          for (const match of matches) counts.push(decodeInt((await this.#run(this.#scanner, `${match} RETURN count(*) AS n`))[0]?.n ?? 0));
+          count(counts);
+          for (const [k, match] of matches.entries()) {
+            const file = join(this.#stage, `out-${++this.#copyOuts}.csv`);
+            files.push(file);
+            await this.#run(this.#scanner, `COPY (${match} RETURN ${returns[k]}) TO '${file}' (header=false)`);
+          }
+        } finally {
+          await this.#closeBeside();
+        }
+      });
+      return files;
+    } catch (error) {
+      for (const file of files) rmSync(file, { force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * Each row of a file of `width` text columns (#scanOut), its cells decoded (a row with a null cell
+   * skipped), read in chunks of whole lines with a turn of the event loop between chunks; the file is
+   * removed after. `each` gets one array refilled for every row.
+   */
+  async #parseOut(file: string, width: number, each: (cells: readonly string[]) => void): Promise<void> {
     const names = Array.from({ length: width }, (_, c) => `v${c}`);
     const column: Pick<Column<unknown>, 'name' | 'type'>[] = names.map((name) => ({ name, type: 'text' }));
     const cells: string[] = [];
@@ -1339,7 +1349,6 @@ export class KuzuGraph implements GraphStore {
       each(cells);
     };
     try {
-      await this.#run(this.#scanner, `COPY (${query}) TO '${file}' (header=false)`);
       const fd = openSync(file, 'r');
       try {
         const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
@@ -1354,6 +1363,7 @@ export class KuzuGraph implements GraphStore {
           const end = text.lastIndexOf('\n') + 1;
           if (end > 0) parseCsvRows(text.slice(0, end), column, decode);
           carry = text.slice(end);
+          await new Promise((resolve) => setImmediate(resolve));
         }
         if (carry !== '') parseCsvRows(`${carry}\n`, column, decode);
       } finally {
