@@ -134,6 +134,12 @@ export class CopyFiles {
     return this.#files.size;
   }
 
+  /** Removes a file found unreadable, counted as failed. */
+  discard(key: string): void {
+    this.counts.failed++;
+    this.remove(key);
+  }
+
   /**
    * The scope's file as segments, or null when it is absent or unreadable (then removed). They are views of
    * one buffer that the next read writes over: use them before anything else reads a file.
@@ -156,8 +162,7 @@ export class CopyFiles {
       // unreadable: as below
     }
     if (segments === null || segments.reduce((n, s) => n + s.rows, 0) !== held.rows) {
-      this.counts.failed++;
-      this.remove(key);
+      this.discard(key);
       return null;
     }
     this.counts.reads++;

@@ -3,6 +3,7 @@
 // of 150 rows) and scores it where it lies, and nothing of it outlives the search.
 import type { Hit, RowFilter } from '../index-row.ts';
 import type { CopyFiles } from './copy-files.ts';
+import type { Segment } from './packed-format.ts';
 import { packedFullText, packedNearest } from './packed-search.ts';
 import type { ScopeCopy } from './scope-copy.ts';
 
@@ -32,12 +33,23 @@ export class FileCopy implements ScopeCopy {
   }
 
   fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] | null {
-    const segments = this.#files.segments(this.#key);
-    return segments && packedFullText(segments, tokens, f, limit);
+    return this.#search((segments) => packedFullText(segments, tokens, f, limit));
   }
 
   nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] | null {
+    return this.#search((segments) => packedNearest(segments, query, f, limit, column));
+  }
+
+  /** A search of the file; null when it is gone or cannot be searched (a damage the read's checks missed: it is removed). */
+  #search(run: (segments: Segment[]) => Hit[]): Hit[] | null {
     const segments = this.#files.segments(this.#key);
-    return segments && packedNearest(segments, query, f, limit, column);
+    if (!segments) return null;
+    try {
+      return run(segments);
+    } catch (error) {
+      console.error(`search copy file ${this.#key}: could not be searched, removed (the copy is read from the table):`, error);
+      this.#files.discard(this.#key);
+      return null;
+    }
   }
 }

@@ -306,10 +306,58 @@ export function openSegments(bytes: Buffer, length = bytes.length): Segment[] | 
     const counts = Object.fromEntries(COUNT_FIELDS.map((f, i) => [f, header[2 + i]!])) as unknown as Counts;
     const l = layout(counts);
     if (l.end !== size) return null;
-    segments.push(view(bytes, at, counts, l));
+    const segment = view(bytes, at, counts, l);
+    if (!consistent(segment, counts)) return null;
+    segments.push(segment);
     at += size;
   }
   return segments;
+}
+
+/** Whether `offsets` start at 0, never fall, and end at `end`: each entry's slice lies in its block. */
+function spans(offsets: Int32Array, end: number): boolean {
+  if (offsets[0] !== 0 || offsets[offsets.length - 1] !== end) return false;
+  for (let i = 1; i < offsets.length; i++) if (offsets[i]! < offsets[i - 1]!) return false;
+  return true;
+}
+
+/** Whether every index inside `values` is in [low, high). */
+function within(values: Int32Array, low: number, high: number): boolean {
+  for (let i = 0; i < values.length; i++) if (values[i]! < low || values[i]! >= high) return false;
+  return true;
+}
+
+/** Whether each row's cells of a vector column lie among the column's pairs or dense cells. */
+function cellsWithin(c: PackedColumn): boolean {
+  for (let i = 0; i < c.length.length; i++) {
+    const length = c.length[i]!;
+    if (length < 0) continue;
+    const cells = c.cells[i]!;
+    const at = c.at[i]!;
+    const [count, room] = cells < 0 ? [length, c.dense.length] : [cells, c.values.length];
+    if (at < 0 || at + count > room) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether every offset and index inside a segment points inside it: a file damaged on disk behind a valid
+ * header is refused (removed, and the copy read from the table) instead of misleading a search. Costs a
+ * pass over the offsets and postings, small beside reading the file.
+ */
+function consistent(s: Segment, c: Counts): boolean {
+  return (
+    spans(s.idOffsets, c.idBytes) &&
+    spans(s.termOffsets, c.termBytes) &&
+    spans(s.dictOffsets, c.dictBytes) &&
+    spans(s.postingStart, c.postings) &&
+    within(s.postingRows, 0, c.rows) &&
+    within(s.space, 0, c.dictEntries) &&
+    within(s.kind, 0, c.dictEntries) &&
+    within(s.category, -1, c.dictEntries) &&
+    cellsWithin(s.vector) &&
+    cellsWithin(s.wvec)
+  );
 }
 
 function view(bytes: Buffer, base: number, c: Counts, l: ReturnType<typeof layout>): Segment {

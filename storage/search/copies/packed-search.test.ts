@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../../../evals/lib/rng.ts';
 import type { Hit, RowFilter } from '../index-row.ts';
-import { decodeSegments, encodeSegment, openSegments, type SpaceRow } from './packed-format.ts';
+import { decodeSegments, encodeSegment, openSegments, type Segment, type SpaceRow } from './packed-format.ts';
 import { packedFullText, packedNearest } from './packed-search.ts';
 import { SpaceCopy } from './space-copies.ts';
 
@@ -95,6 +95,31 @@ describe('a packed segment', () => {
     garbled[0] = 0;
     expect(openSegments(garbled)).toBeNull();
     expect(openSegments(Buffer.alloc(64))).toBeNull();
+  });
+
+  it('is refused when an offset or index inside it points outside it, its header intact', () => {
+    const { rows, tokens } = rowsOf(40);
+    const bytes = packed(rows, tokens, 1);
+    // Each damage written through the views of a fresh copy of the bytes; the copy opens before it.
+    const damages: ((s: Segment) => void)[] = [
+      (s) => (s.idOffsets[s.idOffsets.length - 1] = s.ids.length + 1),
+      (s) => (s.termOffsets[1] = s.termOffsets[2]! + 1),
+      (s) => (s.dictOffsets[0] = 1),
+      (s) => (s.postingStart[s.postingStart.length - 1] = s.postingRows.length + 1),
+      (s) => (s.postingRows[0] = s.rows),
+      (s) => (s.space[0] = -1),
+      (s) => (s.category[0] = 99),
+      (s) => (s.vector.at[0] = s.vector.values.length + s.vector.dense.length),
+      (s) => (s.wvec.at[s.wvec.length.findIndex((l) => l >= 0)] = -5),
+    ];
+    for (const damage of damages) {
+      const copy = Buffer.allocUnsafeSlow(bytes.length);
+      bytes.copy(copy);
+      const segments = openSegments(copy)!;
+      expect(segments).not.toBeNull();
+      damage(segments[segments.length - 1]!);
+      expect(openSegments(copy)).toBeNull();
+    }
   });
 });
 

@@ -5,7 +5,7 @@
 // in the segments. The segments' rows are numbered end to end, in seq order as a copy holds them.
 import type { Hit, RowFilter } from '../index-row.ts';
 import { byScore, idf, insertSorted, termScore } from './text-mirror.ts';
-import { admitsTimes, dot, sparseDot } from './vector-mirror.ts';
+import { admitsTimes, dot, idSets, sparseDot } from './vector-mirror.ts';
 import { dictEntry, idOf, termIndex, type PackedColumn, type Segment } from './packed-format.ts';
 
 const f32 = Math.fround;
@@ -40,11 +40,6 @@ function admitted(s: Segment, i: number, f: RowFilter, w: Wanted, only?: Readonl
   const id = idOf(s, i);
   return !excluded?.has(id) && (!only || only.has(id));
 }
-
-const idSets = (f: RowFilter): { only?: Set<string>; excluded?: Set<string> } => ({
-  ...(f.onlyIds !== undefined ? { only: new Set(f.onlyIds) } : {}),
-  ...(f.excludeIds !== undefined && f.excludeIds.length > 0 ? { excluded: new Set(f.excludeIds) } : {}),
-});
 
 /** The segment holding row `row` of the run (numbered end to end), and the row's place in it. */
 function locate(segments: readonly Segment[], row: number): [Segment, number] {

@@ -16,7 +16,7 @@
 // table answers for them, so they count only the rows known at the read's as_of.
 import type { Table as ArrowTable } from 'apache-arrow';
 import type { Hit, RowFilter } from '../index-row.ts';
-import { admits, cellsOf, FILTER_COLUMNS, filterCells, type FilterCells } from './vector-mirror.ts';
+import { admits, cellsOf, FILTER_COLUMNS, filterCells, idSets, type FilterCells } from './vector-mirror.ts';
 
 /** A row's prefilter columns and its text. */
 export type TextRow = FilterCells & { text: string };
@@ -189,8 +189,7 @@ export class TenantText {
    */
   search(query: readonly string[], f: RowFilter, limit: number): Hit[] {
     if (limit <= 0 || query.length === 0 || this.#rows.length === 0) return [];
-    const only = f.onlyIds !== undefined ? new Set(f.onlyIds) : undefined;
-    const excluded = f.excludeIds !== undefined && f.excludeIds.length > 0 ? new Set(f.excludeIds) : undefined;
+    const { only, excluded } = idSets(f);
     // Rows appended since the index was updated are scored with the statistics of the indexed rows and
     // of the appended rows the prefilter admits (the ones LanceDB's flat scan reads).
     const total = this.#rows.length;

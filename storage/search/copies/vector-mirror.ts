@@ -218,6 +218,14 @@ export function admitsTimes(knownAt: number, assertedAt: number, validFrom: numb
   return f.asserted === undefined || (assertedAt >= Math.trunc(f.asserted.from) && assertedAt < Math.trunc(f.asserted.to));
 }
 
+/** The filter's ids as sets, for admits(): those a row must be among (`only`), and those it must not be. */
+export function idSets(f: RowFilter): { only?: Set<string>; excluded?: Set<string> } {
+  return {
+    ...(f.onlyIds !== undefined ? { only: new Set(f.onlyIds) } : {}),
+    ...(f.excludeIds !== undefined && f.excludeIds.length > 0 ? { excluded: new Set(f.excludeIds) } : {}),
+  };
+}
+
 /** Whether the row passes the prefilter `wherePredicate(f)` writes in SQL (lance-index.ts); keep the two in step. */
 export function admits(
   r: Omit<MirrorRow, 'vector' | 'wvec'>,
@@ -297,8 +305,7 @@ export class TenantVectors {
     const qn = Math.sqrt(dot(query, 0, query));
     if (qn === 0 || limit <= 0) return null;
     const vectors = column === 'vector' ? this.#vector : this.#wvec;
-    const only = f.onlyIds !== undefined ? new Set(f.onlyIds) : undefined;
-    const excluded = f.excludeIds !== undefined && f.excludeIds.length > 0 ? new Set(f.excludeIds) : undefined;
+    const { only, excluded } = idSets(f);
     // The best `limit` so far, nearest first; a later row enters only if strictly nearer (ties keep write order).
     const top: { row: Scalars; distance: number }[] = [];
     let i = 0;
