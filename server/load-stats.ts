@@ -90,5 +90,13 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
 }
 
 function placesLine(stats: ReturnType<Ledger['placesStats']> | undefined): Record<string, number> | undefined {
-  return stats && { answered: stats.answered, missed: stats.missed, mb: round(stats.bytes / MB) };
+  return (
+    stats && {
+      answered: stats.answered,
+      missed: stats.missed,
+      mb: round(stats.bytes / MB),
+      builds: stats.builds,
+      build_ms: Math.round(stats.buildMs),
+    }
+  );
 }

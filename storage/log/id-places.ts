@@ -165,6 +165,11 @@ export class IdPlaces {
     return this.#tables.bytes;
   }
 
+  /** Tables built, and their builds' time summed (ms). */
+  get builds(): { count: number; ms: number } {
+    return { count: this.#tables.builds, ms: this.#tables.buildMs };
+  }
+
   /** A committed group's pairs, added to the tables built or being built. */
   commit(group: Readonly<Pick<CommitGroup, 'nodes' | 'edges'>>): void {
     const to = this.#tables.committer();

@@ -741,10 +741,16 @@ export class Ledger {
     return { ...this.#across };
   }
 
-  /** Ids of reads by id answered by the tables of ids' places, and asked of the store instead; the tables' bytes. */
-  placesStats(): { answered: number; missed: number; bytes: number } {
+  /** Ids of reads by id answered by the tables of ids' places, and asked of the store instead; the tables' bytes, builds and their time. */
+  placesStats(): { answered: number; missed: number; bytes: number; builds: number; buildMs: number } {
     const p = this.#places;
-    return { answered: p?.answered ?? 0, missed: p?.missed ?? 0, bytes: p?.bytes ?? 0 };
+    return {
+      answered: p?.answered ?? 0,
+      missed: p?.missed ?? 0,
+      bytes: p?.bytes ?? 0,
+      builds: p?.builds.count ?? 0,
+      buildMs: p?.builds.ms ?? 0,
+    };
   }
 
   /** How a read round by round finds and holds the tenant's spaces (storage/read/read-by-id.ts). */

@@ -26,6 +26,8 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
   /** Structures built from the store, and taken back whole (tests and benchmarks). */
   builds = 0;
   adopted = 0;
+  /** Time from the start of each build to its structure being ready, summed (ms). */
+  buildMs = 0;
 
   /** `read` builds a tenant's structure from the store; `what` names it in the log line of a failed read. */
   constructor(
@@ -82,11 +84,13 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
     const state: State<B, Item> = { kind: 'building', pending: [] };
     this.#tenants.set(tenant, state);
     this.builds++;
+    const started = performance.now();
     void this.read(tenant).then(
       (built) => {
         // Dropped (or forgotten) while it read: the answer is not kept.
         if (this.#tenants.get(tenant) !== state) return;
         for (const item of state.pending) built.add(item);
+        this.buildMs += performance.now() - started;
         this.#tenants.set(tenant, { kind: 'ready', built });
         this.#bytes += built.bytes;
         this.#evict(tenant);
