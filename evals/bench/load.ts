@@ -342,6 +342,7 @@ interface LoadStats {
   sockets_paused?: number;
   sockets_need_drain?: number;
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
+  id_places?: { answered: number; missed: number; mb: number; builds?: number; build_ms?: number };
   space_copies?: {
     loads: number;
     fileSearches?: number;
@@ -382,11 +383,18 @@ function describeCopies(c: LoadStats['space_copies']): string {
     : '';
 }
 
+/** Ids of reads by id answered by the tables of ids' places so far, and asked of the store; the tables' size and builds. */
+function describePlaces(p: LoadStats['id_places']): string {
+  return p
+    ? `, ids placed so far ${p.answered} (store asked for ${p.missed}; ${fmt(p.mb, 1)} MB, ${p.builds ?? '?'} built in ${fmt((p.build_ms ?? NaN) / 1000, 1)} s)`
+    : '';
+}
+
 function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}${describeCopies(x.space_copies)}`,
+        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}${describePlaces(x.id_places)}${describeCopies(x.space_copies)}`,
     )
     .join('; ');
 }
