@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IdPlaces, PlacesTable } from '../storage/log/id-places.ts';
 import type { Ledger } from '../storage/log/ledger.ts';
-import { TenantBuilds, type TenantBuilt } from '../storage/log/tenant-builds.ts';
+import { TenantBuilds, TOO_LARGE_RETRY_MS, type TenantBuilt } from '../storage/log/tenant-builds.ts';
 import type { WriteInput } from '../storage/log/write-plan.ts';
 import type { Context } from '../tools/context.ts';
 import { getMemory, GetMemoryInput } from '../tools/get-memory.ts';
@@ -63,10 +63,14 @@ describe('a table of ids and the space holding each', () => {
 /** A structure for TenantBuilds' tests: the items added, its size set by hand. */
 class Items implements TenantBuilt<string> {
   readonly items: string[] = [];
-  constructor(public bytes = 100) {}
+  constructor(
+    public bytes = 100,
+    readonly growth = 0,
+  ) {}
   add(item: string): number {
     this.items.push(item);
-    return 0;
+    this.bytes += this.growth;
+    return this.growth;
   }
 }
 
@@ -104,6 +108,40 @@ describe('structures built per tenant from one read of the store', () => {
     await builds.settled('d');
     expect(['a', 'b', 'c', 'd'].filter((t) => builds.isReady(t))).toEqual(['a', 'd']);
     expect(builds.bytes).toBe(800);
+  });
+
+  it('keeps no structure larger than the whole budget, built or grown so, and builds it again only after minutes', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const error = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const sizes = new Map([
+        ['huge', 1_500],
+        ['growing', 900],
+      ]);
+      const builds = new TenantBuilds<string, Items>('items', (t) => Promise.resolve(new Items(sizes.get(t), 200)), 1_000);
+      builds.ready('huge');
+      await builds.settled('huge');
+      expect(builds.isReady('huge')).toBe(false);
+      expect(String(error.mock.calls[0]?.[0])).toContain('past the budget');
+      builds.ready('huge');
+      expect(builds.builds).toBe(1); // not read again at once
+      builds.ready('growing');
+      await builds.settled('growing');
+      expect(builds.isReady('growing')).toBe(true);
+      const to = builds.committer()!;
+      to.add('growing', 'one more'); // 1,100 bytes now: alone past the budget
+      to.done();
+      expect(builds.isReady('growing')).toBe(false);
+      expect(builds.bytes).toBe(0);
+      builds.ready('growing');
+      expect(builds.builds).toBe(2);
+      vi.setSystemTime(Date.now() + TOO_LARGE_RETRY_MS + 1);
+      builds.ready('huge');
+      expect(builds.builds).toBe(3);
+    } finally {
+      error.mockRestore();
+      vi.useRealTimers();
+    }
   });
 
   it('after a failed read asks the store meanwhile and builds again only after a while', async () => {

@@ -11,11 +11,16 @@ export interface TenantBuilt<Item> {
   add(item: Item): number;
 }
 
-/** `pending`: the items commits brought while the read ran. */
-type State<B, Item> = { kind: 'building'; pending: Item[] } | { kind: 'ready'; built: B } | { kind: 'failed'; at: number };
+/** `pending`: the items commits brought while the read ran; `retryAt`: when a failed build may be tried again. */
+type State<B, Item> = { kind: 'building'; pending: Item[] } | { kind: 'ready'; built: B } | { kind: 'failed'; retryAt: number };
 
 /** After a build failed (the store refused the read), it is tried again no sooner than this. */
 const RETRY_AFTER_MS = 10_000;
+/**
+ * A structure larger than the whole budget is not kept, and not built again for this long: built and
+ * forgotten at once, it would be read from the store again on every use.
+ */
+export const TOO_LARGE_RETRY_MS = 10 * 60_000;
 
 export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
   /** Per tenant, least recently used first. */
@@ -53,7 +58,7 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
       }
       return state.built;
     }
-    if (build && (!state || (state.kind === 'failed' && Date.now() - state.at >= RETRY_AFTER_MS))) this.#build(tenant);
+    if (build && (!state || (state.kind === 'failed' && Date.now() >= state.retryAt))) this.#build(tenant);
     return null;
   }
 
@@ -91,13 +96,14 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
         if (this.#tenants.get(tenant) !== state) return;
         for (const item of state.pending) built.add(item);
         this.buildMs += performance.now() - started;
+        if (built.bytes > this.budget) return this.#tooLarge(tenant, built.bytes);
         this.#tenants.set(tenant, { kind: 'ready', built });
         this.#bytes += built.bytes;
         this.#evict(tenant);
       },
       (error: unknown) => {
         if (this.#tenants.get(tenant) !== state) return;
-        this.#tenants.set(tenant, { kind: 'failed', at: Date.now() });
+        this.#tenants.set(tenant, { kind: 'failed', retryAt: Date.now() + RETRY_AFTER_MS });
         console.error(`${this.what} of tenant ${tenant}: reading them failed, the store is asked meanwhile:`, error);
       },
     );
@@ -134,12 +140,22 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
     this.#tenants.delete(tenant);
   }
 
-  /** Forgets the least recently used structures (never `keep`) while over budget. */
+  /** Forgets the least recently used structures (never `keep`) while over budget; one past the budget alone is not built again for a while. */
   #evict(keep?: string): void {
     for (const [tenant, state] of this.#tenants) {
       if (this.#bytes <= this.budget) return;
       if (tenant === keep || state.kind !== 'ready') continue;
       this.drop(tenant);
+      if (state.built.bytes > this.budget) this.#tooLarge(tenant, state.built.bytes);
     }
+  }
+
+  #tooLarge(tenant: string, bytes: number): void {
+    this.#tenants.set(tenant, { kind: 'failed', retryAt: Date.now() + TOO_LARGE_RETRY_MS });
+    const mb = (n: number): string => (n / 1048576).toFixed(1);
+    console.error(
+      `${this.what} of tenant ${tenant}: ${mb(bytes)} MB, past the budget of ${mb(this.budget)} MB for all tenants: ` +
+        `not kept, the store is asked instead, and not built again for ${TOO_LARGE_RETRY_MS / 60_000} minutes`,
+    );
   }
 }
