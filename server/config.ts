@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { journalCopyRows, kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/read/resident-views.ts';
+import { idPlacesMb } from '../storage/log/id-places.ts';
 import { exactVectorRows } from '../storage/search/lance/exact-rows.ts';
 import { indexNice } from '../storage/search/lance/index-priority.ts';
 import { admissionLimits, type AdmissionLimits } from '../tools/admission.ts';
@@ -141,6 +142,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heapGrowth = heapGrowthPercent(env);
     exactVectorRows(env); // read by the search index when it opens; refused here, before anything starts
     journalCopyRows(env); // read by the graph store when it opens, the same way
+    idPlacesMb(env); // read by the ledger when it opens, the same way
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

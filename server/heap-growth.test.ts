@@ -25,9 +25,24 @@ describe('applyHeapGrowth', () => {
   });
   it('names the setting in the start-up line with every other memory bound', () => {
     const growth = applyHeapGrowth(HEAP_GROWTH_DEFAULT, []);
-    const line = describeMemory({ growth, memoryMb: 256, kuzuBufferMb: 256, spaceCopiesMb: 64, vectorMirrorsMb: 256, lanceCachesMb: 320 });
+    const line = describeMemory({
+      growth,
+      memoryMb: 256,
+      kuzuBufferMb: 256,
+      spaceCopiesMb: 64,
+      vectorMirrorsMb: 256,
+      lanceCachesMb: 320,
+      idPlacesMb: 64,
+    });
     expect(line).toMatch(/at most 50% past/);
-    for (const name of ['SVC_MEMORY_MB', 'SVC_SEARCH_SPACES_MB', 'SVC_SEARCH_VECTORS_MB', 'SVC_KUZU_BUFFER_MB', 'SVC_HEAP_GROWTH_PERCENT'])
+    for (const name of [
+      'SVC_MEMORY_MB',
+      'SVC_SEARCH_SPACES_MB',
+      'SVC_SEARCH_VECTORS_MB',
+      'SVC_ID_PLACES_MB',
+      'SVC_KUZU_BUFFER_MB',
+      'SVC_HEAP_GROWTH_PERCENT',
+    ])
       expect(line).toContain(name);
     expect(line).toMatch(/V8 heap limit \d+ MB/);
   });

@@ -195,8 +195,8 @@ afterEach(async () => {
 describe('reads by id over the places of ids', () => {
   it('answer as reads looking every id up in the store do, through commits, without asking the store', async () => {
     const opened = await Promise.all(
-      [true, false].map(async (idPlaces) => {
-        const store = restartableLedger('id-places', { memoryMb: SMALL_BUDGET_MB, idPlaces, graph: { flushAfterMs: 3_600_000 } });
+      [64, 0].map(async (idPlacesMb) => {
+        const store = restartableLedger('id-places', { memoryMb: SMALL_BUDGET_MB, idPlacesMb, graph: { flushAfterMs: 3_600_000 } });
         stores.push(store);
         return store.open();
       }),

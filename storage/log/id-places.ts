@@ -10,11 +10,16 @@
 // whose hashes match one it did is thus answered with that id's space: a read loads a space holding
 // nothing of it, and answers as the store would. A write's plan still asks the store (or the known ids).
 import { idPlacements, type CommitGroup } from '../commit-group.ts';
+import { envMegabytes } from '../env-megabytes.ts';
 import { hashInto, type KeyHashes } from './key-hashes.ts';
 import { TenantBuilds, type TenantBuilt } from './tenant-builds.ts';
 
-/** The tables of all tenants together, in bytes, before the least recently used are forgotten. */
-export const ID_PLACES_BYTES = 64 * 1024 * 1024;
+/** The tables of all tenants together, in MB, before the least recently used are forgotten: `SVC_ID_PLACES_MB`, 0 for none. */
+export const ID_PLACES_MB = 64;
+
+export function idPlacesMb(env: NodeJS.ProcessEnv = process.env): number {
+  return envMegabytes(env, 'SVC_ID_PLACES_MB', ID_PLACES_MB, 0);
+}
 
 /** A slot holding no id. */
 const EMPTY = -1;
@@ -141,7 +146,7 @@ export class IdPlaces {
   answered = 0;
   missed = 0;
 
-  constructor(read: ReadTenantPlacements, budget = ID_PLACES_BYTES) {
+  constructor(read: ReadTenantPlacements, budget = ID_PLACES_MB * 1024 * 1024) {
     this.#tables = new TenantBuilds('places of ids', (tenant) => buildTable(read, tenant), budget);
   }
 

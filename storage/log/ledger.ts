@@ -25,7 +25,7 @@ import { SpacesSearchView } from '../read/spaces-search-view.ts';
 import { TenantLists } from '../read/tenant-lists.ts';
 import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
-import { IdPlaces } from './id-places.ts';
+import { IdPlaces, idPlacesMb } from './id-places.ts';
 import { HELD_KEYS_FILE, saveHeldKeys, takeHeldKeys } from './held-keys-file.ts';
 import { KnownSpaces } from './known-spaces.ts';
 import { LruMap } from '../lru-map.ts';
@@ -230,11 +230,11 @@ export class Ledger {
     dropPartRows: number,
     idFilter: boolean,
     exportPageRows: number,
-    idPlaces: boolean,
+    idPlacesMb: number,
   ) {
     this.#graph = graph;
     this.#held = idFilter ? new HeldKeys((tenant, sink) => graph.tenantKeys(tenant, sink)) : null;
-    this.#places = idPlaces ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink)) : null;
+    this.#places = idPlacesMb > 0 ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink), idPlacesMb * 1024 * 1024) : null;
     this.dataDir = dataDir;
     this.#drops = new TenantDrops(dataDir);
     this.#dropPartRows = dropPartRows;
@@ -288,8 +288,8 @@ export class Ledger {
       idFilter?: boolean;
       /** Rows per page an export reads from the store (default EXPORT_PAGE_ROWS; tests page through few). */
       exportPageRows?: number;
-      /** Reads by id find ids' spaces in a table per tenant once it is built (default); false: in the store (tests of lookups). */
-      idPlaces?: boolean;
+      /** MB for the tables in which reads by id find ids' spaces (default SVC_ID_PLACES_MB); 0: in the store (tests of lookups). */
+      idPlacesMb?: number;
     } = {},
   ): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
@@ -305,7 +305,7 @@ export class Ledger {
       opts.dropPartRows ?? dropPartRows(),
       opts.idFilter ?? true,
       opts.exportPageRows ?? EXPORT_PAGE_ROWS,
-      opts.idPlaces ?? true,
+      opts.idPlacesMb ?? idPlacesMb(),
     );
     // Filters of held ids saved by the last close, taken back if nothing was written since (before any
     // commit here, so none can be missing from them).

@@ -553,7 +553,7 @@ describe('search index derived from the ledger', () => {
     // store's lookup of which spaces hold an id scans the tenant's ids past 40 ids.
     const base = mkdtempSync(join(tmpdir(), 'search-first-linked-'));
     // Ids found in the store, counted: not in the tables of ids' places, which answer reads once built.
-    const own = await Ledger.open(join(base, 'data'), { idPlaces: false });
+    const own = await Ledger.open(join(base, 'data'), { idPlacesMb: 0 });
     const sourceOf = (hints: boolean): IndexSource => sourceWithHints(own, hints);
     const claim = (id: string, statement: string) => ({ id, kind: 'claim', statement });
     await own.write('t', { space: 'old', nodes: [claim('o1', 'the old orchard flooded')], edges: [] });
