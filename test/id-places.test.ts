@@ -196,12 +196,17 @@ describe('reads by id over the places of ids', () => {
   it('answer as reads looking every id up in the store do, through commits, without asking the store', async () => {
     const opened = await Promise.all(
       [64, 0].map(async (idPlacesMb) => {
-        const store = restartableLedger('id-places', { memoryMb: SMALL_BUDGET_MB, idPlacesMb, graph: { flushAfterMs: 3_600_000 } });
+        const store = restartableLedger('id-places', {
+          memoryMb: SMALL_BUDGET_MB,
+          idPlacesMb,
+          idPlacesAfter: 30,
+          graph: { flushAfterMs: 3_600_000 },
+        });
         stores.push(store);
         return store.open();
       }),
     );
-    const [placed, looked] = opened as [Ledger, Ledger];
+    let [placed, looked] = opened as [Ledger, Ledger];
     const write = async (input: WriteInput): Promise<void> => {
       for (const l of [placed, looked]) expect((await l.write(T, input)).refused).toEqual([]);
     };
@@ -213,8 +218,13 @@ describe('reads by id over the places of ids', () => {
         edges: [edge(`u${u}-a`, 'CAUSES', `u${u}-b`), ...(u > 0 ? [edge(`u${u}-a`, 'SUPPORTS', `u${u - 1}-a`)] : [])],
       });
     const ids = [...Array.from({ length: 12 }, (_, u) => [`u${u}-a`, `u${u}-b`, `u${u}-c`]).flat(), 'never written'];
-    // The first read starts the table's build and asks the store; once built, the table answers.
+    // Restarted, so the known ids are empty: the first reads ask the store, and past 30 ids the table is
+    // built; once built, it answers.
+    [placed, looked] = [await stores[0]!.open(), await stores[1]!.open()];
+    expect(await answers(placed, ids.slice(0, 5))).toEqual(await answers(looked, ids.slice(0, 5)));
+    expect(placed.placesStats().builds).toBe(0); // few ids asked: no scan
     expect(await answers(placed, ids)).toEqual(await answers(looked, ids));
+    expect(placed.placesStats().builds).toBe(1);
     await placed.placesSettled(T);
     await placed.viewOf(T, 'filler'); // evicts the users' views: the next reads load them again
     const lookedUp = placed.planStats().lookedUp;

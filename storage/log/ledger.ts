@@ -231,10 +231,12 @@ export class Ledger {
     idFilter: boolean,
     exportPageRows: number,
     idPlacesMb: number,
+    idPlacesAfter: number | undefined,
   ) {
     this.#graph = graph;
     this.#held = idFilter ? new HeldKeys((tenant, sink) => graph.tenantKeys(tenant, sink)) : null;
-    this.#places = idPlacesMb > 0 ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink), idPlacesMb * 1024 * 1024) : null;
+    this.#places =
+      idPlacesMb > 0 ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink), idPlacesMb * 1024 * 1024, idPlacesAfter) : null;
     this.dataDir = dataDir;
     this.#drops = new TenantDrops(dataDir);
     this.#dropPartRows = dropPartRows;
@@ -290,6 +292,8 @@ export class Ledger {
       exportPageRows?: number;
       /** MB for the tables in which reads by id find ids' spaces (default SVC_ID_PLACES_MB); 0: in the store (tests of lookups). */
       idPlacesMb?: number;
+      /** Ids a tenant's reads ask the store for before its table is built (default BUILD_AFTER_LOOKUPS; tests build at once). */
+      idPlacesAfter?: number;
     } = {},
   ): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
@@ -306,6 +310,7 @@ export class Ledger {
       opts.idFilter ?? true,
       opts.exportPageRows ?? EXPORT_PAGE_ROWS,
       opts.idPlacesMb ?? idPlacesMb(),
+      opts.idPlacesAfter,
     );
     // Filters of held ids saved by the last close, taken back if nothing was written since (before any
     // commit here, so none can be missing from them).
@@ -1349,6 +1354,7 @@ export class Ledger {
     }
     if (missing.length === 0) return out;
     this.#plans.lookedUp += missing.length;
+    if (forRead) this.#places?.lookedUp(tenant, missing.length);
     const since = this.#recent.count;
     const found = await this.#graph.spacesHolding(tenant, missing);
     const current = this.#recent.count === since;
