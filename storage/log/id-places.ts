@@ -21,8 +21,8 @@ export function idPlacesMb(env: NodeJS.ProcessEnv = process.env): number {
   return envMegabytes(env, 'SVC_ID_PLACES_MB', ID_PLACES_MB, 0);
 }
 
-/** Ids a tenant's reads ask the store for before its table is built (IdPlaces.lookedUp). */
-export const BUILD_AFTER_LOOKUPS = 1_000;
+/** Time a tenant's reads spend asking the store for ids' spaces before its table is built (IdPlaces.lookedUp), ms. */
+export const BUILD_AFTER_LOOKUP_MS = 2_000;
 
 /** A slot holding no id. */
 const EMPTY = -1;
@@ -149,13 +149,13 @@ export class IdPlaces {
   answered = 0;
   missed = 0;
 
-  /** Per tenant without a table, ids its reads asked the store for so far. */
+  /** Per tenant without a table, the time its reads spent asking the store so far (ms). */
   readonly #asked = new Map<string, number>();
 
   constructor(
     read: ReadTenantPlacements,
     budget = ID_PLACES_MB * 1024 * 1024,
-    readonly buildAfter = BUILD_AFTER_LOOKUPS,
+    readonly buildAfterMs = BUILD_AFTER_LOOKUP_MS,
   ) {
     this.#tables = new TenantBuilds('places of ids', (tenant) => buildTable(read, tenant), budget);
   }
@@ -172,15 +172,18 @@ export class IdPlaces {
   }
 
   /**
-   * Reads of the tenant asked the store for `ids` ids' spaces: past `buildAfter` of them, its table is
-   * built. A tenant whose reads by id are few (the known ids answer most) never pays the scan, which
-   * holds the store's reads behind it while Kuzu writes the pairs out (two whole-tenant list pages after a
-   * start waited ~170 ms each at 30k rows when the first read built it).
+   * Reads of the tenant spent `ms` asking the store for ids' spaces: once they spent `buildAfterMs` in
+   * all, about what the scan building its table costs (2.4 s at 300k rows under load), the table is built,
+   * as one rents until the rent paid would have bought. A tenant whose reads by id ask the store little
+   * (the known ids answer most) never pays the scan, which holds the store's reads behind it while Kuzu
+   * writes the pairs out: built on the first read, two whole-tenant list pages after a start waited ~170 ms
+   * each at 30k rows; built after 1,000 ids asked, a 300k-row tenant under load reached that only after
+   * ~25 s of slow gets.
    */
-  lookedUp(tenant: string, ids: number): void {
+  lookedUp(tenant: string, ms: number): void {
     if (this.#tables.isReady(tenant)) return;
-    const asked = (this.#asked.get(tenant) ?? 0) + ids;
-    if (asked < this.buildAfter) return void this.#asked.set(tenant, asked);
+    const asked = (this.#asked.get(tenant) ?? 0) + ms;
+    if (asked < this.buildAfterMs) return void this.#asked.set(tenant, asked);
     this.#asked.delete(tenant);
     this.#tables.ready(tenant);
   }

@@ -231,12 +231,14 @@ export class Ledger {
     idFilter: boolean,
     exportPageRows: number,
     idPlacesMb: number,
-    idPlacesAfter: number | undefined,
+    idPlacesAfterMs: number | undefined,
   ) {
     this.#graph = graph;
     this.#held = idFilter ? new HeldKeys((tenant, sink) => graph.tenantKeys(tenant, sink)) : null;
     this.#places =
-      idPlacesMb > 0 ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink), idPlacesMb * 1024 * 1024, idPlacesAfter) : null;
+      idPlacesMb > 0
+        ? new IdPlaces((tenant, sink) => graph.tenantPlacements(tenant, sink), idPlacesMb * 1024 * 1024, idPlacesAfterMs)
+        : null;
     this.dataDir = dataDir;
     this.#drops = new TenantDrops(dataDir);
     this.#dropPartRows = dropPartRows;
@@ -292,8 +294,8 @@ export class Ledger {
       exportPageRows?: number;
       /** MB for the tables in which reads by id find ids' spaces (default SVC_ID_PLACES_MB); 0: in the store (tests of lookups). */
       idPlacesMb?: number;
-      /** Ids a tenant's reads ask the store for before its table is built (default BUILD_AFTER_LOOKUPS; tests build at once). */
-      idPlacesAfter?: number;
+      /** Time a tenant's reads spend asking the store before its table is built, ms (default BUILD_AFTER_LOOKUP_MS; tests 0). */
+      idPlacesAfterMs?: number;
     } = {},
   ): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
@@ -310,7 +312,7 @@ export class Ledger {
       opts.idFilter ?? true,
       opts.exportPageRows ?? EXPORT_PAGE_ROWS,
       opts.idPlacesMb ?? idPlacesMb(),
-      opts.idPlacesAfter,
+      opts.idPlacesAfterMs,
     );
     // Filters of held ids saved by the last close, taken back if nothing was written since (before any
     // commit here, so none can be missing from them).
@@ -1354,9 +1356,10 @@ export class Ledger {
     }
     if (missing.length === 0) return out;
     this.#plans.lookedUp += missing.length;
-    if (forRead) this.#places?.lookedUp(tenant, missing.length);
     const since = this.#recent.count;
+    const asked = performance.now();
     const found = await this.#graph.spacesHolding(tenant, missing);
+    if (forRead) this.#places?.lookedUp(tenant, performance.now() - asked);
     const current = this.#recent.count === since;
     for (const id of missing) {
       const spaces = found.get(id) ?? new Set<string>();
