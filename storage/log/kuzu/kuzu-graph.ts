@@ -1278,35 +1278,47 @@ export class KuzuGraph implements GraphStore {
   async tenantKeys(tenant: string, sink: { count(keys: number): void; id(id: string): void; space(space: string): void }): Promise<void> {
     const lit = cypherString(JSON.stringify(tenant));
     const prefix = identKey(tenant, '').length;
-    const [ids, spaces] = await this.#scanOut(
+    await this.#scanOut(
       [`MATCH (x:${IDENT.table}) WHERE x.tenant = ${lit}`, `MATCH (x:${TENANT_SPACE.table}) WHERE x.tenant = ${lit}`],
       ['x.key', 'x.space'],
       (counts) => sink.count(counts[0]! + counts[1]!),
+      async ([ids, spaces]) => {
+        await this.#parseOut(ids!, 1, (cells) => sink.id(cells[0]!.slice(prefix)));
+        await this.#parseOut(spaces!, 1, (cells) => sink.space(cells[0]!));
+      },
     );
-    await this.#parseOut(ids!, 1, (cells) => sink.id(cells[0]!.slice(prefix)));
-    await this.#parseOut(spaces!, 1, (cells) => sink.space(cells[0]!));
   }
 
   /**
    * The pairs of the Ident index, the tenant's id and a space holding it each, read as tenantKeys reads
-   * keys: once per tenant, when its reads by id first look an id up (storage/log/id-places.ts).
+   * keys: once per tenant, when its reads by id have spent long enough asking the store where ids are
+   * (storage/log/id-places.ts).
    */
   async tenantPlacements(tenant: string, sink: { count(pairs: number): void; pair(id: string, space: string): void }): Promise<void> {
     const lit = cypherString(JSON.stringify(tenant));
     const prefix = identKey(tenant, '').length;
-    const [pairs] = await this.#scanOut([`${IDENT_PATH} WHERE i.tenant = ${lit}`], ['i.key, s.space'], (counts) => sink.count(counts[0]!));
-    await this.#parseOut(pairs!, 2, (cells) => sink.pair(cells[0]!.slice(prefix), cells[1]!));
+    await this.#scanOut(
+      [`${IDENT_PATH} WHERE i.tenant = ${lit}`],
+      ['i.key, s.space'],
+      (counts) => sink.count(counts[0]!),
+      ([pairs]) => this.#parseOut(pairs!, 2, (cells) => sink.pair(cells[0]!.slice(prefix), cells[1]!)),
+    );
   }
 
   /**
    * For each `MATCH … WHERE …` of `matches`, its count of rows (handed to `count`) and a file of the
    * `returns` columns of its rows (`COPY (…) TO`), made in one turn after the journal is copied in; the
-   * files are then read (#parseOut) outside it. Lookups by id run beside the scan (nothing commits while it
-   * holds the writer's turn), so a write's lookup does not wait for a scan of a large tenant; and the turn
-   * is held only while Kuzu writes the files, not while they are parsed (~1 s at 300k pairs, longer at 3M,
-   * with commits waiting meanwhile).
+   * files are then handed to `parse` (#parseOut) outside that turn, and removed after it whatever happens.
+   * Lookups by id run beside the scan (nothing commits while it holds the writer's turn), so a write's
+   * lookup does not wait for a scan of a large tenant; and the turn is held only while Kuzu writes the
+   * files, not while they are parsed (commits used to wait for both).
    */
-  async #scanOut(matches: readonly string[], returns: readonly string[], count: (counts: number[]) => void): Promise<string[]> {
+  async #scanOut(
+    matches: readonly string[],
+    returns: readonly string[],
+    count: (counts: number[]) => void,
+    parse: (files: readonly string[]) => Promise<void>,
+  ): Promise<void> {
     const files: string[] = [];
     try {
       await this.#read(async () => {
@@ -1324,17 +1336,16 @@ export class KuzuGraph implements GraphStore {
           await this.#closeBeside();
         }
       });
-      return files;
-    } catch (error) {
+      await parse(files);
+    } finally {
       for (const file of files) rmSync(file, { force: true });
-      throw error;
     }
   }
 
   /**
    * Each row of a file of `width` text columns (#scanOut), its cells decoded (a row with a null cell
-   * skipped), read in chunks of whole lines with a turn of the event loop between chunks; the file is
-   * removed after. `each` gets one array refilled for every row.
+   * skipped), read in chunks of whole lines with a turn of the event loop between chunks. `each` gets one
+   * array refilled for every row.
    */
   async #parseOut(file: string, width: number, each: (cells: readonly string[]) => void): Promise<void> {
     const names = Array.from({ length: width }, (_, c) => `v${c}`);
@@ -1348,29 +1359,25 @@ export class KuzuGraph implements GraphStore {
       }
       each(cells);
     };
+    const fd = openSync(file, 'r');
     try {
-      const fd = openSync(file, 'r');
-      try {
-        const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
-        // A character cut by a chunk's end is held back until the next chunk completes it.
-        const utf8 = new StringDecoder('utf8');
-        let carry = '';
-        for (;;) {
-          const n = readSync(fd, chunk, 0, chunk.length, null);
-          if (n === 0) break;
-          // Text cells are JSON-encoded, so a record is one line: cut at the last line end, keep the rest.
-          const text = carry + utf8.write(chunk.subarray(0, n));
-          const end = text.lastIndexOf('\n') + 1;
-          if (end > 0) parseCsvRows(text.slice(0, end), column, decode);
-          carry = text.slice(end);
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        if (carry !== '') parseCsvRows(`${carry}\n`, column, decode);
-      } finally {
-        closeSync(fd);
+      const chunk = Buffer.alloc(SCAN_CHUNK_BYTES);
+      // A character cut by a chunk's end is held back until the next chunk completes it.
+      const utf8 = new StringDecoder('utf8');
+      let carry = '';
+      for (;;) {
+        const n = readSync(fd, chunk, 0, chunk.length, null);
+        if (n === 0) break;
+        // Text cells are JSON-encoded, so a record is one line: cut at the last line end, keep the rest.
+        const text = carry + utf8.write(chunk.subarray(0, n));
+        const end = text.lastIndexOf('\n') + 1;
+        if (end > 0) parseCsvRows(text.slice(0, end), column, decode);
+        carry = text.slice(end);
+        await new Promise((resolve) => setImmediate(resolve));
       }
+      if (carry !== '') parseCsvRows(`${carry}\n`, column, decode);
     } finally {
-      rmSync(file, { force: true });
+      closeSync(fd);
     }
   }
 
