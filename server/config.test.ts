@@ -28,7 +28,8 @@ describe('SVC_JOURNAL_COPY_ROWS', () => {
 
 describe('SVC_ID_PLACES_MB', () => {
   it('is refused at start, naming the variable, unless a whole number of megabytes (0 turns the tables off)', () => {
-    for (const good of ['0', '64', '512']) expect(() => readConfig({ SVC_ID_PLACES_MB: good })).not.toThrow();
+    expect(readConfig({}).idPlacesMb).toBe(64);
+    for (const good of ['0', '64', '512']) expect(readConfig({ SVC_ID_PLACES_MB: good }).idPlacesMb).toBe(Number(good));
     for (const bad of ['1.5', 'many', '-5']) {
       expect(() => readConfig({ SVC_ID_PLACES_MB: bad })).toThrow(ConfigError);
       expect(() => readConfig({ SVC_ID_PLACES_MB: bad })).toThrow(/SVC_ID_PLACES_MB/);

@@ -26,6 +26,8 @@ export interface Config {
   kuzuBufferMb: number;
   /** Read-model budget (SVC_MEMORY_MB); the ledger reads the same variable when it opens. */
   memoryMb: number;
+  /** Budget of the tables of ids' places (SVC_ID_PLACES_MB); the ledger reads the same variable when it opens. */
+  idPlacesMb: number;
   /** V8's heap growing factor in percent (SVC_HEAP_GROWTH_PERCENT, server/heap-growth.ts); 0 leaves V8's. */
   heapGrowthPercent: number;
   /** Nice value of the search index's threads (SVC_INDEX_NICE); 0 leaves them at the server's. */
@@ -131,6 +133,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('SVC_MAX_BODY_BYTES: expected a whole number of bytes, at least 1024');
   let kuzuBuffer: number;
   let memoryMb: number;
+  let placesMb: number;
   let nice: number;
   let heapGrowth: number;
   let admission: AdmissionLimits;
@@ -142,7 +145,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heapGrowth = heapGrowthPercent(env);
     exactVectorRows(env); // read by the search index when it opens; refused here, before anything starts
     journalCopyRows(env); // read by the graph store when it opens, the same way
-    idPlacesMb(env); // read by the ledger when it opens, the same way
+    placesMb = idPlacesMb(env);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -168,6 +171,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes,
     kuzuBufferMb: kuzuBuffer,
     memoryMb,
+    idPlacesMb: placesMb,
     heapGrowthPercent: heapGrowth,
     indexNice: nice,
     serverId,

@@ -16,7 +16,6 @@ import type { Services } from '../tools/context.ts';
 import { startLoadStats } from './load-stats.ts';
 import { listenWide } from './listen-wide.ts';
 import { applyHeapGrowth, describeMemory } from './heap-growth.ts';
-import { idPlacesMb } from '../storage/log/id-places.ts';
 import type { Admission } from '../tools/admission.ts';
 import type { Config } from './config.ts';
 import type { EtcdPlacement } from './cluster/etcd-placement.ts';
@@ -147,7 +146,7 @@ export async function runServe(): Promise<void> {
         spaceCopiesMb: lance.spaceCopyBytes() / 1048576,
         vectorMirrorsMb: lance.vectorMirrorBytes() / 1048576,
         lanceCachesMb: lance.LANCE_CACHE_BYTES / 1048576,
-        idPlacesMb: idPlacesMb(),
+        idPlacesMb: config.idPlacesMb,
       }),
     );
     if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });
