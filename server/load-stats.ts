@@ -1,11 +1,12 @@
 // For diagnosing load only: with SVC_LOAD_STATS=1 the server prints one line every 10 s to stderr,
 // `load-stats {...}`: the event loop's delay over the window (p50/p99/max, ms: how long a request that
-// arrived then waited before JavaScript saw it, and so the floor under any answer, a refusal included) and
+// arrived then waited before JavaScript saw it, and so the floor under any answer, a refusal included), the
+// collector's pauses and
 // memory split by where it lives (heap, external, arrayBuffers, and the native rest of RSS: LanceDB's
 // and Arrow's buffers, Kuzu's pages, the allocator's slack), the read model's size, requests inside and
 // the HTTP server's sockets. The load bench reads these lines. SVC_LOAD_STATS_MS changes the 10 s.
 import type { Server, Socket } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import type { Ledger } from '../storage/log/ledger.ts';
 import type { Services } from '../tools/context.ts';
 
@@ -23,6 +24,18 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
   const { services, ledger, server } = sources;
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  // The collector's pauses over the window: a long loop delay is either our code or these.
+  const gc = { minor: 0, major: 0, ms: 0, maxMs: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+      else gc.minor++;
+      gc.ms += entry.duration;
+      gc.maxMs = Math.max(gc.maxMs, entry.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   let accepted = 0;
   const sockets = new Set<Socket>();
   const onConnection = (socket: Socket): void => {
@@ -49,6 +62,7 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       loop_p50_ms: round(delay.percentile(50) / 1e6),
       loop_p99_ms: round(delay.percentile(99) / 1e6),
       loop_max_ms: round(delay.max / 1e6),
+      gc: { minor: gc.minor, major: gc.major, ms: Math.round(gc.ms), max_ms: round(gc.maxMs) },
       rss_mb: round(m.rss / MB),
       heap_used_mb: round(m.heapUsed / MB),
       heap_total_mb: round(m.heapTotal / MB),
@@ -78,12 +92,14 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
     };
     accepted = 0;
+    Object.assign(gc, { minor: 0, major: 0, ms: 0, maxMs: 0 });
     delay.reset();
     process.stderr.write(`load-stats ${JSON.stringify(line)}\n`);
   }, everyMs);
   timer.unref();
   return () => {
     clearInterval(timer);
+    gcObserver.disconnect();
     server?.off('connection', onConnection);
     delay.disable();
   };

@@ -327,6 +327,7 @@ async function idsIn(base: string, space: string): Promise<Set<string>> {
 interface LoadStats {
   loop_p99_ms: number;
   loop_max_ms: number;
+  gc?: { minor: number; major: number; ms: number; max_ms: number };
   rss_mb: number;
   heap_used_mb: number;
   external_mb: number;
@@ -390,11 +391,16 @@ function describePlaces(p: LoadStats['id_places']): string {
     : '';
 }
 
+/** The collector over the window: pauses (minor / major), their sum and the longest (ms). */
+function describeGc(gc: LoadStats['gc']): string {
+  return gc ? ` (gc ${gc.minor}/${gc.major}: ${gc.ms} ms, max ${fmt(gc.max_ms, 0)})` : '';
+}
+
 function describeStats(xs: LoadStats[]): string {
   return xs
     .map(
       (x) =>
-        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}${describePlaces(x.id_places)}${describeCopies(x.space_copies)}`,
+        `rss ${fmt(x.rss_mb, 0)}: loop p99/max ${fmt(x.loop_p99_ms, 1)}/${fmt(x.loop_max_ms, 0)} ms${describeGc(x.gc)}, heap ${fmt(x.heap_used_mb, 0)} ext ${fmt(x.external_mb, 0)} (ab ${fmt(x.array_buffers_mb, 0)}) native ${fmt(x.native_mb, 0)} (LanceDB caches ${fmt(x.lanceCache_mb ?? NaN, 0)}) MB, copies: vectors ${fmt(x.vectorMirrors_mb ?? NaN, 0)} spaces ${fmt(x.spaceCopies_mb ?? NaN, 0)} MB, read model ~${fmt(x.readModel_mb ?? NaN, 0)} MB${describeTurns(x.store_turns)}${describePlaces(x.id_places)}${describeCopies(x.space_copies)}`,
     )
     .join('; ');
 }
