@@ -59,6 +59,8 @@ export async function spawnServer(
   opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; entry?: 'sources' | 'build'; port?: number } = {},
 ): Promise<ServerProcess> {
   const port = opts.port ?? (await freePort());
+  // BENCH_ENTRY=build makes every bench's server the build, as the image runs it.
+  opts = { ...opts, entry: opts.entry ?? (process.env.BENCH_ENTRY === 'build' ? 'build' : undefined) };
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ledger-proc-'));
   if (opts.entry === 'build' && !existsSync(BUILT_ENTRY)) throw new Error(`${BUILT_ENTRY} is missing: run \`npm run build\` first`);
   const entry = opts.entry === 'build' ? BUILT_ENTRY : join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs');
