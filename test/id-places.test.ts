@@ -4,7 +4,11 @@
 // landing while it is built are kept, a tenant dropped meanwhile keeps nothing, a failed build leaves the
 // store asked, the least recently used tables go past the budget.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { IdPlaces, PlacesTable } from '../storage/log/id-places.ts';
+import { ID_PLACES_FILE, saveIdPlaces, takeIdPlaces } from '../storage/log/id-places-file.ts';
 import type { Ledger } from '../storage/log/ledger.ts';
 import { TenantBuilds, TOO_LARGE_RETRY_MS, type TenantBuilt } from '../storage/log/tenant-builds.ts';
 import type { WriteInput } from '../storage/log/write-plan.ts';
@@ -57,6 +61,46 @@ describe('a table of ids and the space holding each', () => {
     for (let i = 0; i < 40_000; i++) expect(grown.spacesOf(`never-${i}`)).toEqual(new Set());
     // Twelve bytes a slot, the slots at most 70% full: under 35 bytes an id, plus the spaces' names.
     expect(sized.bytes).toBeLessThan(truth.size * 35 + 300 * 80);
+  });
+});
+
+describe('tables saved by a clean close', () => {
+  const mark = { instant: 1_700_000_000_000, seq: 41, tseq: 40 };
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('are taken back whole under the same mark, once, and never under another or from a damaged file', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'id-places-file-'));
+    const path = join(dir, ID_PLACES_FILE);
+    const a = new PlacesTable();
+    const b = new PlacesTable(10);
+    for (let i = 0; i < 5_000; i++) a.put(`a${i}`, `user:${i % 7}`);
+    a.put('a3', 'user:other'); // held by two spaces: "ask the store"
+    b.put('b1', 'solo');
+    saveIdPlaces(path, mark, [a.saved('t1'), b.saved('t2')]);
+    const bytes = readFileSync(path);
+    const taken = await takeIdPlaces(path, mark);
+    expect(existsSync(path)).toBe(false);
+    expect(taken?.map((t) => t.tenant)).toEqual(['t1', 't2']);
+    const [ta, tb] = (taken ?? []).map((t) => PlacesTable.fromSaved(t));
+    for (let i = 0; i < 5_000; i++) expect(ta?.spacesOf(`a${i}`)).toEqual(i === 3 ? undefined : new Set([`user:${i % 7}`]));
+    expect(ta?.spacesOf('never')).toEqual(new Set());
+    expect(tb?.spacesOf('b1')).toEqual(new Set(['solo']));
+    expect(ta?.bytes).toBe(a.bytes);
+    // Taken once: the file is gone.
+    expect(await takeIdPlaces(path, mark)).toBeNull();
+    // Another mark: something was written since.
+    writeFileSync(path, bytes);
+    expect(await takeIdPlaces(path, { ...mark, seq: 42 })).toBeNull();
+    // Cut short, or a code naming no space.
+    writeFileSync(path, bytes.subarray(0, bytes.length - 4));
+    expect(await takeIdPlaces(path, mark)).toBeNull();
+    const saved = a.saved('t1');
+    const code = saved.code.slice();
+    code[code.findIndex((c) => c >= 0)] = saved.spaces.length;
+    expect(PlacesTable.fromSaved({ ...saved, code })).toBeNull();
+    expect(PlacesTable.fromSaved({ ...saved, count: saved.count + 1 })).toBeNull();
+    expect(PlacesTable.fromSaved(saved)).not.toBeNull();
   });
 });
 
@@ -273,6 +317,16 @@ describe('reads by id over the places of ids', () => {
     expect(placed.placesStats().answered).toBeGreaterThan(answeredBefore);
     const get = await getMemory.handler(GetMemoryInput.parse({ id: 'u0-c', as_of: 'now' }), ctxOf(placed));
     expect(get.versions.map((v) => v.statement)).toEqual(['about u0-c', 'u0-c again']);
+    // A clean restart takes the table back, built from nothing: the reads answer as before, the store unasked
+    // for ids in one space.
+    placed = await stores[0]!.open();
+    expect(placed.placesStats()).toMatchObject({ builds: 0, restored: 1 });
+    expect(existsSync(join(stores[0]!.dir, 'data', ID_PLACES_FILE))).toBe(false);
+    const lookedUpAfter = placed.planStats().lookedUp;
+    expect(await answers(placed, later)).toEqual(await answers(looked, later));
+    expect(placed.placesStats().answered).toBeGreaterThanOrEqual(15);
+    expect(placed.planStats().lookedUp - lookedUpAfter).toBeLessThanOrEqual(placed.placesStats().missed);
+    expect(placed.placesStats().builds).toBe(0);
     // A tenant dropped forgets its table.
     expect(placed.placesStats().bytes).toBeGreaterThan(0);
     await placed.dropTenant(T);

@@ -38,6 +38,16 @@ const SPACE_OVERHEAD_BYTES = 64;
 /** An id and a space holding it. */
 export type Placement = readonly [id: string, space: string];
 
+/** A tenant's table as saved: its spaces by code and its three arrays (views, not copies). */
+export interface SavedPlaces {
+  tenant: string;
+  count: number;
+  spaces: string[];
+  h1: Uint32Array;
+  h2: Uint32Array;
+  code: Int32Array;
+}
+
 /** Reads every (id, space) pair the store holds for the tenant: first how many, then each. */
 export type ReadTenantPlacements = (
   tenant: string,
@@ -69,6 +79,34 @@ export class PlacesTable implements TenantBuilt<Placement> {
     this.#code = new Int32Array(slots).fill(EMPTY);
   }
 
+  /**
+   * A saved table taken back, or null when it is not one this class could have made: slots a power of two
+   * of at least MIN_SLOTS, every code a space's or EMPTY or SEVERAL, `count` the slots filled.
+   */
+  static fromSaved(s: Omit<SavedPlaces, 'tenant'>): PlacesTable | null {
+    const slots = s.code.length;
+    if (slots < MIN_SLOTS || (slots & (slots - 1)) !== 0 || s.h1.length !== slots || s.h2.length !== slots) return null;
+    if (new Set(s.spaces).size !== s.spaces.length || s.spaces.some((x) => typeof x !== 'string')) return null;
+    let filled = 0;
+    for (const c of s.code) {
+      if (c >= s.spaces.length || c < SEVERAL) return null;
+      if (c !== EMPTY) filled++;
+    }
+    if (filled !== s.count || filled > slots * MAX_LOAD) return null;
+    const table = new PlacesTable();
+    table.#h1 = s.h1;
+    table.#h2 = s.h2;
+    table.#code = s.code;
+    table.#count = s.count;
+    for (const space of s.spaces) table.#codeOf(space);
+    return table;
+  }
+
+  /** The table as saved. */
+  saved(tenant: string): SavedPlaces {
+    return { tenant, count: this.#count, spaces: [...this.#spaces], h1: this.#h1, h2: this.#h2, code: this.#code };
+  }
+
   /** Ids (slots) held. */
   get count(): number {
     return this.#count;
@@ -85,6 +123,14 @@ export class PlacesTable implements TenantBuilt<Placement> {
   /** Adds a pair; returns the bytes the table grew by. */
   put(id: string, space: string): number {
     const before = this.bytes;
+    const code = this.#codeOf(space);
+    if ((this.#count + 1) / this.#code.length > MAX_LOAD) this.#grow();
+    hashInto(scratch, id);
+    this.#place(scratch.h1, scratch.h2, code);
+    return this.bytes - before;
+  }
+
+  #codeOf(space: string): number {
     let code = this.#codes.get(space);
     if (code === undefined) {
       code = this.#spaces.length;
@@ -92,10 +138,7 @@ export class PlacesTable implements TenantBuilt<Placement> {
       this.#codes.set(space, code);
       this.#spaceBytes += 2 * space.length + SPACE_OVERHEAD_BYTES;
     }
-    if ((this.#count + 1) / this.#code.length > MAX_LOAD) this.#grow();
-    hashInto(scratch, id);
-    this.#place(scratch.h1, scratch.h2, code);
-    return this.bytes - before;
+    return code;
   }
 
   /**
@@ -195,6 +238,27 @@ export class IdPlaces {
 
   get bytes(): number {
     return this.#tables.bytes;
+  }
+
+  /** The tables built, as saved (the least recently used first). */
+  saved(): SavedPlaces[] {
+    return [...this.#tables.built()].map(([tenant, table]) => table.saved(tenant));
+  }
+
+  /**
+   * Takes back tables saved when the store held exactly what it holds now (before any commit: on open). A
+   * table this class could not have made is left out: the tenant's is built from the store when needed.
+   */
+  restore(saved: readonly SavedPlaces[]): void {
+    for (const s of saved) {
+      const table = PlacesTable.fromSaved(s);
+      if (table) this.#tables.adopt(s.tenant, table);
+    }
+  }
+
+  /** Tables taken back from the last close. */
+  get restored(): number {
+    return this.#tables.adopted;
   }
 
   /** Tables built, and their builds' time summed (ms). */

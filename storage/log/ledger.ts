@@ -27,6 +27,7 @@ import { RecentHolds, StaleLookup } from './recent-holds.ts';
 import { HeldKeys } from './held-keys.ts';
 import { IdPlaces, idPlacesMb } from './id-places.ts';
 import { HELD_KEYS_FILE, saveHeldKeys, takeHeldKeys } from './held-keys-file.ts';
+import { ID_PLACES_FILE, saveIdPlaces, takeIdPlaces } from './id-places-file.ts';
 import { KnownSpaces } from './known-spaces.ts';
 import { LruMap } from '../lru-map.ts';
 import type { Micros } from '../time.ts';
@@ -318,6 +319,9 @@ export class Ledger {
     // commit here, so none can be missing from them).
     const saved = ledger.#held ? await takeHeldKeys(join(dataDir, HELD_KEYS_FILE), last) : null;
     if (saved) ledger.#held?.restore(saved);
+    // And the tables of ids' places, under the same rule.
+    const places = ledger.#places ? await takeIdPlaces(join(dataDir, ID_PLACES_FILE), last) : null;
+    if (places) ledger.#places?.restore(places);
     // A deletion a crash or a kill cut short goes on; the tenant is refused until it ends.
     for (const tenant of ledger.#drops.list())
       ledger
@@ -749,7 +753,7 @@ export class Ledger {
   }
 
   /** Ids of reads by id answered by the tables of ids' places, and asked of the store instead; the tables' bytes, builds and their time. */
-  placesStats(): { answered: number; missed: number; bytes: number; builds: number; buildMs: number } {
+  placesStats(): { answered: number; missed: number; bytes: number; builds: number; buildMs: number; restored: number } {
     const p = this.#places;
     return {
       answered: p?.answered ?? 0,
@@ -757,6 +761,7 @@ export class Ledger {
       bytes: p?.bytes ?? 0,
       builds: p?.builds.count ?? 0,
       buildMs: p?.builds.ms ?? 0,
+      restored: p?.restored ?? 0,
     };
   }
 
@@ -1393,19 +1398,29 @@ export class Ledger {
     // A deletion under way stops after its current part (and resumes at the next open).
     for (const drop of this.#running.values()) await drop.finished.catch(() => undefined);
     while (this.#draining || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
-    await this.#saveHeldKeys();
+    await this.#saveBuilt();
     await this.#graph.close();
   }
 
-  /** Saves the filters of held ids built, marked with the store's latest row, for the next open (held-keys-file.ts). */
-  async #saveHeldKeys(): Promise<void> {
+  /**
+   * Saves the filters of held ids and the tables of ids' places built, marked with the store's latest row,
+   * for the next open (held-keys-file.ts, id-places-file.ts).
+   */
+  async #saveBuilt(): Promise<void> {
     const filters = this.#held?.saved() ?? [];
-    if (filters.length === 0) return;
+    const places = this.#places?.saved() ?? [];
+    if (filters.length === 0 && places.length === 0) return;
+    const mark = await this.#graph.lastWritten();
+    // Only caches: when saving fails, the next open reads them from the store instead.
     try {
-      saveHeldKeys(join(this.dataDir, HELD_KEYS_FILE), await this.#graph.lastWritten(), filters);
+      if (filters.length > 0) saveHeldKeys(join(this.dataDir, HELD_KEYS_FILE), mark, filters);
     } catch (error) {
-      // Only a cache: the next open reads the ids from the store instead.
       console.error('ids held by tenants: saving their filters for the next start failed:', error);
+    }
+    try {
+      if (places.length > 0) saveIdPlaces(join(this.dataDir, ID_PLACES_FILE), mark, places);
+    } catch (error) {
+      console.error("ids' places: saving the tables for the next start failed:", error);
     }
   }
 
