@@ -113,6 +113,7 @@ function placesLine(stats: ReturnType<Ledger['placesStats']> | undefined): Recor
       mb: round(stats.bytes / MB),
       builds: stats.builds,
       build_ms: Math.round(stats.buildMs),
+      restored: stats.restored,
     }
   );
 }

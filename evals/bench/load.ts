@@ -343,7 +343,7 @@ interface LoadStats {
   sockets_paused?: number;
   sockets_need_drain?: number;
   store_turns?: Record<string, { turns: number; requests: number; waitMs: number; busyMs: number }>;
-  id_places?: { answered: number; missed: number; mb: number; builds?: number; build_ms?: number };
+  id_places?: { answered: number; missed: number; mb: number; builds?: number; build_ms?: number; restored?: number };
   space_copies?: {
     loads: number;
     fileSearches?: number;
@@ -387,7 +387,7 @@ function describeCopies(c: LoadStats['space_copies']): string {
 /** Ids of reads by id answered by the tables of ids' places so far, and asked of the store; the tables' size and builds. */
 function describePlaces(p: LoadStats['id_places']): string {
   return p
-    ? `, ids placed so far ${p.answered} (store asked for ${p.missed}; ${fmt(p.mb, 1)} MB, ${p.builds ?? '?'} built in ${fmt((p.build_ms ?? NaN) / 1000, 1)} s)`
+    ? `, ids placed so far ${p.answered} (store asked for ${p.missed}; ${fmt(p.mb, 1)} MB, ${p.builds ?? '?'} built in ${fmt((p.build_ms ?? NaN) / 1000, 1)} s, ${p.restored ?? 0} taken back)`
     : '';
 }
 
