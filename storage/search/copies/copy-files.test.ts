@@ -10,7 +10,7 @@ import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 import { decodeSegments, encodeSegment, type SpaceRow } from './packed-format.ts';
 import { packedFullText, packedNearest } from './packed-search.ts';
-import { CopyFiles } from './copy-files.ts';
+import { CopyFiles, OPEN_FILES } from './copy-files.ts';
 import { SpaceCopies, SpaceCopy, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
@@ -93,6 +93,44 @@ describe('copy files', () => {
     const zs = rows(0, 3, ['z']);
     z(zs, tokensOf(zs));
     expect(files.has(key('z'))).toBe(false);
+  });
+
+  it('keep the files last used open and answer the same past them: appends, merges, whole writes and removals of many scopes', () => {
+    const files = new CopyFiles(join(dir, 'open'), 1 << 30, 10_000);
+    const scopes = Array.from({ length: OPEN_FILES + 72 }, (_, i) => key(`s${i}`));
+    const expected = new Map<string, number[]>();
+    let seq = 0;
+    for (let round = 0; round < 6; round++)
+      for (const [i, k] of scopes.entries()) {
+        if (round === 3 && i % 5 === 0) {
+          // Written whole by a load, over the file appended to so far.
+          const load = rows(seq, 4, ['w']);
+          seq += 4;
+          files.reserve(k)(load, tokensOf(load));
+          expected.set(
+            k,
+            load.map((r) => r.seq),
+          );
+          continue;
+        }
+        if (round === 4 && i % 7 === 0) {
+          files.remove(k);
+          expected.delete(k);
+          continue;
+        }
+        const appended = rows(seq, 1 + (i % 3), ['a']);
+        seq += appended.length;
+        files.append(k, appended, round === 0, tokensOf(appended));
+        if (expected.has(k) || round === 0) expected.set(k, [...(expected.get(k) ?? []), ...appended.map((r) => r.seq)]);
+        // Read back now and then, so reads and writes interleave across the open files.
+        if ((i + round) % 3 === 0) expect(seqs(files, k)).toEqual(expected.get(k) ?? null);
+      }
+    for (const k of scopes) expect(seqs(files, k)).toEqual(expected.get(k) ?? null);
+    expect(files.counts.merges).toBeGreaterThan(0);
+    expect(files.counts.failed).toBe(0);
+    files.close();
+    // Closed, they are opened again when read.
+    expect(seqs(files, scopes[1]!)).toEqual(expected.get(scopes[1]!));
   });
 
   it('merge appended segments as a binary counter carries, rows and answers unchanged', () => {

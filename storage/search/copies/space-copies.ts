@@ -434,6 +434,7 @@ export class SpaceCopies {
   /** Forgets every copy held, leaving their files (the next start removes them). */
   close(): void {
     this.#forget();
+    this.#files?.close();
   }
 
   #forget(tenant?: string): void {
