@@ -38,7 +38,7 @@ const SPACE_OVERHEAD_BYTES = 64;
 /** An id and a space holding it. */
 export type Placement = readonly [id: string, space: string];
 
-/** A tenant's table as saved: its spaces by code and its three arrays (views, not copies). */
+/** A tenant's table as saved: its spaces by code and its three arrays (saved() gives views of the table's own). */
 export interface SavedPlaces {
   tenant: string;
   count: number;

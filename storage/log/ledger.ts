@@ -1410,8 +1410,15 @@ export class Ledger {
     const filters = this.#held?.saved() ?? [];
     const places = this.#places?.saved() ?? [];
     if (filters.length === 0 && places.length === 0) return;
-    const mark = await this.#graph.lastWritten();
-    // Only caches: when saving fails, the next open reads them from the store instead.
+    // Only caches: when saving fails, the next open reads them from the store instead. Reading the mark
+    // copies the journal into the store first, which may fail too (the close goes on; the journal is kept).
+    let mark: Awaited<ReturnType<KuzuGraph['lastWritten']>>;
+    try {
+      mark = await this.#graph.lastWritten();
+    } catch (error) {
+      console.error("ids held by tenants and ids' places: not saved for the next start, the store's latest row unread:", error);
+      return;
+    }
     try {
       if (filters.length > 0) saveHeldKeys(join(this.dataDir, HELD_KEYS_FILE), mark, filters);
     } catch (error) {

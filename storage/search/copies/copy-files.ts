@@ -83,7 +83,7 @@ export class CopyFiles {
   readonly counts = { reads: 0, writes: 0, appends: 0, merges: 0, removed: 0, failed: 0 };
   /** Descriptors of files open for reading and writing, least recently used first. */
   readonly #open = new Map<string, number>();
-  /** Each key's path, once made. */
+  /** Each key's path, once made (until its file is removed). */
   readonly #paths = new Map<string, string>();
 
   /**
@@ -303,6 +303,8 @@ export class CopyFiles {
     } catch {
       // Not counted as complete any more, so never read: a stray file is removed with the folder.
     }
+    // Names are kept for the files there are, not for every space ever copied.
+    this.#paths.delete(key);
   }
 
   /** Closes the files kept open (they stay on disk; the next start removes them). */
