@@ -1,10 +1,9 @@
 // For diagnosing load only: with SVC_LOAD_STATS=1 the server prints one line every 10 s to stderr,
 // `load-stats {...}`: the event loop's delay over the window (p50/p99/max, ms: how long a request that
 // arrived then waited before JavaScript saw it, and so the floor under any answer, a refusal included), the
-// collector's pauses and
-// memory split by where it lives (heap, external, arrayBuffers, and the native rest of RSS: LanceDB's
-// and Arrow's buffers, Kuzu's pages, the allocator's slack), the read model's size, requests inside and
-// the HTTP server's sockets. The load bench reads these lines. SVC_LOAD_STATS_MS changes the 10 s.
+// collector's pauses, memory split by where it lives (heap, external, arrayBuffers, and the native rest of
+// RSS: LanceDB's and Arrow's buffers, Kuzu's pages, the allocator's slack), the read model's size, requests
+// inside and the HTTP server's sockets. The load bench reads these lines. SVC_LOAD_STATS_MS changes the 10 s.
 import type { Server, Socket } from 'node:net';
 import { constants, monitorEventLoopDelay, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import type { Ledger } from '../storage/log/ledger.ts';

@@ -60,10 +60,10 @@ export async function spawnServer(
 ): Promise<ServerProcess> {
   const port = opts.port ?? (await freePort());
   // BENCH_ENTRY=build makes every bench's server the build, as the image runs it.
-  opts = { ...opts, entry: opts.entry ?? (process.env.BENCH_ENTRY === 'build' ? 'build' : undefined) };
+  const build = (opts.entry ?? (process.env.BENCH_ENTRY === 'build' ? 'build' : 'sources')) === 'build';
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'ledger-proc-'));
-  if (opts.entry === 'build' && !existsSync(BUILT_ENTRY)) throw new Error(`${BUILT_ENTRY} is missing: run \`npm run build\` first`);
-  const entry = opts.entry === 'build' ? BUILT_ENTRY : join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs');
+  if (build && !existsSync(BUILT_ENTRY)) throw new Error(`${BUILT_ENTRY} is missing: run \`npm run build\` first`);
+  const entry = build ? BUILT_ENTRY : join(PROJECT_ROOT, 'bin', 'memory-ledger.mjs');
   const child = spawn(process.execPath, [entry, 'serve'], {
     cwd: PROJECT_ROOT,
     env: {

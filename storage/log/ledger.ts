@@ -28,6 +28,7 @@ import { HeldKeys } from './held-keys.ts';
 import { IdPlaces, idPlacesMb } from './id-places.ts';
 import { HELD_KEYS_FILE, saveHeldKeys, takeHeldKeys } from './held-keys-file.ts';
 import { ID_PLACES_FILE, saveIdPlaces, takeIdPlaces } from './id-places-file.ts';
+import type { StoreMark } from './saved-beside-store.ts';
 import { KnownSpaces } from './known-spaces.ts';
 import { LruMap } from '../lru-map.ts';
 import type { Micros } from '../time.ts';
@@ -1412,7 +1413,7 @@ export class Ledger {
     if (filters.length === 0 && places.length === 0) return;
     // Only caches: when saving fails, the next open reads them from the store instead. Reading the mark
     // copies the journal into the store first, which may fail too (the close goes on; the journal is kept).
-    let mark: Awaited<ReturnType<KuzuGraph['lastWritten']>>;
+    let mark: StoreMark;
     try {
       mark = await this.#graph.lastWritten();
     } catch (error) {
