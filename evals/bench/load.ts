@@ -12,7 +12,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon, { type Request } from 'autocannon';
-import { cpuSeconds, rssMb, untilQuiet } from '../lib/proc.ts';
+import { cpuByThread, cpuSeconds, rssMb, threadCpuSince, untilQuiet } from '../lib/proc.ts';
 import { PROJECT_ROOT, spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
 import { fmt, percentile, progress } from '../lib/stats.ts';
 import { soakSvg, type SoakPoint } from './load-svg.ts';
@@ -137,6 +137,10 @@ interface RunResult {
   listenOverflows: number;
   /** CPU seconds the server process used meanwhile (all its threads: the event loop, LanceDB's, the embedder's). */
   serverCpuS: number;
+  /** The same, per thread name, largest first. */
+  threadCpuS: [string, number][];
+  /** CPU seconds this process (autocannon, on the same cores) used meanwhile. */
+  clientCpuS: number;
 }
 
 /** TcpExt ListenOverflows from /proc/net/netstat (NaN where there is none). */
@@ -173,6 +177,8 @@ async function drive(
   const firstAnswer = new Map<unknown, number>();
   const overflowsBefore = listenOverflows();
   const cpuBefore = cpuSeconds(pid);
+  const threadsBefore = cpuByThread(pid);
+  const clientBefore = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     kinds.map(async (kind) => {
@@ -223,6 +229,8 @@ async function drive(
   );
   clearInterval(sampler);
   const serverCpuS = cpuSeconds(pid) - cpuBefore;
+  const threadCpuS = threadCpuSince(threadsBefore, cpuByThread(pid));
+  const client = process.cpuUsage(clientBefore);
   rss.end = rssMb(pid);
   rss.peak = Math.max(rss.peak, rss.end);
   return {
@@ -233,6 +241,8 @@ async function drive(
     connections: perKind * kinds.length,
     listenOverflows: listenOverflows() - overflowsBefore,
     serverCpuS,
+    threadCpuS,
+    clientCpuS: (client.user + client.system) / 1e6,
   };
 }
 
@@ -262,7 +272,9 @@ function describeRun(r: RunResult): string {
   return (
     `${fmt(t.answered / r.seconds, 0)} req/s; p50/p99 ms ${perKind}; timeouts ${t.timeouts}; shed ${t.shed} (${fmt(shedPct, 1)}%)` +
     `${t.failed ? `; failed ${t.failed}` : ''}; RSS ${fmt(r.rss.start, 0)}→${fmt(r.rss.peak, 0)}→${fmt(r.rss.end, 0)} MB` +
-    `; server CPU ${fmt((1000 * r.serverCpuS) / Math.max(1, t.answered), 2)} ms per answer (${fmt((100 * r.serverCpuS) / r.seconds, 0)}% of a core)`
+    `; server CPU ${fmt((1000 * r.serverCpuS) / Math.max(1, t.answered), 2)} ms per answer (${fmt((100 * r.serverCpuS) / r.seconds, 0)}% of a core: ` +
+    `${r.threadCpuS.map(([name, s]) => `${name} ${fmt((100 * s) / r.seconds, 0)}%`).join(', ')})` +
+    `; client CPU ${fmt((100 * r.clientCpuS) / r.seconds, 0)}% of a core`
   );
 }
 

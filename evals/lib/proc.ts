@@ -1,6 +1,6 @@
 // What a benchmark reads about a server process from /proc (Linux only): its resident memory, the CPU
 // it has used, and when it has gone quiet (LanceDB keeps building indexes long after the last write).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Resident set size in MB (VmRSS); NaN when the process is gone. */
 export function rssMb(pid: number | undefined): number {
@@ -44,4 +44,40 @@ export async function untilQuiet(
     quiet: performance.now() - quietSince >= quietMs,
     peakRssMb,
   };
+}
+
+/**
+ * CPU seconds per thread name (/proc/<pid>/task/<tid>/comm): `MainThread` (the event loop), `libuv-worker`
+ * (Node's pool, where Kuzu's binding runs its queries and the journal syncs), `WorkerThread` (the
+ * embedder), `lance-cpu`/`tokio-rt-worker` (LanceDB), `V8Worker` (the collector's helpers). A thread that
+ * exited meanwhile takes its seconds with it, so differences of two readings are a floor.
+ */
+export function cpuByThread(pid: number | undefined): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread exited between the listing and the read.
+    }
+  }
+  return byName;
+}
+
+/** `after` minus `before`, per name, largest first. */
+export function threadCpuSince(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after.entries()]
+    .map(([name, s]): [string, number] => [name, s - (before.get(name) ?? 0)])
+    .filter(([, s]) => s > 0)
+    .sort((a, b) => b[1] - a[1]);
 }
