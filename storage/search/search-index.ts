@@ -18,7 +18,7 @@ import { EmbedThread } from './embed/embed-thread.ts';
 import { embedBatch, rowViews } from './embed/embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
 import { enabled } from './rank/mechanisms.ts';
-import { copyFileBytes, LanceIndex, type Maintenance, type VectorOptions } from './lance/lance-index.ts';
+import { copyFileBytes, copyFileThreads, LanceIndex, type Maintenance, type VectorOptions } from './lance/lance-index.ts';
 import { OpenWrites } from './open-writes.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
 import { timeWindow } from './rank/time-query.ts';
@@ -271,7 +271,7 @@ export class SearchIndex {
       for (const name of ['tables']) rmSync(join(dir, name), { recursive: true, force: true });
     }
     const lance = await LanceIndex.open(join(dir, 'tables'), embedder.dimension(), words?.dimension ?? 0, undefined, undefined, undefined, {
-      copyFiles: { dir: join(dir, 'copies'), budgetBytes: copyFileBytes() },
+      copyFiles: { dir: join(dir, 'copies'), budgetBytes: copyFileBytes(), thread: copyFileThreads() > 0 },
       ...tables,
     });
     return { dir, embedder, words, lance, indexedSeq: fresh ? null : meta.seq };

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../../evals/lib/rng.ts';
 import { LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
-import { decodeSegments, encodeSegment, type SpaceRow } from './packed-format.ts';
-import { packedFullText, packedNearest } from './packed-search.ts';
-import { CopyFiles, OPEN_FILES } from './copy-files.ts';
+import { encodeSegment, type SpaceRow } from './packed-format.ts';
+import { CopyFiles } from './copy-files.ts';
+import { LocalCopyIO } from './copy-io.ts';
+import { OPEN_FILES, type FileSearch } from './copy-store.ts';
 import { SpaceCopies, SpaceCopy, type SpaceSource } from './space-copies.ts';
 import { TokenCache } from './text-mirror.ts';
 
@@ -53,24 +54,30 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The rows of a scope's file, in order (its seqs), or null when it has none. */
-const seqs = (files: CopyFiles, k: string): number[] | null => {
-  const segments = files.segments(k);
-  return segments && decodeSegments(segments).rows.map((r) => r.seq);
-};
+/** Copy files whose bytes are written in place by an IO the test keeps, to read the files back. */
+function localFiles(at: string, budget: number, maxRows: number, warn?: (m: string) => void): { files: CopyFiles; io: LocalCopyIO } {
+  let io: LocalCopyIO | undefined;
+  const files = new CopyFiles(at, budget, maxRows, warn, { io: (d, events) => (io = new LocalCopyIO(d, events)) });
+  return { files, io: io! };
+}
+
+/** The rows of a scope's complete file, in order (its seqs) as read back from it, or null when it has none. */
+const seqs = ({ files, io }: { files: CopyFiles; io: LocalCopyIO }, k: string): number[] | null =>
+  files.has(k) ? (io.decoded(k)?.map((r) => r.seq) ?? null) : null;
 const tokensOf = (rs: readonly IndexRow[]): string[][] => rs.map((r) => r.text.split(' '));
 
 describe('copy files', () => {
   it('write a load whole before the appends asked after its read began, each row once, and a removal wins over a load in flight', () => {
-    const files = new CopyFiles(join(dir, 'order'), 1 << 30, 1000);
+    const local = localFiles(join(dir, 'order'), 1 << 30, 1000);
+    const { files } = local;
     const [a, b, c] = [rows(0, 5, ['a']), rows(5, 3, ['a']), rows(8, 2, ['a'])];
     const commit = files.reserve(key('a'));
     files.append(key('a'), b, false, tokensOf(b)); // the table got b while the load read a
     expect(files.has(key('a'))).toBe(false);
     commit([...a, b[0]!], tokensOf([...a, b[0]!])); // the load's read saw b's first row already
-    expect(seqs(files, key('a'))).toEqual([...a, ...b].map((r) => r.seq));
+    expect(seqs(local, key('a'))).toEqual([...a, ...b].map((r) => r.seq));
     files.append(key('a'), [...b.slice(1), ...c], false, tokensOf([...b.slice(1), ...c])); // b's rows again: kept once
-    expect(seqs(files, key('a'))).toEqual([...a, ...b, ...c].map((r) => r.seq));
+    expect(seqs(local, key('a'))).toEqual([...a, ...b, ...c].map((r) => r.seq));
     expect(files.rows(key('a'))).toBe(10);
     expect(files.maxSeq(key('a'))).toBe(10);
 
@@ -84,7 +91,7 @@ describe('copy files', () => {
     expect(files.has(key('x'))).toBe(false);
     const y = rows(0, 2, ['y']);
     files.append(key('y'), y, true, tokensOf(y));
-    expect(seqs(files, key('y'))).toEqual([1, 2]);
+    expect(seqs(local, key('y'))).toEqual([1, 2]);
     // Rows without tokens (a table's first, before its full-text index) leave no file: it could not score them.
     files.append(key('y'), rows(2, 1, ['y']), false);
     expect(files.has(key('y'))).toBe(false);
@@ -96,7 +103,8 @@ describe('copy files', () => {
   });
 
   it('keep the files last used open and answer the same past them: appends, merges, whole writes and removals of many scopes', () => {
-    const files = new CopyFiles(join(dir, 'open'), 1 << 30, 10_000);
+    const local = localFiles(join(dir, 'open'), 1 << 30, 10_000);
+    const { files } = local;
     const scopes = Array.from({ length: OPEN_FILES + 72 }, (_, i) => key(`s${i}`));
     const expected = new Map<string, number[]>();
     let seq = 0;
@@ -123,18 +131,18 @@ describe('copy files', () => {
         files.append(k, appended, round === 0, tokensOf(appended));
         if (expected.has(k) || round === 0) expected.set(k, [...(expected.get(k) ?? []), ...appended.map((r) => r.seq)]);
         // Read back now and then, so reads and writes interleave across the open files.
-        if ((i + round) % 3 === 0) expect(seqs(files, k)).toEqual(expected.get(k) ?? null);
+        if ((i + round) % 3 === 0) expect(seqs(local, k)).toEqual(expected.get(k) ?? null);
       }
-    for (const k of scopes) expect(seqs(files, k)).toEqual(expected.get(k) ?? null);
+    for (const k of scopes) expect(seqs(local, k)).toEqual(expected.get(k) ?? null);
     expect(files.counts.merges).toBeGreaterThan(0);
     expect(files.counts.failed).toBe(0);
     files.close();
     // Closed, they are opened again when read.
-    expect(seqs(files, scopes[1]!)).toEqual(expected.get(scopes[1]!));
+    expect(seqs(local, scopes[1]!)).toEqual(expected.get(scopes[1]!));
   });
 
-  it('merge appended segments as a binary counter carries, rows and answers unchanged', () => {
-    const files = new CopyFiles(join(dir, 'merge'), 1 << 30, 10_000);
+  it('merge appended segments as a binary counter carries, rows and answers unchanged', async () => {
+    const { files, io } = localFiles(join(dir, 'merge'), 1 << 30, 10_000);
     const written = rows(0, 10, ['m']);
     files.reserve(key('m'))(written, tokensOf(written));
     const f: RowFilter = { asOf: 1060, space: 'm' };
@@ -143,14 +151,17 @@ describe('copy files', () => {
       const some = rows(written.length, 1 + (n % 3), ['m']);
       files.append(key('m'), some, false, tokensOf(some));
       written.push(...some);
-      const segments = files.segments(key('m'))!;
       // About log2 of the appends: never a run of small segments a search looks words up in one by one.
-      expect(segments.length).toBeLessThanOrEqual(2 + Math.log2(written.length));
+      expect(io.segmentRows(key('m'))!.length).toBeLessThanOrEqual(2 + Math.log2(written.length));
       if (n % 50 !== 49) continue;
-      expect(decodeSegments(segments).rows.map((r) => r.seq)).toEqual(written.map((r) => r.seq));
+      expect(io.decoded(key('m'))!.map((r) => r.seq)).toEqual(written.map((r) => r.seq));
       const copy = new SpaceCopy();
       copy.append(written, tokensOf(written));
-      expect([...ids(packedFullText(segments, ['harbour', 'storm'], f, 8)), ...ids(packedNearest(segments, q, f, 8, 'vector'))]).toEqual([
+      const asked: FileSearch[] = [
+        { list: 'text', tokens: ['harbour', 'storm'], filter: f, limit: 8 },
+        { list: 'near', query: q, filter: f, limit: 8, column: 'vector' },
+      ];
+      expect((await files.search(key('m'), asked))!.flatMap(ids)).toEqual([
         ...ids(copy.fullText(['harbour', 'storm'], f, 8)),
         ...ids(copy.nearest(q, f, 8, 'vector')),
       ]);
@@ -160,7 +171,7 @@ describe('copy files', () => {
     expect(files.counts.merges).toBeLessThan(300);
   });
 
-  it('remove the least recently read beyond their budget, and a scope past the row bound', () => {
+  it('remove the least recently read beyond their budget, and a scope past the row bound', async () => {
     const at = join(dir, 'budget');
     const twenty = (s: string, from = 0): [IndexRow[], string[][]] => {
       const rs = rows(from, 20, [s]);
@@ -169,7 +180,7 @@ describe('copy files', () => {
     const one = encodeSegment(...twenty('s0')).length;
     const files = new CopyFiles(at, 3.5 * one, 25, () => undefined);
     for (const s of ['s0', 's1', 's2']) files.reserve(key(s))(...twenty(s));
-    files.segments(key('s0')); // s1 is now the least recently read
+    await files.search(key('s0'), []); // s1 is now the least recently read
     files.reserve(key('s3'))(...twenty('s3'));
     expect(['s0', 's1', 's2', 's3'].map((s) => files.has(key(s)))).toEqual([true, false, true, true]);
     expect(readdirSync(at).length).toBe(3);
@@ -185,20 +196,72 @@ describe('copy files', () => {
     expect(next.has(key('s0'))).toBe(false);
   });
 
-  it('read an unreadable file as absent, and remove it', () => {
+  it('read an unreadable file as absent, and remove it', async () => {
     const at = join(dir, 'broken');
     const files = new CopyFiles(at, 1 << 30, 100);
     const a = rows(0, 3, ['a']);
     files.reserve(key('a'))(a, tokensOf(a));
     const [name] = readdirSync(at);
     writeFileSync(join(at, name!), 'not a copy\n');
-    expect(files.segments(key('a'))).toBeNull();
+    expect(await files.search(key('a'), [{ list: 'text', tokens: ['harbour'], filter: { asOf: 2000 }, limit: 3 }])).toBeNull();
+    expect(files.has(key('a'))).toBe(false);
     expect(existsSync(join(at, name!))).toBe(false);
     expect(files.counts.failed).toBe(1);
   });
 });
 
-describe('space copies kept on disk', () => {
+describe('copy files on their own thread', () => {
+  it('answer as those written in place, each search finding the appends asked before it', async () => {
+    const local = localFiles(join(dir, 'same-local'), 1 << 30, 10_000).files;
+    const threaded = new CopyFiles(join(dir, 'same-thread'), 1 << 30, 10_000, undefined, { thread: true });
+    const scopes = ['p', 'q', 'r'].map(key);
+    let seq = 0;
+    for (let round = 0; round < 40; round++) {
+      const k = pick(scopes);
+      const some = rows(seq, 1 + Math.floor(rand() * 4), ['p']);
+      seq += some.length;
+      const whole = rows(0, seq, ['p']);
+      for (const files of [local, threaded]) {
+        if (round % 13 === 5) files.remove(k);
+        else if (round % 9 === 4) files.reserve(k)(whole, tokensOf(whole));
+        else files.append(k, some, round < 3, tokensOf(some));
+      }
+      expect(threaded.has(k)).toBe(local.has(k));
+      const asked: FileSearch[] = [
+        { list: 'text', tokens: [pick(WORDS), pick(WORDS)], filter: { asOf: 1060, space: 'p' }, limit: 6 },
+        { list: 'near', query: Float32Array.from({ length: 16 }, () => rand() - 0.5), filter: { asOf: 1200 }, limit: 6, column: 'vector' },
+        { list: 'near', query: Float32Array.from({ length: 3 }, () => rand() - 0.5), filter: { asOf: 1200 }, limit: 6, column: 'wvec' },
+      ];
+      // Not awaited before the next round's writes are asked: the thread must answer from the file as it was.
+      const [a, b] = [local.search(k, asked), threaded.search(k, asked)];
+      expect((await b)?.map(ids) ?? null).toEqual((await a)?.map(ids) ?? null);
+    }
+    expect(threaded.counts).toMatchObject({ failed: 0, merges: local.counts.merges, reads: local.counts.reads });
+    expect(threaded.bytes).toBe(local.bytes);
+    threaded.close();
+    local.close();
+  });
+
+  it('are given up, every one, when their thread cannot take a row: searches then read the table', async () => {
+    const said: string[] = [];
+    const files = new CopyFiles(join(dir, 'lost'), 1 << 30, 100, (m) => said.push(m), { thread: true });
+    const a = rows(0, 3, ['a']);
+    files.reserve(key('a'))(a, tokensOf(a));
+    const asked: FileSearch[] = [{ list: 'text', tokens: ['harbour', 'storm', 'ship'], filter: { asOf: 2000 }, limit: 3 }];
+    expect(await files.search(key('a'), asked)).not.toBeNull();
+    const unclonable = { ...rows(3, 1, ['a'])[0]!, text: 'harbour', extra: () => undefined };
+    files.append(key('a'), [unclonable], false, [['harbour']]);
+    expect(files.has(key('a'))).toBe(false);
+    expect(await files.search(key('a'), asked)).toBeNull();
+    expect(said.join('\n')).toMatch(/no longer used/);
+    const b = rows(10, 2, ['b']);
+    files.reserve(key('b'))(b, tokensOf(b));
+    expect(files.has(key('b'))).toBe(false);
+    files.close();
+  });
+});
+
+describe.each([false, true])('space copies kept on disk (on their own thread: %s)', (thread) => {
   const SPACES = ['s1', 's2', 's3', 's4'];
   const budget = 40_000; // about two of these spaces' copies
 
@@ -217,12 +280,12 @@ describe('space copies kept on disk', () => {
   }
 
   it('answer as the copies read from the table, through appends and evictions; a table made here is read once a space, for its rows written before its full-text index', async () => {
-    const copies = join(dir, 'made-here-copies');
-    const withFiles = await LanceIndex.open(join(dir, 'made-here'), 16, 3, 0, 0, budget, {
+    const copies = join(dir, `made-here-copies-${thread}`);
+    const withFiles = await LanceIndex.open(join(dir, `made-here-${thread}`), 16, 3, 0, 0, budget, {
       exactRows: 10_000,
-      copyFiles: { dir: copies, budgetBytes: 1 << 30 },
+      copyFiles: { dir: copies, budgetBytes: 1 << 30, thread },
     });
-    const none = await LanceIndex.open(join(dir, 'made-here-none'), 16, 3, 0, 0, budget, { exactRows: 10_000 });
+    const none = await LanceIndex.open(join(dir, `made-here-none-${thread}`), 16, 3, 0, 0, budget, { exactRows: 10_000 });
     let written = 0;
     for (const n of [60, 40, 50]) {
       const batch = rows(written, n, SPACES);
@@ -248,16 +311,16 @@ describe('space copies kept on disk', () => {
   });
 
   it('are written by a space’s first load from a table made before, and then kept up to date', async () => {
-    const at = join(dir, 'older');
+    const at = join(dir, `older-${thread}`);
     const first = rows(0, 80, SPACES);
     const before = await LanceIndex.open(at, 16, 3, 0, 0, 0, { exactRows: 10_000 });
     await before.add('t', first);
     await before.close();
     const withFiles = await LanceIndex.open(at, 16, 3, 0, 0, budget, {
       exactRows: 10_000,
-      copyFiles: { dir: join(dir, 'older-copies'), budgetBytes: 1 << 30 },
+      copyFiles: { dir: join(dir, `older-copies-${thread}`), budgetBytes: 1 << 30, thread },
     });
-    const none = await LanceIndex.open(join(dir, 'older-none'), 16, 3, 0, 0, budget, { exactRows: 10_000 });
+    const none = await LanceIndex.open(join(dir, `older-none-${thread}`), 16, 3, 0, 0, budget, { exactRows: 10_000 });
     await none.add('t', first);
     await withFiles.maintain('t', 'force');
     await none.maintain('t', 'force');
@@ -279,12 +342,12 @@ describe('space copies kept on disk', () => {
   });
 
   it('answer from the table when a file turns out unreadable as it is searched (it is removed, the copy loaded)', async () => {
-    const copies = join(dir, 'broken-copies');
-    const withFiles = await LanceIndex.open(join(dir, 'broken-index'), 16, 3, 0, 0, budget, {
+    const copies = join(dir, `broken-copies-${thread}`);
+    const withFiles = await LanceIndex.open(join(dir, `broken-index-${thread}`), 16, 3, 0, 0, budget, {
       exactRows: 10_000,
-      copyFiles: { dir: copies, budgetBytes: 1 << 30 },
+      copyFiles: { dir: copies, budgetBytes: 1 << 30, thread },
     });
-    const none = await LanceIndex.open(join(dir, 'broken-none'), 16, 3, 0, 0, budget, { exactRows: 10_000 });
+    const none = await LanceIndex.open(join(dir, `broken-none-${thread}`), 16, 3, 0, 0, budget, { exactRows: 10_000 });
     for (const batch of [rows(0, 20, SPACES), rows(20, 60, SPACES)]) for (const index of [withFiles, none]) await index.add('t', batch);
     await searchAll(withFiles, none);
     await searchAll(withFiles, none);

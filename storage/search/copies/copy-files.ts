@@ -13,33 +13,16 @@
 // rows. Files beyond the disk budget are removed least recently read first; a failed write removes its
 // file. Either way the space is read from the table again.
 //
-// The files are read and written synchronously, and read into one buffer kept for the purpose: each is
-// small (~0.9 KB a row) and in the page cache, and Node's thread pool, which its asynchronous calls wait
-// for, is where the graph store's queries run (under load a read of 180 KB through it took ~80 ms). A new
-// buffer for each read would be memory outside V8's heap, whose every few tens of megabytes allocated
-// start a full collection of the heap: at a few hundred searches a second, one every second or two. The
-// files last used stay open (OPEN_FILES), and each key's file name is kept: opening, closing and hashing
-// the name for every read and append were 4% of the event loop's time under the mixed load at 300k rows.
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+// What each file holds is decided here, on the event loop, in the order rows reach the table; the bytes
+// are written and searched by a CopyIO (copy-io.ts): on a thread of their own by default (copy-thread.ts),
+// which does them in the same order.
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { decodeSegments, encodeSegment, openSegments, type Segment, type SpaceRow } from './packed-format.ts';
-
-const fileName = (key: string): string => `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.rows`;
-
-/** Files kept open, the least recently used closed past it. */
-export const OPEN_FILES = 128;
-
-/**
- * Appended segments are merged as a binary counter's digits carry: after an append, the segments at the
- * end are written again as one while the one before them holds fewer than twice their rows. So a file
- * holds about log2 of its appends' segments (each costs a search a lookup per word), and a row is written
- * again about log2 times, not once per append as a merge of the whole file each time would (a space grown
- * to 20,000 rows one row at a time: ~1,250 merges of up to 20,000 rows). Segments past this many rows are
- * left as they are: a merge runs on the event loop.
- */
-export const MERGE_MAX_ROWS = 4096;
+import type { Hit } from '../index-row.ts';
+import { LocalCopyIO, type CopyEvents, type CopyIO } from './copy-io.ts';
+import type { FileSearch } from './copy-store.ts';
+import { CopyThread } from './copy-thread.ts';
+import type { SpaceRow } from './packed-format.ts';
 
 /** A load that read the table and will write the scope's file whole. */
 interface Pending {
@@ -48,29 +31,21 @@ interface Pending {
   tokens: (readonly string[] | undefined)[];
 }
 
-/** What is known of a complete file. */
+/** What is known of a complete file: its bytes as last told (an append's are told after it). */
 interface Held {
   bytes: number;
   rows: number;
   maxSeq: number;
-  /** Each segment's rows and bytes, in the file's order. */
-  segments: { rows: number; bytes: number }[];
-  /** Changes with every write to the file: the buffer's segments are the file's while it is the same. */
-  version: number;
 }
 
 export class CopyFiles {
-  readonly #dir: string;
   readonly #budget: number;
   readonly #maxRows: number;
   readonly #warn: (message: string) => void;
+  /** The bytes' side; null once it was lost (every file is then gone, and none is made again). */
+  #io: CopyIO | null;
   /** Complete files, least recently read first. */
   readonly #files = new Map<string, Held>();
-  /** Every read lands here (8-byte aligned, as segments are read), grown to the largest file read. */
-  #scratch = Buffer.allocUnsafeSlow(0);
-  /** The file the buffer holds now: a search reads its space's file for its full text and again for its vectors. */
-  #inScratch: { key: string; version: number; segments: Segment[] } | null = null;
-  #versions = 0;
   #bytes = 0;
   readonly #pending = new Map<string, Set<Pending>>();
   /** Scopes whose file was removed: only a load from the table writes theirs again. */
@@ -80,18 +55,20 @@ export class CopyFiles {
   /** Each warning is said once: the budget passed, a write failed. */
   #warnedBudget = false;
   #warnedFailure = false;
-  readonly counts = { reads: 0, writes: 0, appends: 0, merges: 0, removed: 0, failed: 0 };
-  /** Descriptors of files open for reading and writing, least recently used first. */
-  readonly #open = new Map<string, number>();
-  /** Each key's path, once made (until its file is removed). */
-  readonly #paths = new Map<string, string>();
+  readonly #counts = { writes: 0, appends: 0, removed: 0, failed: 0 };
 
   /**
    * Files under `dir`, at most `budgetBytes` together, each of at most `maxRows` rows (a scope past them is
-   * no longer copied with its vectors); the last run's files there are removed.
+   * no longer copied with its vectors); the last run's files there are removed. With `thread` their bytes
+   * are written and searched on a thread of their own, else on the caller's (or by `io`: tests).
    */
-  constructor(dir: string, budgetBytes: number, maxRows: number, warn: (message: string) => void = (m) => console.error(m)) {
-    this.#dir = dir;
+  constructor(
+    dir: string,
+    budgetBytes: number,
+    maxRows: number,
+    warn: (message: string) => void = (m) => console.error(m),
+    { thread = false, io }: { thread?: boolean; io?: (dir: string, events: CopyEvents) => CopyIO } = {},
+  ) {
     this.#budget = budgetBytes;
     this.#maxRows = maxRows;
     this.#warn = warn;
@@ -102,6 +79,17 @@ export class CopyFiles {
       void rm(aside, { recursive: true, force: true }).catch(() => undefined);
     }
     mkdirSync(dir, { recursive: true });
+    const events: CopyEvents = {
+      sized: (key, bytes) => this.#sized(key, bytes),
+      failed: (key, error) => this.#failed(key, error),
+      lost: (why) => this.#lost(why),
+    };
+    this.#io = io ? io(dir, events) : thread ? new CopyThread(dir, events) : new LocalCopyIO(dir, events);
+  }
+
+  /** Files written whole, appends, searches that read a file, merges, files removed, and writes or reads that failed. */
+  get counts(): { reads: number; writes: number; appends: number; merges: number; removed: number; failed: number } {
+    return { ...this.#counts, reads: this.#io?.counts.reads ?? 0, merges: this.#io?.counts.merges ?? 0 };
   }
 
   /** Whether the scope's file is complete (a load may read it instead of the table). */
@@ -132,37 +120,22 @@ export class CopyFiles {
     return this.#files.size;
   }
 
-  /** Removes a file found unreadable, counted as failed. */
-  discard(key: string): void {
-    this.counts.failed++;
-    this.remove(key);
-  }
-
   /**
-   * The scope's file as segments, or null when it is absent or unreadable (then removed). They are views of
-   * one buffer that the next read writes over: use them before anything else reads a file.
+   * The lists asked of the scope's file as it is now, or null when it is gone or could not be read (then it
+   * is removed, counted as failed).
    */
-  segments(key: string): Segment[] | null {
+  async search(key: string, asked: readonly FileSearch[]): Promise<Hit[][] | null> {
     const held = this.#files.get(key);
-    if (!held) return null;
-    if (this.#inScratch?.key === key && this.#inScratch.version === held.version) return this.#inScratch.segments;
-    this.#inScratch = null;
-    let segments: Segment[] | null = null;
-    try {
-      if (this.#scratch.length < held.bytes) this.#scratch = Buffer.allocUnsafeSlow(held.bytes + (held.bytes >> 3));
-      if (readSync(this.#fd(key), this.#scratch, 0, held.bytes, 0) === held.bytes) segments = openSegments(this.#scratch, held.bytes);
-    } catch {
-      // unreadable: as below
-    }
-    if (segments === null || segments.reduce((n, s) => n + s.rows, 0) !== held.rows) {
-      this.discard(key);
-      return null;
-    }
-    this.counts.reads++;
+    if (!held || !this.#io) return null;
     this.#files.delete(key);
     this.#files.set(key, held);
-    this.#inScratch = { key, version: held.version, segments };
-    return segments;
+    const found = await this.#io.search(key, held.rows, asked);
+    // Null for a file still counted complete with the same rows: the bytes' side could not read it.
+    if (found === null && this.#files.get(key) === held) {
+      this.#counts.failed++;
+      this.remove(key);
+    }
+    return found;
   }
 
   /**
@@ -196,7 +169,11 @@ export class CopyFiles {
       if (all.length > this.#maxRows) return this.remove(key);
       // Rows the table got without tokens (before its full-text index) cannot be scored from a file.
       if (allTokens.length !== all.length || allTokens.some((t) => t === undefined)) return this.remove(key);
-      this.#write(key, all, allTokens as (readonly string[])[]);
+      if (!this.#io) return;
+      this.#gone.delete(key);
+      this.#counts.writes++;
+      this.#held(key, { bytes: this.#files.get(key)?.bytes ?? 0, rows: all.length, maxSeq: last });
+      this.#io.write(key, all, allTokens as (readonly string[])[]);
     };
   }
 
@@ -211,12 +188,12 @@ export class CopyFiles {
       p.appended.push(...rows);
       p.tokens.push(...rows.map((_, i) => tokens?.[i]));
     }
-    if (!this.#files.has(key) && !(start && !this.#gone.has(key))) return;
+    if (!this.#io || (!this.#files.has(key) && !(start && !this.#gone.has(key)))) return;
     if (tokens === undefined || tokens.length !== rows.length) return this.remove(key);
-    const held = this.#files.get(key) ?? { bytes: 0, rows: 0, maxSeq: Number.NEGATIVE_INFINITY, segments: [], version: 0 };
+    const held = this.#files.get(key);
     const fresh: SpaceRow[] = [];
     const freshTokens: (readonly string[])[] = [];
-    let last = held.maxSeq;
+    let last = held?.maxSeq ?? Number.NEGATIVE_INFINITY;
     for (const n of [...rows.keys()].sort((a, b) => rows[a]!.seq - rows[b]!.seq)) {
       if (rows[n]!.seq <= last) continue;
       last = rows[n]!.seq;
@@ -224,66 +201,10 @@ export class CopyFiles {
       freshTokens.push(tokens[n]!);
     }
     if (fresh.length === 0) return;
-    if (held.rows + fresh.length > this.#maxRows) return this.remove(key);
-    const bytes = encodeSegment(fresh, freshTokens);
-    try {
-      if (held.bytes === 0) this.#create(key);
-      this.#writeAt(key, bytes, held.bytes);
-    } catch (error) {
-      return this.#failed(key, error);
-    }
-    this.counts.appends++;
-    this.#sized(key, {
-      bytes: held.bytes + bytes.length,
-      rows: held.rows + fresh.length,
-      maxSeq: last,
-      segments: [...held.segments, { rows: fresh.length, bytes: bytes.length }],
-      version: 0,
-    });
-    this.#mergeTail(key);
-  }
-
-  /** Writes the segments at the file's end again as one, as MERGE_MAX_ROWS says. */
-  #mergeTail(key: string): void {
-    const held = this.#files.get(key);
-    if (!held) return;
-    const sizes = held.segments;
-    let from = sizes.length - 1;
-    let rows = sizes[from]?.rows ?? 0;
-    while (from > 0 && sizes[from - 1]!.rows < 2 * rows && sizes[from - 1]!.rows + rows <= MERGE_MAX_ROWS) rows += sizes[--from]!.rows;
-    if (from >= sizes.length - 1) return;
-    const segments = this.segments(key);
-    if (!segments) return;
-    const tail = decodeSegments(segments.slice(from));
-    const bytes = encodeSegment(tail.rows, tail.tokens);
-    const kept = sizes.slice(0, from).reduce((n, s) => n + s.bytes, 0);
-    try {
-      ftruncateSync(this.#fd(key), kept);
-      this.#writeAt(key, bytes, kept);
-    } catch (error) {
-      return this.#failed(key, error);
-    }
-    this.counts.merges++;
-    this.#sized(key, { ...held, bytes: kept + bytes.length, segments: [...sizes.slice(0, from), { rows, bytes: bytes.length }] });
-  }
-
-  #write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
-    const bytes = encodeSegment(rows, tokens);
-    try {
-      this.#create(key);
-      this.#writeAt(key, bytes, 0);
-    } catch (error) {
-      return this.#failed(key, error);
-    }
-    this.#gone.delete(key);
-    this.counts.writes++;
-    this.#sized(key, {
-      bytes: bytes.length,
-      rows: rows.length,
-      maxSeq: rows[rows.length - 1]?.seq ?? Number.NEGATIVE_INFINITY,
-      segments: [{ rows: rows.length, bytes: bytes.length }],
-      version: 0,
-    });
+    if ((held?.rows ?? 0) + fresh.length > this.#maxRows) return this.remove(key);
+    this.#counts.appends++;
+    this.#held(key, { bytes: held?.bytes ?? 0, rows: (held?.rows ?? 0) + fresh.length, maxSeq: last });
+    this.#io.append(key, fresh, freshTokens, held === undefined);
   }
 
   /** Removes the scope's file (its rows changed other than by appends, or it outgrew a copy). */
@@ -294,64 +215,15 @@ export class CopyFiles {
     if (held !== undefined) {
       this.#files.delete(key);
       this.#bytes -= held.bytes;
-      this.counts.removed++;
+      this.#counts.removed++;
     }
-    this.#close(key);
     // Also when not counted complete: a write that failed may have left part of one.
-    try {
-      rmSync(this.#path(key), { force: true });
-    } catch {
-      // Not counted as complete any more, so never read: a stray file is removed with the folder.
-    }
-    // Names are kept for the files there are, not for every space ever copied.
-    this.#paths.delete(key);
+    this.#io?.remove(key);
   }
 
   /** Closes the files kept open (they stay on disk; the next start removes them). */
   close(): void {
-    for (const key of [...this.#open.keys()]) this.#close(key);
-  }
-
-  #path(key: string): string {
-    let path = this.#paths.get(key);
-    if (path === undefined) this.#paths.set(key, (path = join(this.#dir, fileName(key))));
-    return path;
-  }
-
-  /** The key's file, open for reading and writing (opened if it is not). */
-  #fd(key: string, flags = 'r+'): number {
-    let fd = this.#open.get(key);
-    if (fd !== undefined) {
-      this.#open.delete(key);
-      this.#open.set(key, fd);
-      return fd;
-    }
-    fd = openSync(this.#path(key), flags);
-    this.#open.set(key, fd);
-    if (this.#open.size > OPEN_FILES) this.#close(this.#open.keys().next().value!);
-    return fd;
-  }
-
-  /** Makes the key's file anew, empty. */
-  #create(key: string): void {
-    this.#close(key);
-    this.#fd(key, 'w+');
-  }
-
-  #writeAt(key: string, bytes: Uint8Array, at: number): void {
-    const fd = this.#fd(key);
-    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
-  }
-
-  #close(key: string): void {
-    const fd = this.#open.get(key);
-    if (fd === undefined) return;
-    this.#open.delete(key);
-    try {
-      closeSync(fd);
-    } catch {
-      // Nothing more to do with it.
-    }
+    this.#io?.close();
   }
 
   /** Removes the files whose keys `drop` selects. */
@@ -359,10 +231,18 @@ export class CopyFiles {
     for (const k of [...this.#files.keys()]) if (drop(k)) this.remove(k);
   }
 
-  #sized(key: string, held: Held): void {
-    this.#bytes += held.bytes - (this.#files.get(key)?.bytes ?? 0);
+  /** Counts the scope's file complete as `held`, most recently used. */
+  #held(key: string, held: Held): void {
     this.#files.delete(key);
-    this.#files.set(key, { ...held, version: ++this.#versions });
+    this.#files.set(key, held);
+  }
+
+  /** The bytes' side wrote the scope's file: its size counts against the budget, least recently read removed past it. */
+  #sized(key: string, bytes: number): void {
+    const held = this.#files.get(key);
+    if (!held) return;
+    this.#bytes += bytes - held.bytes;
+    held.bytes = bytes;
     if (this.#bytes <= this.#budget) return;
     if (!this.#warnedBudget) {
       this.#warnedBudget = true;
@@ -377,12 +257,19 @@ export class CopyFiles {
     }
   }
 
-  #failed(key: string, error: unknown): void {
-    this.counts.failed++;
+  #failed(key: string, error: string): void {
+    this.#counts.failed++;
     if (!this.#warnedFailure) {
       this.#warnedFailure = true;
-      this.#warn(`search copies: a copy file could not be written (${String(error)}); its space is read from LanceDB instead.`);
+      this.#warn(`search copies: a copy file could not be written (${error}); its space is read from LanceDB instead.`);
     }
     this.remove(key);
+  }
+
+  /** The bytes' side stopped: every file is gone, and spaces are read from LanceDB from now on. */
+  #lost(why: string): void {
+    this.#io = null;
+    this.#warn(`search copies: ${why}; copy files are no longer used, and spaces are read from LanceDB instead.`);
+    for (const k of [...this.#files.keys()]) this.remove(k);
   }
 }

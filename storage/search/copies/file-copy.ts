@@ -1,10 +1,10 @@
 // A space's copy searched in its file (copy-files.ts, packed-search.ts) rather than read into memory: a
 // search of a space whose copy is not in memory reads its file from the page cache (~130 KB for a space
-// of 150 rows) and scores it where it lies, and nothing of it outlives the search.
+// of 150 rows) and scores it where it lies (on the copy files' thread, by default), and nothing of it
+// outlives the search.
 import type { Hit, RowFilter } from '../index-row.ts';
 import type { CopyFiles } from './copy-files.ts';
-import type { Segment } from './packed-format.ts';
-import { packedFullText, packedNearest } from './packed-search.ts';
+import type { FileSearch } from './copy-store.ts';
 import type { ScopeCopy } from './scope-copy.ts';
 
 export class FileCopy implements ScopeCopy {
@@ -32,24 +32,16 @@ export class FileCopy implements ScopeCopy {
     return this.#files.has(this.#key);
   }
 
-  fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] | null {
-    return this.#search((segments) => packedFullText(segments, tokens, f, limit));
+  fullText(tokens: readonly string[], f: RowFilter, limit: number): Promise<Hit[] | null> {
+    return this.#search({ list: 'text', tokens, filter: f, limit });
   }
 
-  nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] | null {
-    return this.#search((segments) => packedNearest(segments, query, f, limit, column));
+  nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Promise<Hit[] | null> {
+    return this.#search({ list: 'near', query, filter: f, limit, column });
   }
 
-  /** A search of the file; null when it is gone or cannot be searched (a damage the read's checks missed: it is removed). */
-  #search(run: (segments: Segment[]) => Hit[]): Hit[] | null {
-    const segments = this.#files.segments(this.#key);
-    if (!segments) return null;
-    try {
-      return run(segments);
-    } catch (error) {
-      console.error(`search copy file ${this.#key}: could not be searched, removed (the copy is read from the table):`, error);
-      this.#files.discard(this.#key);
-      return null;
-    }
+  /** One list of the file; null when it is gone or could not be searched (then removed: the copy is read from the table). */
+  async #search(asked: FileSearch): Promise<Hit[] | null> {
+    return (await this.#files.search(this.#key, [asked]))?.[0] ?? null;
   }
 }

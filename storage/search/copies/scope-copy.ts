@@ -8,8 +8,11 @@ export interface ScopeCopy {
   /** The highest seq held: rows at or below it are here already. */
   readonly maxSeq: number;
   readonly size: number;
-  /** BM25 over the rows known at the read's as_of; null when the copy is gone since it was handed out (ask again). */
-  fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] | null;
+  /**
+   * BM25 over the rows known at the read's as_of; null when the copy is gone since it was handed out (ask
+   * again). A copy in memory answers at once, one in its file when its thread has read it.
+   */
+  fullText(tokens: readonly string[], f: RowFilter, limit: number): Hit[] | null | Promise<Hit[] | null>;
   /** Cosine by a flat scan; null as for fullText. */
-  nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] | null;
+  nearest(query: Float32Array, f: RowFilter, limit: number, column: 'vector' | 'wvec'): Hit[] | null | Promise<Hit[] | null>;
 }

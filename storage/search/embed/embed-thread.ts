@@ -3,9 +3,8 @@
 // on its own threads: the two cores were never both busy. The search index hands this thread half of each
 // large batch and embeds the other half itself meanwhile (search-index.ts, THREAD_SHARE).
 // The vectors are the same functions' output (local-embedder.ts, word-vectors.ts), bit for bit.
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../start-worker.ts';
 import { rowViews } from './embed-batch.ts';
 import { LOCAL_DIMENSION } from './local-embedder.ts';
 import type { WordVectorParts, WordVectors } from './word-vectors.ts';
@@ -34,20 +33,6 @@ export interface ThreadVectors {
   wvecs: Float32Array[] | null;
 }
 
-/** The worker's entry: beside this module, as TypeScript in a source checkout and JavaScript in the build. */
-function workerSource(): { code: string; eval: true } | { path: URL; eval: false } {
-  const ext = extname(fileURLToPath(import.meta.url));
-  const entry = new URL(`./embed-thread-worker${ext}`, import.meta.url);
-  if (ext !== '.ts') return { path: entry, eval: false };
-  // A source checkout runs through tsx (bin/memory-ledger.mjs); a worker starts without the parent's
-  // loader, so it registers tsx itself before importing its entry.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return {
-    eval: true,
-    code: `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`,
-  };
-}
-
 export class EmbedThread {
   readonly #worker: Worker;
   readonly #wordDimension: number;
@@ -66,12 +51,8 @@ export class EmbedThread {
   }
 
   static start(local: boolean, words: WordVectors | null): EmbedThread {
-    const source = workerSource();
     const setup: ThreadSetup = { local, words: words?.parts() ?? null };
-    const worker = source.eval
-      ? new Worker(source.code, { eval: true, workerData: setup })
-      : new Worker(source.path, { workerData: setup });
-    return new EmbedThread(worker, words?.dimension ?? 0);
+    return new EmbedThread(startWorker(import.meta.url, 'embed-thread-worker', setup), words?.dimension ?? 0);
   }
 
   /** Why the thread stopped, or null while it works; a stopped thread refuses every batch. */

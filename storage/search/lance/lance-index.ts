@@ -135,6 +135,13 @@ export const SPACE_COPY_MAX_ROWS = 20_000;
 export const copyFileBytes = (env: NodeJS.ProcessEnv = process.env): number =>
   envMegabytes(env, 'SVC_SEARCH_COPY_FILES_MB', 1024, 0) * 1024 * 1024;
 
+/** Threads that write and search the copy files (copy-thread.ts): 1, or 0 to do it on the event loop. */
+export function copyFileThreads(env: NodeJS.ProcessEnv = process.env): number {
+  const n = envWholeNumber(env, 'SVC_SEARCH_COPY_THREADS', 1, 0, 'threads');
+  if (n > 1) throw new Error(`SVC_SEARCH_COPY_THREADS: expected 0 or 1 threads, got "${env.SVC_SEARCH_COPY_THREADS}"`);
+  return n;
+}
+
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const num = (n: number): string => String(Math.trunc(n));
 
@@ -176,7 +183,7 @@ export interface VectorOptions {
   /** A seam for tests: awaited as each maintenance of a tenant's table starts (a long one, held). */
   beforeMaintain?: (tenant: string) => Promise<void>;
   /** Where the space copies are also kept on disk, and the most bytes they may take (copy-files.ts); none unless set. */
-  copyFiles?: { dir: string; budgetBytes: number } | undefined;
+  copyFiles?: { dir: string; budgetBytes: number; thread?: boolean } | undefined;
 }
 
 /**
@@ -254,7 +261,7 @@ export class LanceIndex {
     const copyRows = vectors.spaceCopyRows ?? SPACE_COPY_MAX_ROWS;
     const files =
       vectors.copyFiles && vectors.copyFiles.budgetBytes > 0 && spaceBytes > 0
-        ? new CopyFiles(vectors.copyFiles.dir, vectors.copyFiles.budgetBytes, copyRows)
+        ? new CopyFiles(vectors.copyFiles.dir, vectors.copyFiles.budgetBytes, copyRows, undefined, { thread: vectors.copyFiles.thread })
         : null;
     this.#spaces = new SpaceCopies(
       spaceBytes,
@@ -547,7 +554,7 @@ export class LanceIndex {
       const scoped = await this.#scopeCopy(tenant, filter.space ?? null, state);
       if (!scoped) break;
       const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
-      const hits = scoped.fullText(tokens ?? [], filter, limit);
+      const hits = await scoped.fullText(tokens ?? [], filter, limit);
       if (!hits) continue;
       this.#textAnswers[filter.space === undefined ? 'whole' : 'space']++;
       return hits;
@@ -665,7 +672,7 @@ export class LanceIndex {
     for (let tries = 0; tries < 2 && filter.space !== undefined; tries++) {
       const space = await this.#scopeCopy(tenant, filter.space, state);
       if (!space?.hasVectors) break;
-      const hits = space.nearest(vector, filter, limit, column);
+      const hits = await space.nearest(vector, filter, limit, column);
       if (hits) return hits;
     }
     if (!hasVectorIndex(state)) {
