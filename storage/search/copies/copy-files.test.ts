@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../../../evals/lib/rng.ts';
-import { LanceIndex } from '../lance/lance-index.ts';
+import { copyFileThreads, LanceIndex } from '../lance/lance-index.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
 import { encodeSegment, type SpaceRow } from './packed-format.ts';
 import { CopyFiles } from './copy-files.ts';
@@ -240,6 +240,12 @@ describe('copy files on their own thread', () => {
     expect(threaded.bytes).toBe(local.bytes);
     threaded.close();
     local.close();
+  });
+
+  it('are on one thread unless SVC_SEARCH_COPY_THREADS says 0; another value is refused, naming the setting', () => {
+    expect([{}, { SVC_SEARCH_COPY_THREADS: '' }, { SVC_SEARCH_COPY_THREADS: '0' }].map((env) => copyFileThreads(env))).toEqual([1, 1, 0]);
+    for (const bad of ['2', 'yes', '-1'])
+      expect(() => copyFileThreads({ SVC_SEARCH_COPY_THREADS: bad })).toThrow(/SVC_SEARCH_COPY_THREADS: .*"/);
   });
 
   it('are given up, every one, when their thread cannot take a row: searches then read the table', async () => {
