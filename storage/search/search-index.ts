@@ -774,6 +774,21 @@ export class SearchIndex {
     timing.add('wembed', performance.now() - t);
     const known = wvec !== undefined && wvec.some((x) => x !== 0);
     const window = enabled('time') ? timeWindow(query) : null;
+    const vectorAsked = vector && enabled('vectors') ? vector : undefined;
+    const fromFile = await timing.time(
+      'file',
+      this.#lance.fileLists(
+        tenant,
+        terms,
+        { vector: vectorAsked, wvec: known ? wvec : undefined, dated: window ?? undefined },
+        filter,
+        limit,
+      ),
+    );
+    if (fromFile) {
+      void this.#settleIfSearched(tenant);
+      return fromFile;
+    }
     const [text, near, words, dated] = await Promise.all([
       timing.time('text', this.#lance.fullText(tenant, terms, filter, limit)),
       vector && enabled('vectors') ? timing.time('vector', this.#lance.nearest(tenant, vector, filter, limit)) : Promise.resolve([]),

@@ -282,8 +282,24 @@ describe.each([false, true])('space copies kept on disk (on their own thread: %s
         ids(await none.fullText('t', terms, f, 10)),
       );
       expect(withFiles.spaceCopies().bytes).toBeLessThanOrEqual(budget);
+      // All of a search's lists at once, when the space's copy is its file: as each list alone.
+      const w = Float32Array.from({ length: 3 }, () => rand() - 0.5);
+      const dated = { from: 1000, to: 1001 };
+      const together = await withFiles.fileLists('t', terms, { vector: v, wvec: w, dated }, f, 10);
+      if (together) {
+        fileListsAnswered++;
+        expect([together.text, together.vector, together.words, together.dated].map(ids)).toEqual(
+          [
+            await none.fullText('t', terms, f, 10),
+            await none.nearest('t', v, f, 10),
+            await none.nearest('t', w, f, 10, 'wvec'),
+            await none.fullText('t', terms, { ...f, asserted: dated }, 10),
+          ].map(ids),
+        );
+      }
     }
   }
+  let fileListsAnswered = 0;
 
   it('answer as the copies read from the table, through appends and evictions; a table made here is read once a space, for its rows written before its full-text index', async () => {
     const copies = join(dir, `made-here-copies-${thread}`);
@@ -309,6 +325,7 @@ describe.each([false, true])('space copies kept on disk (on their own thread: %s
     // (its file then written whole); every later search of a dropped copy read the file.
     expect(c.loads).toBe(SPACES.length);
     expect(c.fileSearches).toBeGreaterThan(SPACES.length);
+    expect(fileListsAnswered).toBeGreaterThan(0);
     expect(withFiles.copyFiles()).toMatchObject({ files: 4, failed: 0 });
     await withFiles.dropTenant('t');
     expect(withFiles.copyFiles().files).toBe(0);

@@ -40,6 +40,11 @@ export class FileCopy implements ScopeCopy {
     return this.#search({ list: 'near', query, filter: f, limit, column });
   }
 
+  /** Several lists of the file at once (one message to the copy files' thread); null as for one. */
+  lists(asked: readonly FileSearch[]): Promise<Hit[][] | null> {
+    return this.#files.search(this.#key, asked);
+  }
+
   /** One list of the file; null when it is gone or could not be searched (then removed: the copy is read from the table). */
   async #search(asked: FileSearch): Promise<Hit[] | null> {
     return (await this.#files.search(this.#key, [asked]))?.[0] ?? null;

@@ -17,6 +17,8 @@ import type { Micros } from '../../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache, type TextRow } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
 import { CopyFiles } from '../copies/copy-files.ts';
+import type { FileSearch } from '../copies/copy-store.ts';
+import { FileCopy } from '../copies/file-copy.ts';
 import { NO_VECTOR, SpaceCopies, type Scope, type ScopeCopy, type SpaceCopy, type SpaceRow } from '../copies/space-copies.ts';
 import { closedCut, inScoreOrder, newestAtCut } from './closed-cut.ts';
 import type { Hit, IndexRow, RowFilter } from '../index-row.ts';
@@ -703,6 +705,41 @@ export class LanceIndex {
   async #admitted(state: TableState, where: string | null): Promise<number> {
     const rows = await state.table.countRows();
     return rows <= this.#exactVectorRows || where === null ? rows : state.table.countRows(where);
+  }
+
+  /**
+   * A search's lists in one space answered together from the space's copy file: BM25 over `terms`, the
+   * nearest rows to `vector` and to `wvec` when given, BM25 within the `dated` window when given; each as
+   * fullText and nearest give it. One question to the copy files' thread instead of one per list: each
+   * answer waits its turn on a busy event loop. Null when the space's copy is not a file now (it is held in
+   * memory, loads, or is too large): ask list by list.
+   */
+  async fileLists(
+    tenant: string,
+    terms: readonly string[],
+    asks: { vector?: Float32Array | undefined; wvec?: Float32Array | undefined; dated?: RowFilter['asserted'] },
+    filter: RowFilter,
+    limit: number,
+  ): Promise<{ text: Hit[]; vector: Hit[]; words: Hit[]; dated: Hit[] } | null> {
+    const state = await this.#state(tenant, false);
+    if (!state || filter.space === undefined || terms.length === 0) return null;
+    const copy = await this.#scopeCopy(tenant, filter.space, state);
+    if (!(copy instanceof FileCopy)) return null;
+    const [tokens] = await this.#tokens.tokens([terms.join(' ')], this.#tokenize(state.table));
+    const asked: FileSearch[] = [{ list: 'text', tokens: tokens ?? [], filter, limit }];
+    if (asks.vector) asked.push({ list: 'near', query: asks.vector, filter, limit, column: 'vector' });
+    if (asks.wvec) asked.push({ list: 'near', query: asks.wvec, filter, limit, column: 'wvec' });
+    if (asks.dated) asked.push({ list: 'text', tokens: tokens ?? [], filter: { ...filter, asserted: asks.dated }, limit });
+    const found = await copy.lists(asked);
+    if (!found) return null;
+    this.#textAnswers.space += asks.dated ? 2 : 1;
+    let at = 1;
+    return {
+      text: found[0]!,
+      vector: asks.vector ? found[at++]! : [],
+      words: asks.wvec ? found[at++]! : [],
+      dated: asks.dated ? found[at++]! : [],
+    };
   }
 
   /**
