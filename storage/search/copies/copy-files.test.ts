@@ -242,8 +242,12 @@ describe('copy files on their own thread', () => {
     local.close();
   });
 
-  it('are on one thread unless SVC_SEARCH_COPY_THREADS says 0; another value is refused, naming the setting', () => {
-    expect([{}, { SVC_SEARCH_COPY_THREADS: '' }, { SVC_SEARCH_COPY_THREADS: '0' }].map((env) => copyFileThreads(env))).toEqual([1, 1, 0]);
+  it('are on the event loop unless SVC_SEARCH_COPY_THREADS says 1; another value is refused, naming the setting', () => {
+    expect(
+      [{}, { SVC_SEARCH_COPY_THREADS: '' }, { SVC_SEARCH_COPY_THREADS: '0' }, { SVC_SEARCH_COPY_THREADS: '1' }].map((env) =>
+        copyFileThreads(env),
+      ),
+    ).toEqual([0, 0, 0, 1]);
     for (const bad of ['2', 'yes', '-1'])
       expect(() => copyFileThreads({ SVC_SEARCH_COPY_THREADS: bad })).toThrow(/SVC_SEARCH_COPY_THREADS: .*"/);
   });

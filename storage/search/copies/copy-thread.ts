@@ -2,6 +2,8 @@
 // at 2,000 users × 150 rows, searching copy files (reading one and scoring it) took 14% of the event loop's
 // time and appending to them (encoding, merging) 6.5%, while one of the two cores sat idle a third of the
 // time: the event loop, which also answers every list, get and write, was what requests queued for.
+// Off by default (SVC_SEARCH_COPY_THREADS=1 turns it on): on two cores shared with the load's client it
+// answered more, with lower medians, but longer tails (docs/search-in-space.md, the copy files' thread).
 // Messages to a worker keep their order, and the thread does each file's work in that order (searches
 // ahead of other files' writes, keyed-queue.ts), so a search asked after an append finds the append's rows.
 import type { Worker } from 'node:worker_threads';

@@ -137,9 +137,13 @@ export const SPACE_COPY_MAX_ROWS = 20_000;
 export const copyFileBytes = (env: NodeJS.ProcessEnv = process.env): number =>
   envMegabytes(env, 'SVC_SEARCH_COPY_FILES_MB', 1024, 0) * 1024 * 1024;
 
-/** Threads that write and search the copy files (copy-thread.ts): 1, or 0 to do it on the event loop. */
+/**
+ * Threads that write and search the copy files (copy-thread.ts): 0, the default, does it on the event loop;
+ * 1 on a thread of its own. On two cores shared with the load's client the thread gave 5–15% more answers
+ * and lower medians, but p99s of lists, gets, writes and searches 1.3–2.5× longer (docs/search-in-space.md).
+ */
 export function copyFileThreads(env: NodeJS.ProcessEnv = process.env): number {
-  const n = envWholeNumber(env, 'SVC_SEARCH_COPY_THREADS', 1, 0, 'threads');
+  const n = envWholeNumber(env, 'SVC_SEARCH_COPY_THREADS', 0, 0, 'threads');
   if (n > 1) throw new Error(`SVC_SEARCH_COPY_THREADS: expected 0 or 1 threads, got "${env.SVC_SEARCH_COPY_THREADS}"`);
   return n;
 }
