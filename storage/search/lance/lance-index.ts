@@ -714,7 +714,7 @@ export class LanceIndex {
   /**
    * A search's lists in one space answered together from the space's copy file: BM25 over `terms`, the
    * nearest rows to `vector` and to `wvec` when given, BM25 within the `dated` window when given; each as
-   * fullText and nearest give it. One question to the copy files' thread instead of one per list: each
+   * fullText and nearest give it. One question instead of one per list: with the copy files' thread each
    * answer waits its turn on a busy event loop. Null when the space's copy is not a file now (it is held in
    * memory, loads, or is too large): ask list by list.
    */
