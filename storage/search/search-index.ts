@@ -791,7 +791,7 @@ export class SearchIndex {
     }
     const [text, near, words, dated] = await Promise.all([
       timing.time('text', this.#lance.fullText(tenant, terms, filter, limit)),
-      vector && enabled('vectors') ? timing.time('vector', this.#lance.nearest(tenant, vector, filter, limit)) : Promise.resolve([]),
+      vectorAsked ? timing.time('vector', this.#lance.nearest(tenant, vectorAsked, filter, limit)) : Promise.resolve([]),
       known ? timing.time('wvec', this.#lance.nearest(tenant, wvec, filter, limit, 'wvec')) : Promise.resolve([]),
       window ? timing.time('dated', this.#lance.fullText(tenant, terms, { ...filter, asserted: window }, limit)) : Promise.resolve([]),
     ]);

@@ -127,14 +127,10 @@ export class CopyFiles {
   async search(key: string, asked: readonly FileSearch[]): Promise<Hit[][] | null> {
     const held = this.#files.get(key);
     if (!held || !this.#io) return null;
-    this.#files.delete(key);
-    this.#files.set(key, held);
+    this.#held(key, held);
     const found = await this.#io.search(key, held.rows, asked);
     // Null for a file still counted complete with the same rows: the bytes' side could not read it.
-    if (found === null && this.#files.get(key) === held) {
-      this.#counts.failed++;
-      this.remove(key);
-    }
+    if (found === null && this.#files.get(key) === held) this.#failed(key, 'a read found it damaged');
     return found;
   }
 
@@ -173,7 +169,7 @@ export class CopyFiles {
       this.#gone.delete(key);
       this.#counts.writes++;
       this.#held(key, { bytes: this.#files.get(key)?.bytes ?? 0, rows: all.length, maxSeq: last });
-      this.#io.write(key, all, allTokens as (readonly string[])[]);
+      this.#io.append(key, all, allTokens as (readonly string[])[], true);
     };
   }
 
@@ -261,7 +257,7 @@ export class CopyFiles {
     this.#counts.failed++;
     if (!this.#warnedFailure) {
       this.#warnedFailure = true;
-      this.#warn(`search copies: a copy file could not be written (${error}); its space is read from LanceDB instead.`);
+      this.#warn(`search copies: a copy file could not be written or read (${error}); its space is read from LanceDB instead.`);
     }
     this.remove(key);
   }

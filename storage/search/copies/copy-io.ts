@@ -17,7 +17,7 @@ export interface CopyEvents {
 }
 
 export interface CopyIO {
-  write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void;
+  /** CopyStore.append: rows added at the file's end, or with `create` the file written anew with them. */
   append(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[], create: boolean): void;
   remove(key: string): void;
   /** The lists asked of a file of `rows` rows; null when there is none such (see CopyStore.search). */
@@ -40,18 +40,10 @@ export class LocalCopyIO implements CopyIO {
     return this.#store.counts;
   }
 
-  write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
-    this.#wrote(key, () => this.#store.write(key, rows, tokens));
-  }
-
   append(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[], create: boolean): void {
-    this.#wrote(key, () => this.#store.append(key, rows, tokens, create));
-  }
-
-  #wrote(key: string, write: () => number): void {
     let bytes: number;
     try {
-      bytes = write();
+      bytes = this.#store.append(key, rows, tokens, create);
     } catch (error) {
       return this.#events.failed(key, String(error));
     }

@@ -67,30 +67,10 @@ export class CopyStore {
     mkdirSync(dir, { recursive: true });
   }
 
-  /** Writes the scope's file anew with `rows` (seq ascending); its bytes. Throws, the file removed, when it cannot. */
-  write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): number {
-    const bytes = encodeSegment(rows, tokens);
-    try {
-      this.#close(key);
-      this.#fd(key, 'w+');
-      this.#writeAt(key, bytes, 0);
-    } catch (error) {
-      this.remove(key);
-      throw error;
-    }
-    this.#files.set(key, {
-      bytes: bytes.length,
-      rows: rows.length,
-      segments: [{ rows: rows.length, bytes: bytes.length }],
-      version: ++this.#versions,
-    });
-    return bytes.length;
-  }
-
   /**
-   * Adds rows (seq ascending, each past the file's) as a segment at the file's end, made anew with `create`;
-   * the file's bytes after any merge. Throws, the file removed, when it cannot or when there is no file to
-   * add to (one that failed before).
+   * Adds rows (seq ascending, each past the file's) as a segment at the file's end, or with `create` writes
+   * the file anew with them (a load's rows, or a scope's first); the file's bytes after any merge. Throws,
+   * the file removed, when it cannot or when there is no file to add to (one that failed before).
    */
   append(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[], create: boolean): number {
     const held = create ? { bytes: 0, rows: 0, segments: [], version: 0 } : this.#files.get(key);

@@ -17,21 +17,14 @@ const counts = (): { reads: number; merges: number } => ({ ...store.counts });
 let closing = false;
 let scheduled = false;
 
-function written(key: string, write: () => number): void {
-  try {
-    const bytes = write();
-    send({ t: 'sized', key, bytes, ...counts() });
-  } catch (error) {
-    send({ t: 'failed', key, error: String(error), ...counts() });
-  }
-}
-
 function run(m: FileRequest): void {
   switch (m.t) {
-    case 'write':
-      return written(m.key, () => store.write(m.key, m.rows, m.tokens));
     case 'append':
-      return written(m.key, () => store.append(m.key, m.rows, m.tokens, m.create));
+      try {
+        return send({ t: 'sized', key: m.key, bytes: store.append(m.key, m.rows, m.tokens, m.create), ...counts() });
+      } catch (error) {
+        return send({ t: 'failed', key: m.key, error: String(error), ...counts() });
+      }
     case 'remove':
       return store.remove(m.key);
     case 'search':

@@ -14,7 +14,6 @@ import type { FileSearch } from './copy-store.ts';
 import type { SpaceRow } from './packed-format.ts';
 
 export type CopyRequest =
-  | { t: 'write'; key: string; rows: readonly SpaceRow[]; tokens: readonly (readonly string[])[] }
   | { t: 'append'; key: string; rows: readonly SpaceRow[]; tokens: readonly (readonly string[])[]; create: boolean }
   | { t: 'remove'; key: string }
   | { t: 'search'; id: number; key: string; rows: number; asked: readonly FileSearch[] }
@@ -42,10 +41,6 @@ export class CopyThread implements CopyIO {
     this.#worker.on('message', (reply: CopyReply) => this.#receive(reply));
     this.#worker.on('error', (error) => this.#lose(`the copy files' thread failed: ${error.message}`));
     this.#worker.on('exit', (code) => this.#lose(`the copy files' thread exited (code ${code})`));
-  }
-
-  write(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[]): void {
-    this.#post({ t: 'write', key, rows, tokens });
   }
 
   append(key: string, rows: readonly SpaceRow[], tokens: readonly (readonly string[])[], create: boolean): void {

@@ -1,7 +1,7 @@
 // A space's copy searched in its file (copy-files.ts, packed-search.ts) rather than read into memory: a
 // search of a space whose copy is not in memory reads its file from the page cache (~130 KB for a space
-// of 150 rows) and scores it where it lies (on the copy files' thread, by default), and nothing of it
-// outlives the search.
+// of 150 rows) and scores it where it lies (on the event loop, or on the copy files' thread), and nothing
+// of it outlives the search.
 import type { Hit, RowFilter } from '../index-row.ts';
 import type { CopyFiles } from './copy-files.ts';
 import type { FileSearch } from './copy-store.ts';
@@ -40,7 +40,7 @@ export class FileCopy implements ScopeCopy {
     return this.#search({ list: 'near', query, filter: f, limit, column });
   }
 
-  /** Several lists of the file at once (one message to the copy files' thread); null as for one. */
+  /** Several lists of the file at once (one read, and one message to the copy files' thread); null as for one. */
   lists(asked: readonly FileSearch[]): Promise<Hit[][] | null> {
     return this.#files.search(this.#key, asked);
   }
