@@ -3,6 +3,7 @@
 // see; then expansion over the edges known at as_of.
 import type { TenantView } from '../read/tenant-view.ts';
 import type { Micros } from '../time.ts';
+import { loopTurns } from '../loop-turns.ts';
 import { edgeVisible, walk, type Reached } from '../read/traverse.ts';
 import { EDGE_FAMILIES, type EdgeFamily, type EdgeType, type NodeVersion } from '../types.ts';
 import { inForceAt, knownAt } from '../visibility.ts';
@@ -68,30 +69,10 @@ const MIN_POOL = 40;
 /** Hidden matches counted at most: the count is a signal, not worth a full scan. */
 const HIDDEN_CAP = 100;
 
-/**
- * Gives the event loop a turn between ranking phases, so one search's scoring is several short stretches
- * rather than one long one and lists, gets and writes that arrived meanwhile are answered in between
- * (issue 26: no stall over ~2 ms). Safe mid-search: every check below reads the view at as_of, and a row
- * committed meanwhile is known later than that.
- */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** Longest stretch of scoring before a search gives the loop its turn. */
-const STRETCH_MS = 2;
-
-/**
- * A turn only once the search has run STRETCH_MS since its last one: a space's search scores in well under
- * that, and under load each turn waits behind every request that arrived meanwhile, with the search still
- * holding its heavy slot.
- */
-function turns(): () => Promise<void> {
-  let since = performance.now();
-  return async () => {
-    if (performance.now() - since < STRETCH_MS) return;
-    await turn();
-    since = performance.now();
-  };
-}
+// Ranking phases give the event loop a turn once a search has scored for STRETCH_MS (loop-turns.ts), so one
+// search's scoring is several short stretches and lists, gets and writes that arrived meanwhile are answered
+// in between. Safe mid-search: every check below reads the view at as_of, and a row committed meanwhile is
+// known later than that. A space's search scores in well under a stretch and never waits for a turn.
 
 /** The version of `id` the read shows among those the filters admit: the latest valid_from. */
 export function shownVersion(view: TenantView, id: string, f: RowFilter): NodeVersion | null {
@@ -212,7 +193,7 @@ export async function rankCandidates(index: SearchIndex, view: TenantView, p: Se
     if (v === undefined) shownMemo.set(id, (v = shownVersion(view, id, filter)));
     return v;
   };
-  const yieldIfLong = turns();
+  const yieldIfLong = loopTurns();
   let fused = fuse(lists);
   const named = entityList(view, p.query, fused, (id) => !leftOut.has(id) && shownAt(id) !== null, filter, pool);
   if (named.length > 0) fused = fuse([...lists, { hits: named, weight: ENTITY_WEIGHT }]);
