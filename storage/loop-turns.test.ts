@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loopTurn, loopTurns } from './loop-turns.ts';
+import { loopTurns } from './loop-turns.ts';
 
 const busy = (ms: number): void => {
   const end = performance.now() + ms;
@@ -15,8 +15,7 @@ async function letIn(work: () => Promise<void>): Promise<boolean> {
 }
 
 describe('loop turns', () => {
-  it('are given once the loop has been held past the stretch', async () => {
-    await loopTurn();
+  it('are given once the work has held the loop past the stretch', async () => {
     const check = loopTurns(2);
     expect(
       await letIn(async () => {
@@ -27,22 +26,19 @@ describe('loop turns', () => {
   });
 
   it('are not given to work shorter than the stretch', async () => {
-    await loopTurn();
     const check = loopTurns(1_000);
     expect(await letIn(check)).toBe(false);
   });
 
-  it('count the loop held by all work since its last turn, not by one caller', async () => {
-    await loopTurn();
-    busy(1.5); // another caller's work, under the stretch alone
-    // Resumed without the loop in between (as a promise reaction): it starts under the stretch alone too,
-    // but the loop has been held for both.
-    const second = loopTurns(2);
+  it('count from the last turn the work took, not from its start', async () => {
+    const check = loopTurns(4);
+    busy(5);
+    await check(); // a turn: the clock starts again here
     expect(
       await letIn(async () => {
-        busy(1.5);
-        await second();
+        busy(1);
+        await check();
       }),
-    ).toBe(true);
+    ).toBe(false);
   });
 });
