@@ -10,7 +10,6 @@ import { defineOperation } from './operation.ts';
 import { lensOf } from './read.ts';
 import { AsOf, SpaceName, ValidAt, atInstant } from './schemas.ts';
 import { ResolveFactOutputSchema } from './output-schemas.ts';
-import { VersionMemo } from '../storage/version-memo.ts';
 
 export const ResolveFactInput = z.strictObject({
   fact: z.string().min(1).max(512).describe('The declared fact_key to resolve.'),
@@ -44,7 +43,7 @@ export interface ResolveFactOutput {
 
 // Rows never change, so the text of a candidate (its instants and source) is formatted once per row; a
 // fact with many candidates is resolved again and again. Each answer still gets its own objects.
-const formatted = new VersionMemo<Omit<Candidate, 'value' | 'superseded_by'>>();
+const formatted = new WeakMap<NodeVersion, Omit<Candidate, 'value' | 'superseded_by'>>();
 
 function candidate(n: NodeVersion, supersededBy: string[]): Candidate {
   let f = formatted.get(n);

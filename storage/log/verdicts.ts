@@ -8,7 +8,6 @@ import type { Decision } from '../read/resolve.ts';
 import type { TenantView } from '../read/tenant-view.ts';
 import { formatInstant, type Micros } from '../time.ts';
 import type { Declaration, NodeVersion, Verdict } from '../types.ts';
-import { VersionMemo } from '../version-memo.ts';
 
 export interface VerdictInput {
   tenant: string;
@@ -25,7 +24,7 @@ export type VerdictDraft = Omit<Verdict, 'seq' | 'tseq' | 'decided_at' | 'known_
 
 // Candidates by what they say and when, not by row hash (rows loaded from a bundle carry none). Rows
 // never change, so each one's identity text is computed once.
-const identities = new VersionMemo<string>();
+const identities = new WeakMap<NodeVersion, string>();
 
 function candidateIdentity(c: NodeVersion): string {
   let text = identities.get(c);

@@ -2,7 +2,6 @@
 import { formatInstant, formatNullableEnd, type Micros } from '../time.ts';
 import type { Certificate, MaskedCounts } from './certificate.ts';
 import type { EdgeRecord, Invalidation, NodeVersion } from '../types.ts';
-import { VersionMemo } from '../version-memo.ts';
 
 export interface NodeRow {
   id: string;
@@ -54,7 +53,7 @@ type Formatted = Pick<NodeRow, 'asserted_at' | 'captured_at' | 'known_at'> & { f
 
 // Rows never change and reads show the same rows again and again (a why chain, a list page): their
 // instants are formatted once per row. Each answer still gets its own objects and freshly parsed JSON.
-const formatted = new VersionMemo<Formatted>();
+const formatted = new WeakMap<NodeVersion, Formatted>();
 
 /** A node row as the API shows it; `supersededBy` and `invalidation` depend on the read, so the caller gives them. */
 export function nodeRow(v: NodeVersion, supersededBy: string[] = [], invalidation?: Invalidation): NodeRow {

@@ -7,7 +7,6 @@ import type { NodeVersion } from '../../types.ts';
 import { messageText } from './context.ts';
 import { enabled } from './mechanisms.ts';
 import { MONTHS } from './time-query.ts';
-import { VersionMemo } from '../../version-memo.ts';
 
 export type AnswerType = 'time' | 'duration' | 'place';
 
@@ -64,7 +63,7 @@ export function holdsAnswer(type: AnswerType, text: string): boolean {
 /**
  * Per block version and type, whether its own text holds such an answer; fixed once written, so kept.
  */
-const held = new VersionMemo<Map<AnswerType, boolean>>();
+const held = new WeakMap<NodeVersion, Map<AnswerType, boolean>>();
 
 /** ANSWER_TYPE_WEIGHT when the block's own text holds the kind of answer `type` asks for, else 0. */
 export function answerCredit(type: AnswerType | null, n: NodeVersion): number {

@@ -8,7 +8,6 @@ import { UnionView } from '../../read/union-view.ts';
 import type { NodeVersion } from '../../types.ts';
 import { enabled } from './mechanisms.ts';
 import { grownPerView } from '../copies/view-scan.ts';
-import { VersionMemo } from '../../version-memo.ts';
 
 /**
  * Linked blocks whose words are added, the nearest in write order first. On LoCoMo 1-5 (a turn linked to
@@ -22,7 +21,7 @@ const readableWith = (r: { seq: number; known_at: number; captured_at: number },
   r.known_at <= n.known_at && (r.seq < n.seq || r.captured_at === n.captured_at);
 
 /** Messages parsed from episodes' payloads (searches read them again for every candidate). */
-const parsed = new VersionMemo<string | null>();
+const parsed = new WeakMap<NodeVersion, string | null>();
 
 /** The text an episode stands for: its message, when extraction kept it, else its name. */
 export function messageText(n: NodeVersion): string | null {

@@ -12,7 +12,6 @@ import { answerCredit, answerType } from './answer-type.ts';
 import { contextText, messageText } from './context.ts';
 import { enabled } from './mechanisms.ts';
 import { stem, words, contentWords } from '../embed/text-features.ts';
-import { VersionMemo } from '../../version-memo.ts';
 
 /**
  * Share of the coverage added to the fused score. Chosen on LoCoMo conversations 1-5, turns mode with the
@@ -61,7 +60,7 @@ const stemsOf = (text: string): Set<string> => new Set(words(text).map(stem));
  * fixed once the block's write is in: the context takes only rows written before it or with it (context.ts).
  * Kept per version, so a block ranked again is not re-read.
  */
-const shares = new VersionMemo<Map<string, number>>();
+const shares = new WeakMap<NodeVersion, Map<string, number>>();
 
 function stemShares(view: TenantView, n: NodeVersion): Map<string, number> {
   let m = shares.get(n);
@@ -106,12 +105,12 @@ export function relatedQuery(query: string, vectors: RelatedWords, floor = RELAT
 }
 
 /** Per word list, each block version's distinct content words it knows, by their places in the list. */
-const ownWords = new WeakMap<RelatedWords, VersionMemo<Int32Array>>();
+const ownWords = new WeakMap<RelatedWords, WeakMap<NodeVersion, Int32Array>>();
 
 /** The best cosine between the query word in `slot` and a word of the block's own text, 0 if none. */
 function bestRelated(r: RelatedQuery, n: NodeVersion, slot: number): number {
   let known = ownWords.get(r.words);
-  if (!known) ownWords.set(r.words, (known = new VersionMemo()));
+  if (!known) ownWords.set(r.words, (known = new WeakMap()));
   let mine = known.get(n);
   if (!mine) {
     const places = new Set(contentWords(messageText(n) ?? '').map((w) => r.words.indexOf(w)));
