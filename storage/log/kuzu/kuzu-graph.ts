@@ -75,6 +75,7 @@ import {
   type ListCountsQuery,
   type NodePageQuery,
 } from './node-page-query.ts';
+import { loopTurn } from '../../loop-turns.ts';
 
 /**
  * Groups of up to this many rows are journaled and acknowledged from the journal; larger ones are copied
@@ -1373,7 +1374,7 @@ export class KuzuGraph implements GraphStore {
         const end = text.lastIndexOf('\n') + 1;
         if (end > 0) parseCsvRows(text.slice(0, end), column, decode);
         carry = text.slice(end);
-        await new Promise((resolve) => setImmediate(resolve));
+        await loopTurn();
       }
       if (carry !== '') parseCsvRows(`${carry}\n`, column, decode);
     } finally {

@@ -358,8 +358,9 @@ export class SpaceCopies {
       )
       .catch(() => undefined);
     // A batch reaches hundreds of spaces, each file written in turn: up to 17–55 ms in one stretch in
-    // profiles under the 300k-row load, which every request in flight waited for. Each space's append is whole, and a search
-    // of a space not reached yet adds its rows from the queue (they stay queued until this batch is done).
+    // profiles under the 300k-row load, which every request in flight waited for. Each space's append is
+    // whole, and a search of a space not reached yet adds its rows from the queue (they stay queued until
+    // this batch is done).
     const yieldIfLong = loopTurns();
     let at = 0;
     for (const [k, list] of bySpace) {

@@ -8,6 +8,7 @@
 // least recently used first, and reloaded from the table when next searched.
 import type { Table as ArrowTable, Vector as ArrowVector } from 'apache-arrow';
 import type { Hit, RowFilter } from '../index-row.ts';
+import { loopTurn } from '../../loop-turns.ts';
 
 /** The columns of one row the mirror keeps: the prefilter's and the two vector columns. */
 export interface MirrorRow {
@@ -295,7 +296,7 @@ export class TenantVectors {
     for (let at = 0; at < end;) {
       at = Math.min(end, at + chunk);
       scan.through(at);
-      if (at < end) await new Promise((resolve) => setImmediate(resolve));
+      if (at < end) await loopTurn();
     }
     return scan.hits();
   }

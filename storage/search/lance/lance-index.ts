@@ -91,8 +91,9 @@ const HNSW_EF_CONSTRUCTION = 150;
  * Rows per IVF partition of a vector index; each partition is a graph of its own. One graph over a large
  * table costs more CPU a row as it grows (graph insertion searches what is built so far) and more memory
  * at its peak, which LanceDB's documentation says partitions lower. Measured on 300,000 local-embedder rows
- * (docs/search.md#vector-index-partitions): 1 partition 176 CPU s and 1,200 MB peak, 64 partitions 72 CPU s
- * and 758 MB, with recall@10 against a flat scan 0.54 and 0.71. Tables under this many rows keep one graph.
+ * (docs/search.md#vector-index-partitions): one partition (LanceDB's default) 176–178 CPU s and 1,200 MB
+ * peak, 64 partitions 72 CPU s and 758 MB, recall@10 against a flat scan 0.55–0.57 and 0.72. Tables under
+ * this many rows keep one graph.
  */
 export const HNSW_PARTITION_ROWS = 32_768;
 
