@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answerType, holdsAnswer } from './answer-type.ts';
+import type { NodeVersion } from '../../types.ts';
+import { ANSWER_TYPE_WEIGHT, answerCredit, answerType, holdsAnswer } from './answer-type.ts';
 
 describe('the kind of answer a question asks for', () => {
   it('reads it from the question word', () => {
@@ -25,5 +26,26 @@ describe('the kind of answer a question asks for', () => {
     expect(holdsAnswer('duration', 'I love painting.')).toBe(false);
     expect(holdsAnswer('place', 'We camped at the lake near Tahoe.')).toBe(true);
     expect(holdsAnswer('place', 'We went camping with the kids.')).toBe(false);
+  });
+
+  it('credits each kind a version holds, kept per version and kind, whatever order they are asked in', () => {
+    const turn = (statement: string) => ({ kind: 'turn', payload: '{}', statement }) as unknown as NodeVersion;
+    const place = turn('We camped at the lake near Tahoe.');
+    const time = turn('I went to the group yesterday.');
+    const asked: [NodeVersion, 'time' | 'duration' | 'place'][] = [
+      [place, 'time'],
+      [place, 'place'],
+      [time, 'place'],
+      [time, 'time'],
+      [place, 'duration'],
+      [time, 'duration'],
+      [place, 'place'],
+      [place, 'time'],
+      [time, 'place'],
+    ];
+    // A time also answers "how long" (holdsAnswer).
+    expect(asked.map(([n, type]) => answerCredit(type, n))).toEqual([0, 1, 0, 1, 0, 1, 1, 0, 0].map((on) => on * ANSWER_TYPE_WEIGHT));
+    expect(ANSWER_TYPE_WEIGHT).toBeGreaterThan(0);
+    expect(answerCredit(null, time)).toBe(0);
   });
 });

@@ -61,16 +61,18 @@ export function holdsAnswer(type: AnswerType, text: string): boolean {
 }
 
 /**
- * Per block version and type, whether its own text holds such an answer; fixed once written, so kept.
+ * Per block version and type, whether its own text holds such an answer; fixed once written, so kept, as two
+ * bits a type in a small integer (a Map a version was objects for the collector to mark, ~300k versions).
  */
-const held = new WeakMap<NodeVersion, Map<AnswerType, boolean>>();
+const held = new WeakMap<NodeVersion, number>();
+const TYPE_BIT: Record<AnswerType, number> = { time: 0, duration: 2, place: 4 };
 
 /** ANSWER_TYPE_WEIGHT when the block's own text holds the kind of answer `type` asks for, else 0. */
 export function answerCredit(type: AnswerType | null, n: NodeVersion): number {
   if (type === null || ANSWER_TYPE_WEIGHT <= 0 || !enabled('answer')) return 0;
-  let m = held.get(n);
-  if (!m) held.set(n, (m = new Map()));
-  let has = m.get(type);
-  if (has === undefined) m.set(type, (has = holdsAnswer(type, messageText(n) ?? '')));
-  return has ? ANSWER_TYPE_WEIGHT : 0;
+  // Bit `at`: the type was looked for; bit `at + 1`: it was found.
+  const at = TYPE_BIT[type];
+  let bits = held.get(n) ?? 0;
+  if (((bits >> at) & 1) === 0) held.set(n, (bits |= (holdsAnswer(type, messageText(n) ?? '') ? 3 : 1) << at));
+  return (bits >> (at + 1)) & 1 ? ANSWER_TYPE_WEIGHT : 0;
 }

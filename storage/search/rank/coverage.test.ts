@@ -24,6 +24,7 @@ beforeAll(async () => {
       { id: 'a', kind: 'turn', statement: 'Melanie: Yes, we loved it.' },
       { id: 'p', kind: 'turn', statement: 'Melanie: Pottery, pottery, pottery all day.' },
       { id: 'all', kind: 'turn', statement: 'Melanie: The kids and I took a pottery class.' },
+      { id: 'sub', kind: 'turn', statement: 'Classrooms of potters, taken by kidsplay.' },
     ],
     edges: [{ source_id: 'q', target_id: 'a', edge_type: 'CONCURRENT_SIGNAL' }],
   });
@@ -47,6 +48,15 @@ describe('query-term coverage', () => {
     // "melanie" is its own; "pottery", "class", "take", "kids" come from the turn it answers.
     expect(coverage(view, node('a'), query)).toBeCloseTo((1 + 4 * CONTEXT_COVERAGE) / 5);
     expect(coverage(view, node('p'), query)).toBeCloseTo(2 / 5);
+  });
+
+  it('counts whole words only: a query stem inside a longer word of the block is not found', () => {
+    const view = ledger.view('t');
+    // "class", "pott", "take", "kids" each begin a word of the block; none is one of its words.
+    expect(coverage(view, node('sub'), query)).toBe(0);
+    // Asked twice, the kept stems give the same answer.
+    expect(coverage(view, node('sub'), queryStems('classrooms kidsplay', even))).toBe(1);
+    expect(coverage(view, node('sub'), query)).toBe(0);
   });
 
   it('weighs rare words above common ones', () => {

@@ -58,20 +58,32 @@ const stemsOf = (text: string): Set<string> => new Set(words(text).map(stem));
 /**
  * Per block version, its own stems (share 1) and those only its context has (CONTEXT_COVERAGE). Both are
  * fixed once the block's write is in: the context takes only rows written before it or with it (context.ts).
- * Kept per version, so a block ranked again is not re-read.
+ * Kept per version, so a block ranked again is not re-read: as one flat string, " own… \u0001 context… ",
+ * not a Map of stems. A Map and its stems were ~30 objects a version, and a warm tenant holds one for
+ * nearly every version it searched (~300k at 2,000 users × 150 rows), all marked by every full collection
+ * (docs/load.md#what-held-the-event-loop-longest-2026-11-28); a string is one object the collector does not look into.
  */
-const shares = new WeakMap<NodeVersion, Map<string, number>>();
+const shares = new WeakMap<NodeVersion, string>();
+const CONTEXT_MARK = '\u0001';
 
-function stemShares(view: TenantView, n: NodeVersion): Map<string, number> {
-  let m = shares.get(n);
-  if (!m) {
-    m = new Map();
-    for (const s of stemsOf(contextText(view, n))) m.set(s, CONTEXT_COVERAGE);
-    for (const s of stemsOf(messageText(n) ?? '')) m.set(s, 1);
+function stemShares(view: TenantView, n: NodeVersion): string {
+  let found = shares.get(n);
+  if (found === undefined) {
+    const own = stemsOf(messageText(n) ?? '');
+    const context = [...stemsOf(contextText(view, n))].filter((s) => !own.has(s));
+    found = ` ${[...own].join(' ')} ${CONTEXT_MARK} ${context.join(' ')} `;
     // A partial view may lack the block's linked rows this round: its context is read again next time.
-    if (!view.partial()) shares.set(n, m);
+    if (!view.partial()) shares.set(n, found);
   }
-  return m;
+  return found;
+}
+
+/** The share stemShares' string gives `stem`: a stem is a word (no spaces), found between two spaces. */
+function shareOf(found: string, stem: string): number {
+  for (let at = found.indexOf(stem); at >= 0; at = found.indexOf(stem, at + 1))
+    if (found.charCodeAt(at - 1) === 32 && found.charCodeAt(at + stem.length) === 32)
+      return at < found.indexOf(CONTEXT_MARK) ? 1 : CONTEXT_COVERAGE;
+  return 0;
 }
 
 /** A query's words as related-word credit compares them: unit vectors by stem, and cosines met so far. */
@@ -104,8 +116,12 @@ export function relatedQuery(query: string, vectors: RelatedWords, floor = RELAT
   return { words: vectors, slots, units, seen: new Map(), floor };
 }
 
-/** Per word list, each block version's distinct content words it knows, by their places in the list. */
-const ownWords = new WeakMap<RelatedWords, WeakMap<NodeVersion, Int32Array>>();
+/**
+ * Per word list, each block version's distinct content words it knows, by their places in the list: a plain
+ * array of small integers, which lives in the heap as one block (a typed array past 64 bytes holds its
+ * numbers outside it, with a record the collector sweeps for each).
+ */
+const ownWords = new WeakMap<RelatedWords, WeakMap<NodeVersion, readonly number[]>>();
 
 /** The best cosine between the query word in `slot` and a word of the block's own text, 0 if none. */
 function bestRelated(r: RelatedQuery, n: NodeVersion, slot: number): number {
@@ -115,7 +131,7 @@ function bestRelated(r: RelatedQuery, n: NodeVersion, slot: number): number {
   if (!mine) {
     const places = new Set(contentWords(messageText(n) ?? '').map((w) => r.words.indexOf(w)));
     places.delete(-1);
-    known.set(n, (mine = Int32Array.from(places)));
+    known.set(n, (mine = [...places]));
   }
   let best = 0;
   for (const i of mine) {
@@ -138,7 +154,7 @@ export function coverage(view: TenantView, n: NodeVersion, query: ReadonlyMap<st
   const found = stemShares(view, n);
   let got = 0;
   for (const [s, w] of query) {
-    let share = found.get(s) ?? 0;
+    let share = shareOf(found, s);
     const slot = share < 1 ? related?.slots.get(s) : undefined;
     if (related && slot !== undefined) {
       const c = bestRelated(related, n, slot);
