@@ -36,7 +36,7 @@ function gate(t: TestApp): Admission {
 /** Takes every heavy slot, so the next heavy request queues. */
 async function holdSlots(t: TestApp): Promise<Admitted[]> {
   const held: Admitted[] = [];
-  for (let i = 0; i < gate(t).limits.maxHeavy; i++) held.push(await gate(t).admit('test-holder', true));
+  for (let i = 0; i < gate(t).limits.maxHeavy; i++) held.push(await gate(t).admit('test-holder', 'heavy'));
   return held;
 }
 

@@ -3,7 +3,7 @@ import { readConfig } from '../server/config.ts';
 import { Admission, admissionLimits, describeLimits } from './admission.ts';
 import { SvcError } from './errors.ts';
 import { heavyOperationNames, operationNamed } from './index.ts';
-import { deadlineCutsWork, isHeavy } from './operation.ts';
+import { deadlineCutsWork, isHeavy, laneOf } from './operation.ts';
 
 describe('admission limits from the environment', () => {
   it('defaults, and every value named in the start-up line', () => {
@@ -19,6 +19,8 @@ describe('admission limits from the environment', () => {
       '(remember with messages or over 200 rows, search_memory without a space, or in a space not searched in memory now (a small one excepted), why, export_ledger, list_spaces without a space)',
     );
     expect(line).toContain('3 heavy operations at once');
+    expect(l.maxSearches).toBeGreaterThanOrEqual(4);
+    expect(describeLimits(admissionLimits({ SVC_MAX_SEARCHES: '5' }), heavyOperationNames)).toContain('5 other searches at once');
     expect(line).toContain('queue 7 (4 per key,');
     expect(line).toContain('deadline 1234 ms');
     expect(line).toContain('expected wait ≤ 1000 ms');
@@ -26,6 +28,7 @@ describe('admission limits from the environment', () => {
 
   it('a bad value stops start-up with a message naming the variable', () => {
     expect(() => readConfig({ SVC_MAX_HEAVY: '0' })).toThrow(/SVC_MAX_HEAVY: expected a whole number from 1/);
+    expect(() => readConfig({ SVC_MAX_SEARCHES: 'four' })).toThrow(/SVC_MAX_SEARCHES: expected a whole number from 1/);
     expect(() => readConfig({ SVC_HEAVY_QUEUE: 'lots' })).toThrow(/SVC_HEAVY_QUEUE: .*"lots"/);
     expect(() => readConfig({ SVC_HEAVY_QUEUE: '4', SVC_HEAVY_QUEUE_PER_KEY: '5' })).toThrow(/SVC_HEAVY_QUEUE_PER_KEY: 5 is more than/);
     expect(() => readConfig({ SVC_MAX_HEAVY: '8', SVC_MAX_REQUESTS: '4' })).toThrow(/SVC_MAX_REQUESTS/);
@@ -44,6 +47,12 @@ describe('which operations are heavy', () => {
     expect(isHeavy(operationNamed('search_memory'), { space: 'user:1' }, held)).toBe(false);
     expect(isHeavy(operationNamed('search_memory'), { space: 'user:2' }, held)).toBe(true);
     expect(isHeavy(operationNamed('search_memory'), {}, held)).toBe(true);
+    // Not heavy, a search still takes a search slot; nothing else does.
+    expect(laneOf(operationNamed('search_memory'), { space: 'user:1' }, held)).toBe('search');
+    expect(laneOf(operationNamed('search_memory'), { space: 'user:2' }, held)).toBe('heavy');
+    expect(laneOf(operationNamed('list_memories'), { space: 'user:1' }, held)).toBe('light');
+    expect(laneOf(operationNamed('get_memory'), {}, held)).toBe('light');
+    expect(laneOf(operationNamed('remember'), { nodes: [{}] }, held)).toBe('light');
     expect(heavy('why', {})).toBe(true);
     expect(heavy('export_ledger', {})).toBe(true);
     expect(heavy('list_memories', {})).toBe(false);
@@ -67,14 +76,22 @@ describe('what a deadline cuts short', () => {
 });
 
 describe('the gate', () => {
-  const limits = { maxHeavy: 1, heavyQueue: 10, perKeyQueue: 10, maxRequests: 5, requestTimeoutMs: 60_000, maxWaitMs: 60_000 };
+  const limits = {
+    maxHeavy: 1,
+    maxSearches: 1,
+    heavyQueue: 10,
+    perKeyQueue: 10,
+    maxRequests: 5,
+    requestTimeoutMs: 60_000,
+    maxWaitMs: 60_000,
+  };
 
   it('serves tenants round-robin: each waiting tenant gets a turn before any gets a second', async () => {
     const gate = new Admission({ ...limits, maxRequests: 100 });
-    const first = await gate.admit('x', true);
+    const first = await gate.admit('x', 'heavy');
     const order: string[] = [];
     const wait = (tenant: string, i: number) =>
-      gate.admit(tenant, true).then((a) => {
+      gate.admit(tenant, 'heavy').then((a) => {
         order.push(`${tenant}${i}`);
         a.release();
       });
@@ -86,10 +103,10 @@ describe('the gate', () => {
 
   it('refuses at once a heavy request whose expected wait is past the bound, counting it as shed', async () => {
     const gate = new Admission({ ...limits, maxRequests: 100, maxWaitMs: 120 });
-    const running = await gate.admit('a', true);
+    const running = await gate.admit('a', 'heavy');
     // The mean service time starts at 50 ms: two waiting are expected to wait 100 ms, a third 150 ms.
-    const waiting = [gate.admit('a', true), gate.admit('b', true)];
-    const refused = await gate.admit('c', true).catch((e: unknown) => e);
+    const waiting = [gate.admit('a', 'heavy'), gate.admit('b', 'heavy')];
+    const refused = await gate.admit('c', 'heavy').catch((e: unknown) => e);
     expect((refused as SvcError).code).toBe('overloaded');
     expect((refused as SvcError).message).toMatch(/expected wait for a turn \(150 ms\)/);
     expect(gate.stats()).toMatchObject({ heavyQueued: 2, shed: 1 });
@@ -99,14 +116,54 @@ describe('the gate', () => {
 
   it('light operations never queue but count against the ceiling on requests in flight', async () => {
     const gate = new Admission(limits);
-    const held = await Promise.all(Array.from({ length: 5 }, () => gate.admit('a', false)));
-    const refused = await gate.admit('a', false).catch((e: unknown) => e);
+    const held = await Promise.all(Array.from({ length: 5 }, () => gate.admit('a', 'light')));
+    const refused = await gate.admit('a', 'light').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(SvcError);
     expect((refused as SvcError).code).toBe('overloaded');
     expect((refused as SvcError).retryAfter).toBeGreaterThanOrEqual(1);
     held[0]?.release();
     held[0]?.release(); // a second release is ignored
     expect(gate.stats().inFlight).toBe(4);
-    await expect(gate.admit('a', false)).resolves.toBeDefined();
+    await expect(gate.admit('a', 'light')).resolves.toBeDefined();
+  });
+
+  it('takes searches that are not heavy in turns of their own: the rest wait, lights and heavy operations do not', async () => {
+    const gate = new Admission({ ...limits, maxSearches: 2, maxRequests: 100 });
+    const running = [await gate.admit('a', 'search'), await gate.admit('b', 'search')];
+    const order: string[] = [];
+    const waiting = ['a', 'a', 'b'].map((tenant, i) =>
+      gate.admit(tenant, 'search').then((s) => {
+        order.push(`${tenant}${i}`);
+        return s;
+      }),
+    );
+    expect(gate.stats()).toMatchObject({ searchesRunning: 2, searchesQueued: 3, heavyRunning: 0 });
+    // Neither a list nor a heavy operation waits for the searches' slots.
+    const light = await gate.admit('a', 'light');
+    const heavy = await gate.admit('a', 'heavy');
+    expect(gate.stats()).toMatchObject({ heavyRunning: 1, searchesQueued: 3 });
+    running[0]!.release();
+    running[1]!.release();
+    const started = await Promise.all([waiting[0]!, waiting[2]!]);
+    // Round-robin between keys: b's search goes before a's second.
+    expect(order).toEqual(['a0', 'b2']);
+    for (const s of started) s.release();
+    (await waiting[1]!).release();
+    expect(order).toEqual(['a0', 'b2', 'a1']);
+    light.release();
+    heavy.release();
+    expect(gate.stats()).toMatchObject({ inFlight: 0, searchesRunning: 0, searchesQueued: 0 });
+  });
+
+  it('a waiting search past its deadline leaves the queue, answered deadline_exceeded', async () => {
+    const gate = new Admission({ ...limits, maxRequests: 100 });
+    const running = await gate.admit('a', 'search');
+    const controller = new AbortController();
+    const waiting = gate.admit('a', 'search', controller.signal).catch((e: unknown) => e);
+    controller.abort();
+    expect(((await waiting) as SvcError).code).toBe('deadline_exceeded');
+    expect(gate.stats()).toMatchObject({ searchesQueued: 0, timedOut: 1, inFlight: 1 });
+    running.release();
+    expect(gate.stats().inFlight).toBe(0);
   });
 });

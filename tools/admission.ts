@@ -1,17 +1,21 @@
-// Admission control for both doors, decided in one place (runOperation calls `admit`). Expensive
-// operations (each operation's `heavy`, tools/operation.ts) run a bounded number at a time; the rest wait in a bounded queue, one queue per
-// tenant served round-robin, so one key's flood takes turns with everybody else instead of standing in
-// front of them. Beyond the queue, past a tenant's share of it, or when the wait would outlast the
+// Admission control for both doors, decided in one place (runOperation calls `admit`). Each request goes
+// by one of three lanes. Expensive operations (each operation's `heavy`, tools/operation.ts) run a bounded
+// number at a time; searches that are not expensive (a space's copy in memory or in its file) take a slot
+// of their own pool, bounded too; each pool has a bounded queue, one queue per tenant served round-robin
+// (tools/slot-pool.ts). Beyond the queue, past a tenant's share of it, or when the wait would outlast the
 // request's deadline, the answer is immediate: an SvcError carrying a retry-after, which each door maps
 // once (REST: 503/429 + Retry-After; MCP: an isError result that says when to retry). Light operations
 // (lists, gets, small writes) never queue; they only count against SVC_MAX_REQUESTS, a ceiling on
 // everything in flight that keeps memory per server bounded.
 import { availableParallelism } from 'node:os';
 import { SvcError } from './errors.ts';
+import { once, overloaded, SlotPool } from './slot-pool.ts';
 
 export interface AdmissionLimits {
   /** Expensive operations running at once (SVC_MAX_HEAVY). */
   maxHeavy: number;
+  /** Searches that are not expensive, scoring at once (SVC_MAX_SEARCHES); they queue as heavy ones do. */
+  maxSearches: number;
   /** Expensive operations waiting, all tenants together (SVC_HEAVY_QUEUE). */
   heavyQueue: number;
   /** Of the queue, what one tenant may hold waiting (SVC_HEAVY_QUEUE_PER_KEY). */
@@ -48,23 +52,24 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   // Below the 10 s most HTTP clients give up after, so a client hears why rather than timing out.
   const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
   const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
-  return { maxHeavy, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
+  // Sixteen searches interleaved on the one event loop, each giving a turn every 2 ms, held every list, get
+  // and write behind their stretches; four at a time, the rest waiting their turn, answered 2,244 against
+  // 1,388 requests a second with every p99 lower (docs/load.md#searches-take-turns-2026-11-28).
+  const maxSearches = whole(env, 'SVC_MAX_SEARCHES', 2 * Math.max(2, availableParallelism()), 1, 1024);
+  return { maxHeavy, maxSearches, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }
 
 /** The start-up line; `heavy` names the operations that can take a heavy slot (the registry's, passed in: importing it here would be a cycle). */
 export function describeLimits(l: AdmissionLimits, heavy: readonly string[]): string {
   return (
-    `admission: ${l.maxHeavy} heavy operations at once (${heavy.join(', ')}), ` +
+    `admission: ${l.maxHeavy} heavy operations at once (${heavy.join(', ')}), ${l.maxSearches} other searches at once, ` +
     `queue ${l.heavyQueue} (${l.perKeyQueue} per key, expected wait ≤ ${l.maxWaitMs} ms), ${l.maxRequests} requests in flight, ` +
     `deadline ${l.requestTimeoutMs} ms`
   );
 }
 
-interface Waiter {
-  tenant: string;
-  start: () => void;
-  fail: (error: unknown) => void;
-}
+/** How a request is admitted: never queued (`light`), or for a slot of the searches' or the heavy pool. */
+export type Lane = 'light' | 'search' | 'heavy';
 
 /** What `admit` gives back: call `release` exactly once when the work has stopped. */
 export interface Admitted {
@@ -77,6 +82,8 @@ export interface AdmissionStats {
   inFlight: number;
   heavyRunning: number;
   heavyQueued: number;
+  searchesRunning: number;
+  searchesQueued: number;
   shed: number;
   timedOut: number;
   /** How long the oldest request still inside (counted from arrival, before its body is read) has been there; 0 when none is. */
@@ -88,32 +95,36 @@ export class Admission {
   /** When each request counted in #arrived came in, oldest first (a Set keeps insertion order). */
   readonly #arrivals = new Set<{ at: number }>();
   #inFlight = 0;
-  #running = 0;
-  #queued = 0;
-  /** Per tenant, its waiting heavy requests in arrival order; Map order is the round-robin order. */
-  readonly #queues = new Map<string, Waiter[]>();
-  /** Mean time a heavy operation holds its slot, for the retry-after and the wait estimate. */
-  #serviceMs = 50;
+  readonly #heavy: SlotPool;
+  readonly #searches: SlotPool;
   #shed = 0;
   #timedOut = 0;
 
-  constructor(readonly limits: AdmissionLimits) {}
+  constructor(readonly limits: AdmissionLimits) {
+    const waits = { perKeyQueue: limits.perKeyQueue, maxWaitMs: Math.min(limits.maxWaitMs, limits.requestTimeoutMs) };
+    this.#heavy = new SlotPool({ slots: limits.maxHeavy, queue: limits.heavyQueue, ...waits }, 'searches or other expensive requests');
+    // The searches' queue holds what a heavy one may (each waiting search is a few KB of input); it is the
+    // expected wait that bounds it in practice.
+    this.#searches = new SlotPool({ slots: limits.maxSearches, queue: limits.heavyQueue, ...waits }, 'searches');
+  }
 
   stats(): AdmissionStats {
     return {
       arrived: this.#arrived,
       inFlight: this.#inFlight,
-      heavyRunning: this.#running,
-      heavyQueued: this.#queued,
+      heavyRunning: this.#heavy.running,
+      heavyQueued: this.#heavy.queued,
+      searchesRunning: this.#searches.running,
+      searchesQueued: this.#searches.queued,
       shed: this.#shed,
       timedOut: this.#timedOut,
       oldestArrivedMs: Math.round(performance.now() - (this.#arrivals.values().next().value?.at ?? performance.now())),
     };
   }
 
-  /** How long until `ahead` queued operations have run, in whole seconds (at least 1). */
-  retryAfter(ahead = this.#queued): number {
-    return Math.max(1, Math.ceil(((ahead + 1) * this.#serviceMs) / this.limits.maxHeavy / 1000));
+  /** How long until `ahead` queued heavy operations have run, in whole seconds (at least 1). */
+  retryAfter(ahead?: number): number {
+    return this.#heavy.retryAfter(ahead);
   }
 
   /**
@@ -148,128 +159,60 @@ export class Admission {
       this.#arrived >= this.limits.maxRequests
         ? overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0))
         : heavy
-          ? this.#heavyRefusal()
+          ? this.#heavy.refusal()
           : null;
     if (refusal) this.#shed++;
     return refusal;
   }
 
-  /** Why a heavy request arriving now would not be queued (a full queue, the key's share, too long a wait); null: it would. */
-  #heavyRefusal(tenant?: string): SvcError | null {
-    if (this.#running < this.limits.maxHeavy && this.#queued === 0) return null;
-    if (this.#queued >= this.limits.heavyQueue)
-      return overloaded(`${this.#queued} expensive requests are already waiting`, this.retryAfter());
-    const mine = tenant === undefined ? 0 : (this.#queues.get(tenant)?.length ?? 0);
-    if (tenant !== undefined && mine >= this.limits.perKeyQueue) {
-      return new SvcError(
-        'over_share',
-        `this key already has ${mine} searches or other expensive requests waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
-        [],
-        this.retryAfter(mine),
-      );
-    }
-    // A wait longer than the bound (or than the deadline) is refused now rather than served late.
-    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.maxHeavy;
-    if (expectedWaitMs > Math.min(this.limits.maxWaitMs, this.limits.requestTimeoutMs)) {
-      return overloaded(
-        `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
-        this.retryAfter(),
-      );
-    }
-    return null;
-  }
-
   /**
-   * Waits for a place (heavy operations) or takes one at once (light ones). Throws `overloaded` (503),
-   * `over_share` (429) or `deadline_exceeded` (504, when `signal` aborts while waiting).
+   * Waits for a slot (the heavy and search lanes) or takes a place at once (the light one). Throws
+   * `overloaded` (503), `over_share` (429) or `deadline_exceeded` (504, when `signal` aborts while waiting).
    */
-  async admit(tenant: string, heavy: boolean, signal?: AbortSignal): Promise<Admitted> {
+  async admit(tenant: string, lane: Lane, signal?: AbortSignal): Promise<Admitted> {
     if (this.#inFlight >= this.limits.maxRequests) {
       this.#shed++;
       throw overloaded(`${this.#inFlight} requests are in flight, the most this server takes at once`, this.retryAfter(0));
     }
-    if (!heavy) {
+    if (lane === 'light') {
       this.#inFlight++;
       return { release: once(() => this.#inFlight--) };
     }
-    if (this.#running < this.limits.maxHeavy && this.#queued === 0) return this.#start();
-    const refusal = this.#heavyRefusal(tenant);
+    const pool = lane === 'heavy' ? this.#heavy : this.#searches;
+    if (pool.free()) return this.#start(pool);
+    const refusal = pool.refusal(tenant);
     if (refusal) {
       this.#shed++;
       throw refusal;
     }
     if (signal?.aborted) throw deadlineExceeded('before it could start');
     this.#inFlight++;
-    this.#queued++;
     return new Promise<Admitted>((resolve, reject) => {
-      const waiter: Waiter = {
-        tenant,
-        start: () => {
-          signal?.removeEventListener('abort', onAbort);
-          this.#inFlight--; // #start counts it again
-          resolve(this.#start());
-        },
-        fail: reject,
-      };
+      const leave = pool.enqueue(tenant, () => {
+        signal?.removeEventListener('abort', onAbort);
+        this.#inFlight--; // #start counts it again
+        resolve(this.#start(pool));
+      });
       const onAbort = (): void => {
-        const queue = this.#queues.get(tenant);
-        const at = queue?.indexOf(waiter) ?? -1;
-        if (!queue || at < 0) return;
-        queue.splice(at, 1);
-        if (queue.length === 0) this.#queues.delete(tenant);
-        this.#queued--;
+        if (!leave()) return;
         this.#inFlight--;
         this.#timedOut++;
         reject(deadlineExceeded('while it waited for a turn'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      const queue = this.#queues.get(tenant);
-      if (queue) queue.push(waiter);
-      else this.#queues.set(tenant, [waiter]);
     });
   }
 
-  #start(): Admitted {
+  #start(pool: SlotPool): Admitted {
     this.#inFlight++;
-    this.#running++;
-    const t0 = performance.now();
+    const release = pool.start();
     return {
       release: once(() => {
         this.#inFlight--;
-        this.#running--;
-        this.#serviceMs = this.#serviceMs * 0.9 + (performance.now() - t0) * 0.1;
-        this.#next();
+        release();
       }),
     };
   }
-
-  /** Starts the first waiter of the next tenant in turn; that tenant goes to the back of the round. */
-  #next(): void {
-    while (this.#running < this.limits.maxHeavy && this.#queued > 0) {
-      const first = this.#queues.entries().next();
-      if (first.done) return;
-      const [tenant, queue] = first.value;
-      const waiter = queue.shift();
-      this.#queues.delete(tenant);
-      if (queue.length > 0) this.#queues.set(tenant, queue);
-      if (!waiter) continue;
-      this.#queued--;
-      waiter.start();
-    }
-  }
-}
-
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
-}
-
-function overloaded(why: string, retryAfter: number): SvcError {
-  return new SvcError('overloaded', `the server is busy (${why}); retry after ${retryAfter} s`, [], retryAfter);
 }
 
 export function deadlineExceeded(when: string): SvcError {

@@ -2,7 +2,7 @@
 // and a handler. Both doors call `runOperation`, so as_of, confinement and validation are decided once.
 import { z } from 'zod';
 import type { Context } from './context.ts';
-import { deadlineExceeded, type Admitted } from './admission.ts';
+import { deadlineExceeded, type Admitted, type Lane } from './admission.ts';
 import { invalidInput, SvcError, type FieldIssue } from './errors.ts';
 import { TenantDropping } from '../storage/log/tenant-drops.ts';
 
@@ -49,6 +49,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output = unk
   readonly effect: Effect;
   /** When it takes one of the SVC_MAX_HEAVY slots (tools/admission.ts); absent: never, it only counts as in flight. */
   readonly heavy?: Heavy;
+  /** When not heavy it still takes one of the SVC_MAX_SEARCHES slots (a search: tools/admission.ts). */
+  readonly searchSlot?: true;
   /**
    * A read is answered 504 at its deadline while its work still runs, unless it says `finish`: an export,
    * whose size the caller chose and which is streamed as it is packed. Writes always finish (an early
@@ -72,6 +74,11 @@ export type Heavy = 'always' | { readonly when: string; readonly test: (input: R
 /** Whether this request takes a heavy slot. */
 export function isHeavy(op: Pick<AnyOperation, 'heavy'>, input: Record<string, unknown>, resident = NOTHING_RESIDENT): boolean {
   return op.heavy === 'always' || (op.heavy?.test(input, resident) ?? false);
+}
+
+/** The lane this request is admitted by (tools/admission.ts). */
+export function laneOf(op: Pick<AnyOperation, 'heavy' | 'searchSlot'>, input: Record<string, unknown>, resident = NOTHING_RESIDENT): Lane {
+  return isHeavy(op, input, resident) ? 'heavy' : op.searchSlot ? 'search' : 'light';
 }
 
 /** Whether this request is answered at its deadline while its work still runs (then stops at its next check). */
@@ -199,7 +206,7 @@ export async function runOperation(op: AnyOperation, raw: unknown, ctx: Context)
   const signal = deadline.signal;
   let admitted: Admitted;
   try {
-    admitted = await admission.admit(ctx.tenant, isHeavy(op, input, residentFor(ctx)), signal);
+    admitted = await admission.admit(ctx.tenant, laneOf(op, input, residentFor(ctx)), signal);
   } catch (error) {
     deadline.clear();
     throw error;

@@ -68,6 +68,8 @@ export const searchMemory = defineOperation({
     when: 'without a space, or in a space not searched in memory now (a small one excepted)',
     test: (input, resident) => typeof input.space !== 'string' || !resident.searchIsLight(input.space),
   },
+  // A light search still takes turns with the others: interleaved, many at once held lists and writes back.
+  searchSlot: true,
   async handler(input, ctx): Promise<SearchMemoryOutput> {
     const index = ctx.services.search;
     if (!index) throw new SvcError('unavailable', 'the search index is not running on this server');
