@@ -53,8 +53,9 @@ export function admissionLimits(env: NodeJS.ProcessEnv = process.env): Admission
   const requestTimeoutMs = whole(env, 'SVC_REQUEST_TIMEOUT_MS', 8000, 100, 3_600_000);
   const maxWaitMs = whole(env, 'SVC_HEAVY_MAX_WAIT_MS', Math.min(1000, requestTimeoutMs), 0, 3_600_000);
   // Sixteen searches interleaved on the one event loop, each giving a turn every 2 ms, held every list, get
-  // and write behind their stretches; four at a time, the rest waiting their turn, answered 2,244 against
-  // 1,388 requests a second with every p99 lower (docs/load.md#searches-take-turns-2026-11-28).
+  // and write behind their stretches; four at a time, the rest waiting their turn, answered 1,762–1,834
+  // against 1,374–1,388 requests a second, every p99 but the searches' lower; two at a time took the
+  // searches' p99 past 150 ms (docs/load.md#searches-take-turns-2026-11-28).
   const maxSearches = whole(env, 'SVC_MAX_SEARCHES', 2 * Math.max(2, availableParallelism()), 1, 1024);
   return { maxHeavy, maxSearches, heavyQueue, perKeyQueue, maxRequests, requestTimeoutMs, maxWaitMs };
 }
