@@ -60,8 +60,9 @@ const stemsOf = (text: string): Set<string> => new Set(words(text).map(stem));
  * fixed once the block's write is in: the context takes only rows written before it or with it (context.ts).
  * Kept per version, so a block ranked again is not re-read: as one flat string, " own… \u0001 context… ",
  * not a Map of stems. A Map and its stems were ~30 objects a version, and a warm tenant holds one for
- * nearly every version it searched (~300k at 2,000 users × 150 rows), all marked by every full collection
- * (docs/load.md#what-held-the-event-loop-longest-2026-11-28); a string is one object the collector does not look into.
+ * nearly every version it searched (~300k at 2,000 users × 150 rows), each marked by every full collection;
+ * a string is one object the collector does not look into (~100 MB less heap under load:
+ * docs/load.md#searches-take-turns-2026-11-28).
  */
 const shares = new WeakMap<NodeVersion, string>();
 const CONTEXT_MARK = '\u0001';
