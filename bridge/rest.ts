@@ -1,6 +1,7 @@
 // The REST door: a thin adapter from HTTP to the operations. It reads path, query and body, calls
 // `runOperation` with the caller's context, and writes the operation's JSON unchanged.
 import type { Hono } from 'hono';
+import { readBodyText } from '../server/request-body.ts';
 import { errorAnswer, errorDetail, type Source } from '../tools/error-body.ts';
 import { invalidInput, SvcError } from '../tools/errors.ts';
 import type { Context } from '../tools/context.ts';
@@ -13,11 +14,9 @@ export interface RestEnv {
 }
 
 async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
-  const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > maxBytes) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
-  const buf = await req.arrayBuffer();
-  if (buf.byteLength > maxBytes) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
+  const body = await readBodyText(req, maxBytes);
+  if (body.tooLarge) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
+  const text = body.text;
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;

@@ -4,6 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
+import { readBodyText } from './request-body.ts';
 import type { RestEnv } from '../bridge/rest.ts';
 import type { Ledger } from '../storage/log/ledger.ts';
 import { exportPage, ImportConflict, importTenantRows, rowName, tenantDigest } from '../storage/log/tenant-copy.ts';
@@ -100,18 +101,15 @@ export function mountAdmin(app: Hono<RestEnv>, deps: AdminDeps): void {
   app.post('/admin/tenants/:tenant/rows', async (c) => {
     const tenant = c.req.param('tenant');
     if (deps.ledger.isDropping(tenant)) return c.json(dropping(tenant), 409);
-    const declared = Number(c.req.header('content-length') ?? '0');
-    const tooLarge = () =>
-      c.json(
+    const body = await readBodyText(c.req.raw, deps.maxBodyBytes);
+    if (body.tooLarge)
+      return c.json(
         errorDetail('payload_too_large', `the body is larger than ${deps.maxBodyBytes} bytes (SVC_MAX_BODY_BYTES): send fewer rows a call`),
         413,
       );
-    if (declared > deps.maxBodyBytes) return tooLarge();
-    const buf = await c.req.arrayBuffer();
-    if (buf.byteLength > deps.maxBodyBytes) return tooLarge();
     let raw: unknown;
     try {
-      raw = JSON.parse(new TextDecoder().decode(buf));
+      raw = JSON.parse(body.text);
     } catch (error) {
       return c.json(errorDetail('invalid_json', `the body is not valid JSON: ${(error as Error).message.slice(0, 200)}`), 400);
     }

@@ -8,12 +8,12 @@ import {
   isJsonContentType,
   isLegacyRequest,
   PROTOCOL_VERSION_META_KEY,
-  readRequestBody,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
   type McpServer,
 } from '@modelcontextprotocol/server';
+import { readBodyText } from '../request-body.ts';
 
 export type ServerFactory = (authInfo: AuthInfo | undefined) => McpServer;
 
@@ -85,7 +85,7 @@ export function statelessMcpHandler(factory: ServerFactory, maxBodyBytes: number
         return (await isLegacyRequest(request)) ? legacy(request, undefined, authInfo) : modern.fetch(request, { authInfo });
       if (!isJsonContentType(request.headers.get('content-type')))
         return rpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-      const body = await readRequestBody(request, maxBodyBytes);
+      const body = await readBodyText(request, maxBodyBytes);
       if (body.tooLarge) return rpcError(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
       let parsed: unknown;
       try {
