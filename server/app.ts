@@ -6,9 +6,9 @@ import type { Context, Services } from '../tools/context.ts';
 import { mountDocs } from '../bridge/docs.ts';
 import { mountRest, type RestEnv } from '../bridge/rest.ts';
 import { mountUi } from '../bridge/ui/routes.ts';
-import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
+import { errorDetail } from '../tools/error-body.ts';
 import { mountAdmin } from './admin.ts';
-import { bearerToken, KeyRing } from './auth.ts';
+import { tenantResolver, unauthorized } from './auth.ts';
 import type { PlacementStatus } from './cluster/placement-route.ts';
 import { serverHeader } from './cluster/server-header.ts';
 import { runChecks, type CheckProvider, coreChecks } from './checks.ts';
@@ -33,8 +33,6 @@ export interface AppDeps {
   placementStatus?: (tenant: string) => PlacementStatus | { broken: string };
 }
 
-export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
-
 /** RFC 9110: a 401 names the scheme it wants. One middleware, so every door (REST and MCP) sends it. */
 const bearerChallenge: MiddlewareHandler<RestEnv> = async (c, next) => {
   await next();
@@ -43,16 +41,6 @@ const bearerChallenge: MiddlewareHandler<RestEnv> = async (c, next) => {
     c.res.headers.set('www-authenticate', 'Bearer');
   }
 };
-
-/** The tenant a request acts for: from its key on a hosted deployment, else SVC_TENANT; null: refuse. */
-export function tenantResolver(config: Config): (authorization: string | undefined | null) => string | null {
-  if (!config.apiKeys) return () => config.tenant;
-  const ring = new KeyRing(config.apiKeys);
-  return (authorization) => {
-    const token = bearerToken(authorization);
-    return token ? ring.tenantOf(token) : null;
-  };
-}
 
 export function createApp(deps: AppDeps): Hono<RestEnv> {
   const app = new Hono<RestEnv>();

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tenantResolver } from './app.ts';
+import { tenantResolver } from './auth.ts';
 import { bearerToken, KeyRing } from './auth.ts';
 import { ConfigError, readConfig } from './config.ts';
 

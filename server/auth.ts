@@ -1,6 +1,10 @@
 // Keys select tenants. A key not yet matched is compared with every configured key in constant time, so
 // neither a match nor its position in the map shows in the response time.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { errorDetail, UNAUTHORIZED_WHY } from '../tools/error-body.ts';
+import type { Config } from './config.ts';
+
+export const unauthorized = errorDetail('SVC_UNAUTHORIZED', UNAUTHORIZED_WHY);
 
 /** Distinct valid keys remembered; beyond it the memory starts again (keys are few per server). */
 const MATCHED_MAX = 4_096;
@@ -40,4 +44,15 @@ export class KeyRing {
 export function bearerToken(header: string | undefined | null): string | null {
   const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
   return m?.[1]?.trim() || null;
+}
+
+/** The tenant a request acts for: from its key on a hosted deployment, else SVC_TENANT; null: refuse. */
+export function tenantResolver(config: Pick<Config, 'apiKeys' | 'tenant'>): (authorization: string | undefined | null) => string | null {
+  const keys = config.apiKeys;
+  if (!keys) return () => config.tenant;
+  const ring = new KeyRing(keys);
+  return (authorization) => {
+    const token = bearerToken(authorization);
+    return token ? ring.tenantOf(token) : null;
+  };
 }

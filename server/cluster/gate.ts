@@ -7,7 +7,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
 import { errorDetail } from '../../tools/error-body.ts';
-import { tenantResolver } from '../app.ts';
+import { tenantResolver } from '../auth.ts';
 import type { Config } from '../config.ts';
 import { scopeOf } from '../mcp/http.ts';
 import type { Admission, PlacementTable } from './placement.ts';

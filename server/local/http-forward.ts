@@ -4,7 +4,7 @@
 // a client of this port can never set it: the header is replaced here, never passed through.
 import type { Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
-import { tenantResolver, unauthorized } from '../app.ts';
+import { tenantResolver, unauthorized } from '../auth.ts';
 import type { Config } from '../config.ts';
 import { TENANT_HEADER, TOKEN_HEADER } from './door-headers.ts';
 import type { Holding, LocalLink } from './link.ts';

@@ -6,7 +6,8 @@ import { localhostAllowedOrigins, originValidationResponse, type AuthInfo } from
 import type { Context as HonoContext, Hono } from 'hono';
 import type { RestEnv } from '../../bridge/rest.ts';
 import type { Context } from '../../tools/context.ts';
-import { tenantResolver, unauthorized, type AppDeps } from '../app.ts';
+import type { AppDeps } from '../app.ts';
+import { tenantResolver, unauthorized } from '../auth.ts';
 import { statelessMcpHandler } from './handler.ts';
 import { callOperation, createLedgerMcpServer } from './tools.ts';
 import { operations } from '../../tools/index.ts';
@@ -14,7 +15,7 @@ import { operations } from '../../tools/index.ts';
 const operationByName = new Map(operations.map((op) => [op.name, op]));
 
 /** `svc:<uuid>`: a space whose address is its own secret on a hosted deployment. */
-const SECRET_SPACE = /^svc:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const SECRET_SPACE = /^svc:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Scope {
   app: string;
@@ -39,7 +40,7 @@ export function scopeOf(pathname: string): Scope | null {
   }
 }
 
-const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);
+export const isLocalBind = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);
 
 export function mountMcp(app: Hono<RestEnv>, deps: AppDeps): void {
   const tenantOf = tenantResolver(deps.config);
