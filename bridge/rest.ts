@@ -16,7 +16,11 @@ export interface RestEnv {
 async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
   const body = await readBodyText(req, maxBytes);
   if (body.tooLarge) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
-  const text = body.text;
+  return parseJsonBody(body.text);
+}
+
+/** A REST body's JSON; an empty body is `{}`. */
+export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
@@ -29,14 +33,14 @@ async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
  * The query parameters, the first of each. All of them go to the operation's schema, which refuses one it
  * does not take: a mistyped `?spcae=` must not silently widen a read to the whole tenant.
  */
-function queryObject(url: URL): Record<string, string> {
+export function queryObject(url: URL): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of url.searchParams) if (!(k in out)) out[k] = v;
   return out;
 }
 
 /** A body route reads nothing from the query, so any parameter there is refused rather than dropped. */
-function refuseQuery(url: URL): void {
+export function refuseQuery(url: URL): void {
   const keys = [...new Set(url.searchParams.keys())];
   if (keys.length > 0) throw invalidInput(keys.map((k) => ({ ...unknownFieldIssue(k, []), input: url.searchParams.get(k) })));
 }

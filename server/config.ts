@@ -1,6 +1,7 @@
 // The environment contract, read once at start-up. A bad setting stops the server with a message that
 // names the variable.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { journalCopyRows, kuzuBufferMb } from '../storage/log/kuzu/kuzu-graph.ts';
 import { memoryBudgetMb } from '../storage/read/resident-views.ts';
@@ -44,6 +45,12 @@ export interface Config {
   listenBacklog: number;
   /** Listening sockets on the port (SVC_LISTEN_SOCKETS, Linux only): how many new connections are accepted per turn of the event loop. */
   listenSockets: number;
+  /**
+   * Threads that serve HTTP besides the one holding the ledger (SVC_HTTP_THREADS; 0: that one thread
+   * serves it all). They parse, route, read bodies and write answers; each operation still runs on the
+   * ledger's thread (server/fronts/).
+   */
+  httpThreads: number;
 }
 
 /**
@@ -62,6 +69,21 @@ function listenSockets(env: NodeJS.ProcessEnv): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n < 1 || n > 256)
     throw new ConfigError(`SVC_LISTEN_SOCKETS: expected a whole number from 1 to 256, got "${env.SVC_LISTEN_SOCKETS}"`);
+  return n;
+}
+
+/**
+ * Beside the ledger's thread, which runs every operation and is the first to fill up, two HTTP threads are
+ * enough to keep it busy (docs/load.md); one on a machine of two cores, none on one.
+ */
+export const httpThreadsDefault = (cores = availableParallelism()): number => Math.max(0, Math.min(2, cores - 1));
+
+function httpThreads(env: NodeJS.ProcessEnv): number {
+  const text = env.SVC_HTTP_THREADS?.trim();
+  if (!text) return httpThreadsDefault();
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 64)
+    throw new ConfigError(`SVC_HTTP_THREADS: expected a whole number from 0 to 64, got "${env.SVC_HTTP_THREADS}"`);
   return n;
 }
 
@@ -180,6 +202,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     admission,
     listenBacklog: listenBacklog(env),
     listenSockets: listenSockets(env),
+    httpThreads: httpThreads(env),
   };
 }
 

@@ -107,12 +107,12 @@ export function createServerShedding(admission: () => Admission | undefined): ty
   return shedding as typeof createServer;
 }
 
-function restRefusal(error: SvcError): Response {
+export function restRefusal(error: SvcError): Response {
   const answer = errorAnswer(error, () => 'body');
   return Response.json(answer.body, { status: answer.status, headers: { 'retry-after': String(answer.retryAfter ?? 1) } });
 }
 
-async function mcpRefusal(request: Request, error: SvcError): Promise<Response> {
+export async function mcpRefusal(request: Request, error: SvcError): Promise<Response> {
   const answer = errorAnswer(error, () => 'body');
   const retryAfter = String(answer.retryAfter ?? 1);
   const meta = toolErrorMeta(answer);

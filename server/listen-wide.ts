@@ -13,6 +13,11 @@ export interface ListenOptions {
   backlog: number;
   /** Listening sockets on the port (1: a plain listen). More than 1 needs SO_REUSEPORT (Linux, Node ≥ 22.12). */
   sockets: number;
+  /**
+   * Whether to refuse a port another process holds (a plain bind tried first; default true). False for
+   * the second and later HTTP threads of this process, which join the sockets the first one bound.
+   */
+  probe?: boolean;
 }
 
 /** Binds a plain socket to the port and closes it: an error (EADDRINUSE) when another process holds it. */
@@ -31,7 +36,7 @@ function probe(port: number, host: string): Promise<void> {
  */
 export async function listenWide(server: Server, opts: ListenOptions): Promise<{ extra: NetServer[]; close: () => void }> {
   const wide = opts.sockets > 1 && process.platform === 'linux';
-  if (wide && opts.port !== 0) await probe(opts.port, opts.host);
+  if (wide && opts.port !== 0 && opts.probe !== false) await probe(opts.port, opts.host);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: opts.port, host: opts.host, backlog: opts.backlog, reusePort: wide }, () => {

@@ -115,19 +115,61 @@ export async function runServe(): Promise<void> {
     hostname: config.host,
     createServer: createServerShedding(admission),
   }) as HttpServer;
-  let listening: { close: () => void } | undefined;
-  const listened = listenWide(server, {
-    port: config.port,
-    host: config.host,
-    backlog: config.listenBacklog,
-    sockets: config.listenSockets,
-  });
+  // HTTP threads serve the port and call this thread for each operation (server/fronts/). Not in a
+  // cluster or under a server id: the placement gate and the server header are this thread's app's.
+  const threads = config.serverId === null && !config.etcd ? config.httpThreads : 0;
+  if (config.httpThreads > 0 && threads === 0) console.log('memory-ledger: SVC_HTTP_THREADS is not used with SVC_SERVER_ID or SVC_ETCD');
+  const answering = (): { ledger: Ledger; services: Services } | null => {
+    const holding = link.holding;
+    if (!holding) return null;
+    appOf(holding);
+    return own && { ledger: own.ledger, services: own.services };
+  };
+  let listening: { close: () => Promise<void> | void } | undefined;
+  const listened: Promise<{ address: AddressInfo; close: () => Promise<void> | void }> =
+    threads > 0
+      ? listenWide(server, { port: 0, host: '127.0.0.1', backlog: config.listenBacklog, sockets: 1 }).then(async (inner) => {
+          const innerPort = (server.address() as AddressInfo).port;
+          const { startFronts } = await import('./fronts/start-fronts.ts');
+          const fronts = await startFronts(
+            threads,
+            {
+              listen: { port: config.port, host: config.host, backlog: config.listenBacklog, sockets: config.listenSockets },
+              inner: { host: '127.0.0.1', port: innerPort },
+              apiKeys: config.apiKeys,
+              tenant: config.tenant,
+              host: config.host,
+              maxBodyBytes: config.maxBodyBytes,
+              maxRequests: config.admission.maxRequests,
+            },
+            answering,
+            (line) => console.error(line),
+          ).catch((error: unknown) => {
+            inner.close();
+            server.close();
+            throw error;
+          });
+          const family = config.host.includes(':') ? 'IPv6' : 'IPv4';
+          return {
+            address: { address: config.host, port: fronts.port, family },
+            close: async () => {
+              await fronts.close();
+              inner.close();
+            },
+          };
+        })
+      : listenWide(server, {
+          port: config.port,
+          host: config.host,
+          backlog: config.listenBacklog,
+          sockets: config.listenSockets,
+        }).then((wide) => ({ address: server.address() as AddressInfo, close: wide.close }));
   listened.then((wide) => {
     listening = wide;
     server.once('error', listenFailed);
-    const info = server.address() as AddressInfo;
+    const info = wide.address;
     console.log(
-      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''})`,
+      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''}${threads > 0 ? `, ${threads} HTTP threads` : ''})`,
     );
     // A wildcard bind is reached on loopback from this machine; print an address one can open.
     const address = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
@@ -152,7 +194,7 @@ export async function runServe(): Promise<void> {
     if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });
   }, listenFailed);
   stopOnSignals(link, async () => {
-    listening?.close();
+    await listening?.close();
     server.close();
     await placement?.etcd.close();
   });

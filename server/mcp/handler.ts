@@ -25,7 +25,7 @@ export type ServerFactory = (authInfo: AuthInfo | undefined) => McpServer;
  */
 export type ToolCallFastPath = (name: string, args: Record<string, unknown>, authInfo: AuthInfo) => Promise<unknown> | undefined;
 
-const rpcError = (status: number, code: number, message: string): Response =>
+export const rpcError = (status: number, code: number, message: string): Response =>
   Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status });
 
 /**
@@ -33,7 +33,7 @@ const rpcError = (status: number, code: number, message: string): Response =>
  * request or notification with no per-request protocol envelope and no modern version header is 2025-era.
  * Anything else (batches, responses, envelopes, modern headers) is left to `isLegacyRequest`.
  */
-function plainLegacy(request: Request, body: unknown): boolean {
+export function plainLegacy(request: Request, body: unknown): boolean {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   const { method, params } = body as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
   if (typeof method !== 'string') return false;
@@ -50,7 +50,10 @@ export interface StatelessMcpHandler {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A single JSON-RPC `tools/call` request the fast path may answer: the SDK would accept it and do nothing more. */
-function plainToolCall(request: Request, body: unknown): { id: string | number; name: string; args: Record<string, unknown> } | null {
+export function plainToolCall(
+  request: Request,
+  body: unknown,
+): { id: string | number; name: string; args: Record<string, unknown> } | null {
   if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
   const { id, params } = body;
   if ((typeof id !== 'string' && typeof id !== 'number') || !isPlainObject(params) || typeof params.name !== 'string') return null;

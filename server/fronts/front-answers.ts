@@ -1,0 +1,126 @@
+// The requests an HTTP thread answers itself, as the doors on the ledger thread would: a REST operation
+// route (bridge/rest.ts) and a plain MCP `tools/call` (server/mcp/handler.ts). It reads the request,
+// resolves the key and builds the operation's raw input; the ledger thread validates, admits and runs it
+// (./answer-calls.ts). Anything else, or a request that turns out not to be one of these once its body is
+// read, goes on whole to the ledger thread's own listener (./pass-on.ts).
+import { isJsonContentType, localhostAllowedOrigins, originValidationResponse } from '@modelcontextprotocol/server';
+import { parseJsonBody, queryObject, refuseQuery } from '../../bridge/rest.ts';
+import { matchPath, routes, type RestRoute } from '../../bridge/routes.ts';
+import { errorAnswer, type Source } from '../../tools/error-body.ts';
+import { SvcError } from '../../tools/errors.ts';
+import { tenantResolver, unauthorized } from '../auth.ts';
+import { plainLegacy, plainToolCall, rpcError } from '../mcp/handler.ts';
+import { isLocalBind, scopeOf, SECRET_SPACE } from '../mcp/http.ts';
+import { readBodyText } from '../request-body.ts';
+import type { LedgerCalls } from './ledger-calls.ts';
+import type { PassOn } from './pass-on.ts';
+import type { FrontData } from './protocol.ts';
+
+/** Routes answered here: every operation route but those answering with a file (the export), sent on whole. */
+const jsonRoutes = routes.filter((r) => !r.respond);
+const toolNames = new Set(routes.map((r) => r.operation));
+
+const json = (body: string, status: number, retryAfter?: number): Response => {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  if (status === 401) headers['www-authenticate'] = 'Bearer';
+  return new Response(body, { status, headers });
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether a request may be answered here (decided from its method and path alone, before reading it). */
+export function answeredHere(method: string | undefined, url: string | undefined): boolean {
+  if (!url) return false;
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
+  if (method === 'POST' && (path === '/mcp' || path.startsWith('/mcp/') || path.startsWith('/apps/'))) return true;
+  if ((method !== 'GET' && method !== 'POST') || !path.startsWith('/v1/')) return false;
+  return jsonRoutes.some((r) => r.method === method && matchPath(r.path, path) !== null);
+}
+
+export function frontAnswers(
+  data: Pick<FrontData, 'apiKeys' | 'tenant' | 'host' | 'maxBodyBytes'>,
+  calls: Pick<LedgerCalls, 'call'>,
+  passOn: Pick<PassOn, 'read'>,
+): (request: Request) => Promise<Response> {
+  const tenantOf = tenantResolver(data);
+  const hosted = data.apiKeys !== null;
+
+  const rest = async (request: Request, url: URL, route: RestRoute, params: Record<string, string>): Promise<Response> => {
+    const tenant = tenantOf(request.headers.get('authorization'));
+    if (tenant === null) return json(JSON.stringify(unauthorized), 401);
+    let from: Source = route.from;
+    let input: unknown;
+    let text: string | null = null;
+    try {
+      if (route.from === 'body') {
+        from = 'query';
+        refuseQuery(url);
+        const body = await readBodyText(request, data.maxBodyBytes);
+        if (body.tooLarge) throw new SvcError('payload_too_large', `the body is larger than ${data.maxBodyBytes} bytes`);
+        text = body.text;
+      }
+      const raw = text !== null ? parseJsonBody(text) : queryObject(url);
+      from = route.from;
+      input = isObject(raw) ? { ...raw, ...params } : raw;
+    } catch (error) {
+      const e = errorAnswer(error, (field) => (typeof field === 'string' && field in params ? 'path' : from), input);
+      return json(JSON.stringify(e.body), e.status, e.retryAfter);
+    }
+    const reply = await calls.call(
+      { door: 'rest', operation: route.operation, input, tenant, pathFields: Object.keys(params), from: route.from },
+      request.signal,
+    );
+    if (reply.kind === 'forward') return passOn.read(request, text ?? undefined);
+    if (reply.kind !== 'rest') throw new Error(`a REST call was answered as ${reply.kind}`);
+    return json(reply.body, reply.status, reply.retryAfter);
+  };
+
+  const mcp = async (request: Request, url: URL): Promise<Response> => {
+    const scope = url.pathname === '/mcp' ? null : scopeOf(url.pathname);
+    const authorization = request.headers.get('authorization');
+    // Not found, a space addressed by its secret alone, or not JSON: the ledger thread's door answers.
+    if (url.pathname !== '/mcp' && scope === null) return passOn.read(request);
+    if (hosted && authorization === null && scope && SECRET_SPACE.test(scope.space)) return passOn.read(request);
+    if (!hosted && isLocalBind(data.host)) {
+      const rejected = originValidationResponse(request, localhostAllowedOrigins());
+      if (rejected) return rejected;
+    }
+    const tenant = tenantOf(authorization);
+    if (tenant === null) return json(JSON.stringify(unauthorized), 401);
+    if (!isJsonContentType(request.headers.get('content-type'))) return passOn.read(request);
+    const body = await readBodyText(request, data.maxBodyBytes);
+    if (body.tooLarge) return rpcError(413, -32000, `Payload Too Large: the body must not exceed ${data.maxBodyBytes} bytes`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.text);
+    } catch {
+      return passOn.read(request, body.text);
+    }
+    const call = plainLegacy(request, parsed) ? plainToolCall(request, parsed) : null;
+    if (!call || !toolNames.has(call.name)) return passOn.read(request, body.text);
+    const reply = await calls.call(
+      { door: 'mcp', operation: call.name, args: call.args, tenant, confinedSpace: scope?.space },
+      request.signal,
+    );
+    if (reply.kind === 'forward') return passOn.read(request, body.text);
+    if (reply.kind !== 'mcp') throw new Error(`an MCP call was answered as ${reply.kind}`);
+    const headers: Record<string, string> = {};
+    if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
+    return Response.json({ result: reply.result, jsonrpc: '2.0', id: call.id }, { status: 200, headers });
+  };
+
+  return async (request) => {
+    const url = new URL(request.url);
+    if (url.pathname.startsWith('/v1/')) {
+      for (const route of jsonRoutes) {
+        if (route.method !== request.method) continue;
+        const params = matchPath(route.path, url.pathname);
+        if (params) return rest(request, url, route, params);
+      }
+      return passOn.read(request);
+    }
+    return mcp(request, url);
+  };
+}

@@ -1,0 +1,83 @@
+// The HTTP threads' ceiling on requests in flight: counted across threads from arrival, a request past it is
+// refused at once (REST 503 with Retry-After, MCP an error result naming its id) without a call to the
+// ledger thread, and the count falls again as answers are given.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { frontListener } from './front-listener.ts';
+import type { FrontReply } from './protocol.ts';
+
+let server: Server;
+let base = '';
+const held: ((reply: FrontReply) => void)[] = [];
+const called: string[] = [];
+const inside = new SharedArrayBuffer(4);
+
+beforeAll(async () => {
+  const calls = {
+    call: (call: { operation: string }) => {
+      called.push(call.operation);
+      return new Promise<FrontReply>((resolve) => held.push(resolve));
+    },
+  };
+  const passOn = {
+    read: () => Promise.resolve(new Response('passed on', { status: 299 })),
+    raw: (_req: unknown, res: import('node:http').ServerResponse) => void res.writeHead(299).end('passed on'),
+  };
+  const listener = frontListener(
+    { apiKeys: new Map([['ka', 'alpha']]), tenant: 'local', host: '127.0.0.1', maxBodyBytes: 1 << 20, maxRequests: 2, inside },
+    calls,
+    passOn,
+  );
+  server = createServer(listener);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const list = (): Promise<Response> => fetch(`${base}/v1/memories?as_of=now`, { headers: { authorization: 'Bearer ka' } });
+const toolCall = (): Promise<Response> =>
+  fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer ka', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'list_memories', arguments: { as_of: 'now' } } }),
+  });
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('an HTTP thread over SVC_MAX_REQUESTS', () => {
+  it('refuses past the ceiling at once and takes requests again once answers are given', async () => {
+    const first = list();
+    const second = toolCall();
+    await until(() => held.length === 2);
+    expect(new Int32Array(inside)[0]).toBe(2);
+
+    const rest = await list();
+    expect(rest.status).toBe(503);
+    expect(rest.headers.get('retry-after')).toBe('1');
+    expect(((await rest.json()) as { detail: { error: string } }).detail.error).toBe('overloaded');
+    const mcp = await toolCall();
+    expect(mcp.status).toBe(200);
+    const refused = (await mcp.json()) as { id: number; result: { isError: boolean; content: { text: string }[] } };
+    expect(refused.id).toBe(41);
+    expect(refused.result.isError).toBe(true);
+    expect(refused.result.content[0]?.text).toMatch(/retry/i);
+    expect(called).toEqual(['list_memories', 'list_memories']);
+    // Not operation requests: never counted, never refused.
+    expect((await fetch(`${base}/v1/version`)).status).toBe(299);
+
+    const [restCall, mcpCall] = held.splice(0);
+    restCall?.({ id: 0, kind: 'rest', status: 200, body: '{"items":[]}' });
+    mcpCall?.({ id: 0, kind: 'mcp', result: { content: [{ type: 'text', text: 'no blocks' }] } });
+    expect((await first).status).toBe(200);
+    expect(await (await second).json()).toEqual({ jsonrpc: '2.0', id: 41, result: { content: [{ type: 'text', text: 'no blocks' }] } });
+    await until(() => new Int32Array(inside)[0] === 0);
+    const again = list();
+    await until(() => held.length === 1);
+    held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"items":[]}' });
+    expect((await again).status).toBe(200);
+  });
+});

@@ -1,0 +1,36 @@
+// An HTTP thread's request listener: operation requests are counted across the threads from arrival,
+// before anything of them is read, and refused at once past SVC_MAX_REQUESTS, as the ledger thread's own
+// listener refuses (server/early-shed.ts); the rest are answered here (./front-answers.ts) or passed on.
+import type { RequestListener } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { errorAnswer } from '../../tools/error-body.ts';
+import type { SvcError } from '../../tools/errors.ts';
+import { overloaded } from '../../tools/slot-pool.ts';
+import { mcpRefusal } from '../early-shed.ts';
+import { answeredHere, frontAnswers } from './front-answers.ts';
+import type { LedgerCalls } from './ledger-calls.ts';
+import type { PassOn } from './pass-on.ts';
+import type { FrontData } from './protocol.ts';
+
+export function frontListener(
+  data: Pick<FrontData, 'apiKeys' | 'tenant' | 'host' | 'maxBodyBytes' | 'maxRequests' | 'inside'>,
+  calls: Pick<LedgerCalls, 'call'>,
+  passOn: Pick<PassOn, 'read' | 'raw'>,
+): RequestListener {
+  const answer = getRequestListener(frontAnswers(data, calls, passOn));
+  const inside = new Int32Array(data.inside);
+  const over = (): SvcError => overloaded(`${data.maxRequests} requests are in flight, the most this server takes at once`, 1);
+  // An MCP refusal names the call's JSON-RPC id, so a small body is read for it.
+  const refuseMcp = getRequestListener((request) => mcpRefusal(request, over()));
+  return (req, res) => {
+    if (!answeredHere(req.method, req.url)) return passOn.raw(req, res);
+    const count = Atomics.add(inside, 0, 1) + 1;
+    res.once('close', () => Atomics.sub(inside, 0, 1));
+    if (count <= data.maxRequests) return void answer(req, res);
+    if (req.url?.startsWith('/v1/')) {
+      const refused = errorAnswer(over(), () => 'body');
+      res.writeHead(refused.status, { 'content-type': 'application/json', 'retry-after': String(refused.retryAfter ?? 1) });
+      res.end(JSON.stringify(refused.body));
+    } else void refuseMcp(req, res);
+  };
+}

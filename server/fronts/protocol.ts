@@ -1,0 +1,57 @@
+// What an HTTP thread (./front.ts) and the ledger's thread (./answer-calls.ts) say to each other. A call
+// carries an operation's raw input and the tenant its key resolved to; validation, admission and the work
+// are the ledger thread's, as for a request it reads itself. Only plain data crosses: the answer is JSON
+// text for REST (what the REST door would send) and the tool result for MCP.
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { Source } from '../../tools/error-body.ts';
+
+export type FrontCall =
+  | {
+      readonly id: number;
+      readonly door: 'rest';
+      readonly operation: string;
+      readonly input: unknown;
+      readonly tenant: string;
+      /** The fields taken from the path: an error about one of them is located in the path. */
+      readonly pathFields: readonly string[];
+      readonly from: Source;
+    }
+  | {
+      readonly id: number;
+      readonly door: 'mcp';
+      readonly operation: string;
+      readonly args: Record<string, unknown>;
+      readonly tenant: string;
+      readonly confinedSpace: string | undefined;
+    };
+
+/** The client went away: the call's signal aborts, so a queued or running read stops early. */
+export interface FrontCancel {
+  readonly id: number;
+  readonly cancel: true;
+}
+
+export type FrontReply =
+  | { readonly id: number; readonly kind: 'rest'; readonly status: number; readonly body: string; readonly retryAfter?: number | undefined }
+  | { readonly id: number; readonly kind: 'mcp'; readonly result: CallToolResult; readonly retryAfter?: number | undefined }
+  /** The ledger is not held by this process now (another local process holds the folder): send the request on whole. */
+  | { readonly id: number; readonly kind: 'forward' };
+
+/** What the ledger's thread gives each HTTP thread when it starts it. */
+export interface FrontData {
+  /** The public listener: every HTTP thread binds the same port (SO_REUSEPORT) and the kernel spreads connections. */
+  readonly listen: { port: number; host: string; backlog: number; sockets: number; probe: boolean };
+  /** Where everything that is not an operation call (docs, UI, admin, MCP handshakes, exports) is sent on whole. */
+  readonly inner: { host: string; port: number };
+  readonly apiKeys: Map<string, string> | null;
+  readonly tenant: string;
+  readonly host: string;
+  readonly maxBodyBytes: number;
+  /** SVC_MAX_REQUESTS: operation requests inside all HTTP threads together, counted in `inside`, before any is read. */
+  readonly maxRequests: number;
+  /** One Int32 shared by every HTTP thread: the operation requests they hold now. */
+  readonly inside: SharedArrayBuffer;
+}
+
+/** The thread's first message: listening (with the port bound, for the next thread when PORT is 0), or why not. */
+export type FrontStarted = { readonly listening: number } | { readonly failed: string; readonly code: string | undefined };

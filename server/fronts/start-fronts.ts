@@ -1,0 +1,92 @@
+// Starts the HTTP threads (SVC_HTTP_THREADS) one after another on the public port: the first binds it
+// (refusing a port another process holds), the rest join its sockets. Each gets a channel of its own to
+// this thread, which answers its operation calls (./answer-calls.ts).
+import { MessageChannel, type Worker } from 'node:worker_threads';
+import { startWorker } from '../../storage/start-worker.ts';
+import { answerCalls, type Answering } from './answer-calls.ts';
+import type { FrontData, FrontStarted } from './protocol.ts';
+
+export interface Fronts {
+  /** The port they listen on (the one bound, when PORT is 0). */
+  readonly port: number;
+  /** Stops accepting, lets each thread finish the requests it holds (at most `graceMs`), and ends them. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export type FrontOptions = Omit<FrontData, 'listen' | 'inside'> & { listen: Omit<FrontData['listen'], 'probe'> };
+
+function failure(started: Extract<FrontStarted, { failed: string }>): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(started.failed);
+  if (started.code !== undefined) error.code = started.code;
+  return error;
+}
+
+function ended(worker: Worker, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => void worker.terminate().then(() => resolve()), graceMs);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+export async function startFronts(
+  threads: number,
+  options: FrontOptions,
+  answering: Answering,
+  log: (line: string) => void,
+): Promise<Fronts> {
+  const running = new Set<Worker>();
+  const inside = new SharedArrayBuffer(4);
+  let port = options.listen.port;
+  let closing = false;
+
+  const start = async (probe: boolean): Promise<Worker> => {
+    const { port1, port2 } = new MessageChannel();
+    answerCalls(port1, answering);
+    const worker = startWorker(import.meta.url, 'front', { ...options, inside, listen: { ...options.listen, port, probe }, calls: port2 }, [
+      port2,
+    ]);
+    const started = await new Promise<FrontStarted>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`an HTTP thread ended (code ${code}) before it listened`)));
+    }).catch((error: unknown) => {
+      port1.close();
+      throw error;
+    });
+    if ('failed' in started) {
+      port1.close();
+      await worker.terminate();
+      throw failure(started);
+    }
+    port = started.listening;
+    running.add(worker);
+    worker.on('error', (error) => log(`memory-ledger: an HTTP thread failed: ${error.stack ?? error.message}`));
+    worker.once('exit', () => {
+      port1.close();
+      running.delete(worker);
+      // One thread lost must not leave the port to fewer listeners for good: another takes its place.
+      if (!closing) start(false).catch((error: Error) => log(`memory-ledger: an HTTP thread could not restart: ${error.message}`));
+    });
+    return worker;
+  };
+
+  try {
+    for (let i = 0; i < threads; i++) await start(i === 0);
+  } catch (error) {
+    closing = true;
+    await Promise.all([...running].map((w) => w.terminate()));
+    throw error;
+  }
+  return {
+    port,
+    async close(graceMs = 10_000) {
+      closing = true;
+      const all = [...running];
+      for (const w of all) w.postMessage({ close: true });
+      await Promise.all(all.map((w) => ended(w, graceMs)));
+    },
+  };
+}
