@@ -34,8 +34,9 @@ export function answerCalls(port: MessagePort | Worker, answering: Answering): v
     };
     let arrived;
     try {
-      // The ceiling on requests in flight, as the early refusal applies it to a request read here.
-      arrived = own.services.admission?.arrive(false);
+      // The early refusal, as the door applies it to a request read here: the ceiling on requests in
+      // flight, and for a REST route heavy whatever its input (why), a heavy queue that would refuse it anyway.
+      arrived = own.services.admission?.arrive(call.door === 'rest' && op.heavy === 'always');
     } catch (error) {
       running.delete(call.id);
       const refused = errorAnswer(error, () => 'body');
