@@ -43,11 +43,11 @@ export function answerCalls(port: MessagePort | Worker, answering: Answering): v
       return reply(
         call.door === 'rest'
           ? { id: call.id, kind: 'rest', status: refused.status, body: JSON.stringify(refused.body), retryAfter: refused.retryAfter }
-          : { id: call.id, kind: 'mcp', result: errorResult(op, error, call.args), retryAfter: refused.retryAfter },
+          : { id: call.id, kind: 'mcp', result: JSON.stringify(errorResult(op, error, call.args)), retryAfter: refused.retryAfter },
       );
     }
     try {
-      if (call.door === 'mcp') return reply({ id: call.id, kind: 'mcp', result: await callOperation(op, call.args, ctx) });
+      if (call.door === 'mcp') return reply({ id: call.id, kind: 'mcp', result: JSON.stringify(await callOperation(op, call.args, ctx)) });
       try {
         const result = await runOperation(op, call.input, ctx);
         reply({ id: call.id, kind: 'rest', status: 200, body: JSON.stringify(result) });
@@ -68,7 +68,7 @@ export function answerCalls(port: MessagePort | Worker, answering: Answering): v
     console.error('unhandled error:', error);
     if (call.door === 'rest')
       reply({ id: call.id, kind: 'rest', status: 500, body: JSON.stringify(errorDetail('internal', 'the server failed to answer')) });
-    else reply({ id: call.id, kind: 'mcp', result: errorResult(operationNamed(call.operation), error, call.args) });
+    else reply({ id: call.id, kind: 'mcp', result: JSON.stringify(errorResult(operationNamed(call.operation), error, call.args)) });
   };
 
   port.on('message', (message: FrontCall | FrontCancel) => {

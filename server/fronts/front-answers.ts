@@ -106,9 +106,10 @@ export function frontAnswers(
     );
     if (reply.kind === 'forward') return passOn.read(request, body.text);
     if (reply.kind !== 'mcp') throw new Error(`an MCP call was answered as ${reply.kind}`);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
-    return Response.json({ result: reply.result, jsonrpc: '2.0', id: call.id }, { status: 200, headers });
+    // The JSON-RPC answer around the result's text, in the order the door writes it.
+    return new Response(`{"result":${reply.result},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`, { status: 200, headers });
   };
 
   return async (request) => {

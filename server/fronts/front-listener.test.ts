@@ -71,7 +71,7 @@ describe('an HTTP thread over SVC_MAX_REQUESTS', () => {
 
     const [restCall, mcpCall] = held.splice(0);
     restCall?.({ id: 0, kind: 'rest', status: 200, body: '{"items":[]}' });
-    mcpCall?.({ id: 0, kind: 'mcp', result: { content: [{ type: 'text', text: 'no blocks' }] } });
+    mcpCall?.({ id: 0, kind: 'mcp', result: JSON.stringify({ content: [{ type: 'text', text: 'no blocks' }] }) });
     expect((await first).status).toBe(200);
     expect(await (await second).json()).toEqual({ jsonrpc: '2.0', id: 41, result: { content: [{ type: 'text', text: 'no blocks' }] } });
     await until(() => new Int32Array(inside)[0] === 0);

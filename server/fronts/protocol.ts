@@ -1,8 +1,7 @@
 // What an HTTP thread (./front.ts) and the ledger's thread (./answer-calls.ts) say to each other. A call
 // carries an operation's raw input and the tenant its key resolved to; validation, admission and the work
 // are the ledger thread's, as for a request it reads itself. Only plain data crosses: the answer is JSON
-// text for REST (what the REST door would send) and the tool result for MCP.
-import type { CallToolResult } from '@modelcontextprotocol/server';
+// text: for REST what the REST door would send, for MCP the tool result.
 import type { Source } from '../../tools/error-body.ts';
 
 export type FrontCall =
@@ -33,7 +32,8 @@ export interface FrontCancel {
 
 export type FrontReply =
   | { readonly id: number; readonly kind: 'rest'; readonly status: number; readonly body: string; readonly retryAfter?: number | undefined }
-  | { readonly id: number; readonly kind: 'mcp'; readonly result: CallToolResult; readonly retryAfter?: number | undefined }
+  /** The tool result as JSON text: a string crosses threads in one copy, an object graph is cloned field by field. */
+  | { readonly id: number; readonly kind: 'mcp'; readonly result: string; readonly retryAfter?: number | undefined }
   /** The ledger is not held by this process now (another local process holds the folder): send the request on whole. */
   | { readonly id: number; readonly kind: 'forward' };
 
