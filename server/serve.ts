@@ -169,7 +169,7 @@ export async function runServe(): Promise<void> {
     server.once('error', listenFailed);
     const info = wide.address;
     console.log(
-      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''}${threads > 0 ? `, ${threads} HTTP threads` : ''})`,
+      `memory-ledger ${SERVICE_VERSION} listening on http://${info.address}:${info.port} (data: ${config.dataDir}, ${config.apiKeys ? 'hosted' : `open, tenant ${config.tenant}`}, ${link.role}${config.serverId ? `, server ${config.serverId}` : ''}${config.etcd ? `, placement from etcd ${config.etcd.hosts.join(',')}` : ''}${threads > 0 ? `, ${threads} HTTP thread${threads === 1 ? '' : 's'}` : ''})`,
     );
     // A wildcard bind is reached on loopback from this machine; print an address one can open.
     const address = info.address === '0.0.0.0' ? '127.0.0.1' : info.address === '::' ? '::1' : info.address;
