@@ -2,25 +2,19 @@
 // `runOperation` with the caller's context, and writes the operation's JSON unchanged.
 import type { Hono } from 'hono';
 import { readBodyText } from '../server/request-body.ts';
-import { errorAnswer, errorDetail, type Source } from '../tools/error-body.ts';
+import { errorAnswer, errorDetail, type ErrorAnswer, type Locator, type Source } from '../tools/error-body.ts';
 import { invalidInput, SvcError } from '../tools/errors.ts';
 import type { Context } from '../tools/context.ts';
 import { operationNamed } from '../tools/index.ts';
 import { runOperation, unknownFieldIssue } from '../tools/operation.ts';
-import { matchPath, routes } from './routes.ts';
+import { matchPath, routes, type RestRoute } from './routes.ts';
 
 export interface RestEnv {
   Variables: { ctx: Context };
 }
 
-async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
-  const body = await readBodyText(req, maxBytes);
-  if (body.tooLarge) throw new SvcError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
-  return parseJsonBody(body.text);
-}
-
 /** A REST body's JSON; an empty body is `{}`. */
-export function parseJsonBody(text: string): unknown {
+function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
@@ -33,16 +27,55 @@ export function parseJsonBody(text: string): unknown {
  * The query parameters, the first of each. All of them go to the operation's schema, which refuses one it
  * does not take: a mistyped `?spcae=` must not silently widen a read to the whole tenant.
  */
-export function queryObject(url: URL): Record<string, string> {
+function queryObject(url: URL): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of url.searchParams) if (!(k in out)) out[k] = v;
   return out;
 }
 
 /** A body route reads nothing from the query, so any parameter there is refused rather than dropped. */
-export function refuseQuery(url: URL): void {
+function refuseQuery(url: URL): void {
   const keys = [...new Set(url.searchParams.keys())];
   if (keys.length > 0) throw invalidInput(keys.map((k) => ({ ...unknownFieldIssue(k, []), input: url.searchParams.get(k) })));
+}
+
+/** Where an error about a field is located: a field of the path in the path, any other where the route takes it from. */
+export function locateIn(pathFields: Iterable<string>, from: Source): Locator {
+  const inPath = new Set(pathFields);
+  return (field) => (typeof field === 'string' && inPath.has(field) ? 'path' : from);
+}
+
+/** A route's raw input, and its body's text when it has one; or the answer to a request whose input cannot be read. */
+export type RestInput = { ok: true; input: unknown; text: string | null } | { ok: false; error: ErrorAnswer };
+
+/**
+ * Reads a route's raw input as the REST door takes it, for the door and for the HTTP threads
+ * (server/fronts/): the query, or the JSON body of a body route (which refuses any query parameter),
+ * with the path's fields over it. Validation is `runOperation`'s.
+ */
+export async function readRestInput(
+  request: Request,
+  url: URL,
+  route: Pick<RestRoute, 'from'>,
+  params: Record<string, string>,
+  maxBodyBytes: number,
+): Promise<RestInput> {
+  let from: Source = route.from;
+  try {
+    let text: string | null = null;
+    if (route.from === 'body') {
+      from = 'query';
+      refuseQuery(url);
+      const body = await readBodyText(request, maxBodyBytes);
+      if (body.tooLarge) throw new SvcError('payload_too_large', `the body is larger than ${maxBodyBytes} bytes`);
+      text = body.text;
+    }
+    const raw = text !== null ? parseJsonBody(text) : queryObject(url);
+    const input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
+    return { ok: true, input, text };
+  } catch (error) {
+    return { ok: false, error: errorAnswer(error, locateIn(Object.keys(params), from)) };
+  }
 }
 
 export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
@@ -63,25 +96,18 @@ export function mountRest(app: Hono<RestEnv>, maxBodyBytes: number): void {
       const params = matchPath(route.path, url.pathname);
       if (!params) continue;
       const ctx = c.get('ctx');
-      let from: Source = route.from;
-      const sourceOf = (field: string | number | undefined): Source => (typeof field === 'string' && field in params ? 'path' : from);
-      let input: unknown;
+      const answerError = (e: ErrorAnswer): Response => {
+        if (e.retryAfter !== undefined) c.header('retry-after', String(e.retryAfter));
+        return c.json(e.body, e.status as 400);
+      };
+      const read = await readRestInput(c.req.raw, url, route, params, maxBodyBytes);
+      if (!read.ok) return answerError(read.error);
       try {
-        const op = operationNamed(route.operation);
-        if (route.from === 'body') {
-          from = 'query';
-          refuseQuery(url);
-        }
-        const raw = route.from === 'body' ? await readJsonBody(c.req.raw, maxBodyBytes) : queryObject(url);
-        from = route.from;
-        input = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>), ...params } : raw;
-        const result = await runOperation(op, input, ctx);
+        const result = await runOperation(operationNamed(route.operation), read.input, ctx);
         if (route.respond) return await route.respond(result, ctx);
         return c.json(result as object, 200);
       } catch (error) {
-        const e = errorAnswer(error, sourceOf, input);
-        if (e.retryAfter !== undefined) c.header('retry-after', String(e.retryAfter));
-        return c.json(e.body, e.status as 400);
+        return answerError(errorAnswer(error, locateIn(Object.keys(params), route.from), read.input));
       }
     }
     return next();

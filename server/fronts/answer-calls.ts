@@ -3,6 +3,7 @@
 // request through an HTTP thread gets the same status, body and refusal as one this thread reads itself.
 import type { MessagePort } from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
+import { locateIn } from '../../bridge/rest.ts';
 import { errorAnswer, errorDetail } from '../../tools/error-body.ts';
 import type { Context, Services } from '../../tools/context.ts';
 import { operationNamed } from '../../tools/index.ts';
@@ -52,8 +53,7 @@ export function answerCalls(port: MessagePort | Worker, answering: Answering): v
         const result = await runOperation(op, call.input, ctx);
         reply({ id: call.id, kind: 'rest', status: 200, body: JSON.stringify(result) });
       } catch (error) {
-        const paths = new Set(call.pathFields);
-        const e = errorAnswer(error, (field) => (typeof field === 'string' && paths.has(field) ? 'path' : call.from), call.input);
+        const e = errorAnswer(error, locateIn(call.pathFields, call.from), call.input);
         reply({ id: call.id, kind: 'rest', status: e.status, body: JSON.stringify(e.body), retryAfter: e.retryAfter });
       }
     } finally {

@@ -4,10 +4,8 @@
 // (./answer-calls.ts). Anything else, or a request that turns out not to be one of these once its body is
 // read, goes on whole to the ledger thread's own listener (./pass-on.ts).
 import { isJsonContentType, localhostAllowedOrigins, originValidationResponse } from '@modelcontextprotocol/server';
-import { parseJsonBody, queryObject, refuseQuery } from '../../bridge/rest.ts';
+import { readRestInput } from '../../bridge/rest.ts';
 import { matchPath, routes, type RestRoute } from '../../bridge/routes.ts';
-import { errorAnswer, type Source } from '../../tools/error-body.ts';
-import { SvcError } from '../../tools/errors.ts';
 import { tenantResolver, unauthorized } from '../auth.ts';
 import { plainLegacy, plainToolCall, rpcError } from '../mcp/handler.ts';
 import { isLocalBind, scopeOf, SECRET_SPACE } from '../mcp/http.ts';
@@ -26,8 +24,6 @@ const json = (body: string, status: number, retryAfter?: number): Response => {
   if (status === 401) headers['www-authenticate'] = 'Bearer';
   return new Response(body, { status, headers });
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whether a request may be answered here (decided from its method and path alone, before reading it). */
 export function answeredHere(method: string | undefined, url: string | undefined): boolean {
@@ -50,29 +46,13 @@ export function frontAnswers(
   const rest = async (request: Request, url: URL, route: RestRoute, params: Record<string, string>): Promise<Response> => {
     const tenant = tenantOf(request.headers.get('authorization'));
     if (tenant === null) return json(JSON.stringify(unauthorized), 401);
-    let from: Source = route.from;
-    let input: unknown;
-    let text: string | null = null;
-    try {
-      if (route.from === 'body') {
-        from = 'query';
-        refuseQuery(url);
-        const body = await readBodyText(request, data.maxBodyBytes);
-        if (body.tooLarge) throw new SvcError('payload_too_large', `the body is larger than ${data.maxBodyBytes} bytes`);
-        text = body.text;
-      }
-      const raw = text !== null ? parseJsonBody(text) : queryObject(url);
-      from = route.from;
-      input = isObject(raw) ? { ...raw, ...params } : raw;
-    } catch (error) {
-      const e = errorAnswer(error, (field) => (typeof field === 'string' && field in params ? 'path' : from), input);
-      return json(JSON.stringify(e.body), e.status, e.retryAfter);
-    }
+    const read = await readRestInput(request, url, route, params, data.maxBodyBytes);
+    if (!read.ok) return json(JSON.stringify(read.error.body), read.error.status, read.error.retryAfter);
     const reply = await calls.call(
-      { door: 'rest', operation: route.operation, input, tenant, pathFields: Object.keys(params), from: route.from },
+      { door: 'rest', operation: route.operation, input: read.input, tenant, pathFields: Object.keys(params), from: route.from },
       request.signal,
     );
-    if (reply.kind === 'forward') return passOn.read(request, text ?? undefined);
+    if (reply.kind === 'forward') return passOn.read(request, read.text ?? undefined);
     if (reply.kind !== 'rest') throw new Error(`a REST call was answered as ${reply.kind}`);
     return json(reply.body, reply.status, reply.retryAfter);
   };
