@@ -78,8 +78,12 @@ export function refusalBeforeApp(
   const door = doorOf(method, query < 0 ? url : url.slice(0, query));
   if (door?.kind !== 'rest') return null;
   const refusal = admission.refusal(door.heavy);
-  if (!refusal) return null;
-  const answer = errorAnswer(refusal, () => 'body');
+  return refusal ? plainRefusal(refusal) : null;
+}
+
+/** A REST refusal as Node's listener writes it, before any Fetch `Request` is built (here and in server/fronts/). */
+export function plainRefusal(error: SvcError): { status: number; headers: Record<string, string>; body: string } {
+  const answer = errorAnswer(error, () => 'body');
   return {
     status: answer.status,
     headers: { 'content-type': 'application/json', 'retry-after': String(answer.retryAfter ?? 1) },
@@ -107,7 +111,7 @@ export function createServerShedding(admission: () => Admission | undefined): ty
   return shedding as typeof createServer;
 }
 
-export function restRefusal(error: SvcError): Response {
+function restRefusal(error: SvcError): Response {
   const answer = errorAnswer(error, () => 'body');
   return Response.json(answer.body, { status: answer.status, headers: { 'retry-after': String(answer.retryAfter ?? 1) } });
 }

@@ -7,7 +7,7 @@ import { isJsonContentType, localhostAllowedOrigins, originValidationResponse } 
 import { readRestInput } from '../../bridge/rest.ts';
 import { matchPath, routes, type RestRoute } from '../../bridge/routes.ts';
 import { tenantResolver, unauthorized } from '../auth.ts';
-import { plainLegacy, plainToolCall, rpcError } from '../mcp/handler.ts';
+import { payloadTooLarge, plainLegacy, plainToolCall } from '../mcp/handler.ts';
 import { isLocalBind, scopeOf, SECRET_SPACE } from '../mcp/http.ts';
 import { readBodyText } from '../request-body.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
@@ -71,7 +71,7 @@ export function frontAnswers(
     if (tenant === null) return json(JSON.stringify(unauthorized), 401);
     if (!isJsonContentType(request.headers.get('content-type'))) return passOn.read(request);
     const body = await readBodyText(request, data.maxBodyBytes);
-    if (body.tooLarge) return rpcError(413, -32000, `Payload Too Large: the body must not exceed ${data.maxBodyBytes} bytes`);
+    if (body.tooLarge) return payloadTooLarge(data.maxBodyBytes);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.text);

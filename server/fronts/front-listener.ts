@@ -3,10 +3,9 @@
 // listener refuses (server/early-shed.ts); the rest are answered here (./front-answers.ts) or passed on.
 import type { RequestListener } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
-import { errorAnswer } from '../../tools/error-body.ts';
 import type { SvcError } from '../../tools/errors.ts';
 import { overloaded } from '../../tools/slot-pool.ts';
-import { mcpRefusal } from '../early-shed.ts';
+import { mcpRefusal, plainRefusal } from '../early-shed.ts';
 import { answeredHere, frontAnswers } from './front-answers.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
 import type { PassOn } from './pass-on.ts';
@@ -28,9 +27,8 @@ export function frontListener(
     res.once('close', () => Atomics.sub(inside, 0, 1));
     if (count <= data.maxRequests) return void answer(req, res);
     if (req.url?.startsWith('/v1/')) {
-      const refused = errorAnswer(over(), () => 'body');
-      res.writeHead(refused.status, { 'content-type': 'application/json', 'retry-after': String(refused.retryAfter ?? 1) });
-      res.end(JSON.stringify(refused.body));
+      const refused = plainRefusal(over());
+      res.writeHead(refused.status, refused.headers).end(refused.body);
     } else void refuseMcp(req, res);
   };
 }

@@ -3,6 +3,7 @@
 // public address) and the answer streamed back, exports and event streams included.
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { errorDetail } from '../../tools/error-body.ts';
 
 /** Headers about one hop of the connection, not the request: each side sets its own. */
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
@@ -78,4 +79,4 @@ export class PassOn {
   }
 }
 
-const BAD_GATEWAY = JSON.stringify({ detail: { error: 'unavailable', why: "the server's ledger thread did not answer; retry" } });
+const BAD_GATEWAY = JSON.stringify(errorDetail('unavailable', "the server's ledger thread did not answer; retry"));
