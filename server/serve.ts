@@ -138,7 +138,6 @@ export async function runServe(): Promise<void> {
               inner: { host: '127.0.0.1', port: innerPort },
               apiKeys: config.apiKeys,
               tenant: config.tenant,
-              host: config.host,
               maxBodyBytes: config.maxBodyBytes,
               maxRequests: config.admission.maxRequests,
             },

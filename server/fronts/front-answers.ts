@@ -35,8 +35,11 @@ export function answeredHere(method: string | undefined, url: string | undefined
   return jsonRoutes.some((r) => r.method === method && matchPath(r.path, path) !== null);
 }
 
+/** What answering needs of an HTTP thread's settings; `host`, the address it listens on (a local bind checks origins). */
+export type FrontSettings = Pick<FrontData, 'apiKeys' | 'tenant' | 'maxBodyBytes'> & { host: string };
+
 export function frontAnswers(
-  data: Pick<FrontData, 'apiKeys' | 'tenant' | 'host' | 'maxBodyBytes'>,
+  data: FrontSettings,
   calls: Pick<LedgerCalls, 'call'>,
   passOn: Pick<PassOn, 'read'>,
 ): (request: Request) => Promise<Response> {

@@ -6,13 +6,13 @@ import { getRequestListener } from '@hono/node-server';
 import type { SvcError } from '../../tools/errors.ts';
 import { overloaded } from '../../tools/slot-pool.ts';
 import { mcpRefusal, plainRefusal } from '../early-shed.ts';
-import { answeredHere, frontAnswers } from './front-answers.ts';
+import { answeredHere, frontAnswers, type FrontSettings } from './front-answers.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
 import type { PassOn } from './pass-on.ts';
 import type { FrontData } from './protocol.ts';
 
 export function frontListener(
-  data: Pick<FrontData, 'apiKeys' | 'tenant' | 'host' | 'maxBodyBytes' | 'maxRequests' | 'inside'>,
+  data: FrontSettings & Pick<FrontData, 'maxRequests' | 'inside'>,
   calls: Pick<LedgerCalls, 'call'>,
   passOn: Pick<PassOn, 'read' | 'raw'>,
 ): RequestListener {

@@ -14,7 +14,7 @@ const control = parentPort;
 if (!control) throw new Error('server/fronts/front.ts runs as a worker thread');
 const calls = new LedgerCalls(data.calls);
 const passOn = new PassOn(data.inner);
-const server = createServer(frontListener(data, calls, passOn));
+const server = createServer(frontListener({ ...data, host: data.listen.host }, calls, passOn));
 
 listenWide(server, data.listen).then(
   (wide) => {

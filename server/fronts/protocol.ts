@@ -45,7 +45,6 @@ export interface FrontData {
   readonly inner: { host: string; port: number };
   readonly apiKeys: Map<string, string> | null;
   readonly tenant: string;
-  readonly host: string;
   readonly maxBodyBytes: number;
   /** SVC_MAX_REQUESTS: operation requests inside all HTTP threads together, counted in `inside`, before any is read. */
   readonly maxRequests: number;
