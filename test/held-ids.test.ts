@@ -182,6 +182,7 @@ describe('the filter of ids a tenant holds', () => {
     await l.write(T, { space: 'C', nodes: [node('z')], edges: [] });
     expect(await l.heldKeysSettled(T)).toBe(true);
     const r = await reopen(l);
+    await r.savedTaken();
     expect(r.heldKeysCounts()).toEqual({ builds: 0, restored: 1 });
     expect(existsSync(join(r.dataDir, HELD_KEYS_FILE))).toBe(false);
     const s0 = r.planStats();
@@ -208,6 +209,7 @@ describe('the filter of ids a tenant holds', () => {
     open = open.filter((x) => x !== other);
     writeFileSync(join(dir, HELD_KEYS_FILE), saved);
     const r = await ledgerIn(dir);
+    await r.savedTaken();
     expect(r.heldKeysCounts()).toEqual({ builds: 0, restored: 0 });
     expect(existsSync(join(dir, HELD_KEYS_FILE))).toBe(false);
     // The stale filter would call y absent; read from the store, it is held.

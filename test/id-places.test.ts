@@ -320,6 +320,7 @@ describe('reads by id over the places of ids', () => {
     // A clean restart takes the table back, built from nothing: the reads answer as before, the store unasked
     // for ids in one space.
     placed = await stores[0]!.open();
+    await placed.savedTaken();
     expect(placed.placesStats()).toMatchObject({ builds: 0, restored: 1 });
     expect(existsSync(join(stores[0]!.dir, 'data', ID_PLACES_FILE))).toBe(false);
     const lookedUpAfter = placed.planStats().lookedUp;

@@ -169,7 +169,7 @@ export class HeldKeys {
     return this.#filters.builds;
   }
 
-  get restored(): number {
+  get taken(): number {
     return this.#filters.adopted;
   }
 
@@ -199,11 +199,20 @@ export class HeldKeys {
   }
 
   /**
-   * Takes back filters saved when the store held exactly what it holds now (before any commit: on open). A
-   * tenant whose filter is already here keeps it.
+   * Takes back filters saved when the store held exactly what it held on open, once `reading` gives them
+   * (null: none to take); commits meanwhile are added to them. A tenant whose filter is already here keeps it.
    */
-  restore(filters: readonly SavedFilter[]): void {
-    for (const saved of filters) this.#filters.adopt(saved.tenant, new TenantFilter(new GrowingFilter(0, saved.slices)));
+  restore(reading: Promise<readonly SavedFilter[] | null>): void {
+    this.#filters.take(
+      reading.then((filters) =>
+        (filters ?? []).map((saved): [string, TenantFilter] => [saved.tenant, new TenantFilter(new GrowingFilter(0, saved.slices))]),
+      ),
+    );
+  }
+
+  /** Resolves once the filters given to `restore` are taken back (or could not be read). */
+  restored(): Promise<void> {
+    return this.#filters.taken();
   }
 
   /** Resolves once the tenant's filter is built or its build failed (tests). */

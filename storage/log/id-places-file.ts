@@ -29,8 +29,9 @@ export async function takeIdPlaces(path: string, mark: StoreMark): Promise<Saved
   const { body, words } = saved;
   if (body.reduce((n, t) => n + 3 * t.slots, 0) !== words.length) return null;
   let at = 0;
-  // Copies, so that a table forgotten under the budget frees its memory whatever the others keep.
-  const next = (n: number): Uint32Array => words.slice(at, (at += n));
+  // Copies when there are several, so that a table forgotten under the budget frees its memory whatever the
+  // others keep; one table keeps the file's words.
+  const next = (n: number): Uint32Array => (body.length > 1 ? words.slice(at, (at += n)) : words.subarray(at, (at += n)));
   return body.map((t) => {
     const h1 = next(t.slots);
     const h2 = next(t.slots);

@@ -246,18 +246,28 @@ export class IdPlaces {
   }
 
   /**
-   * Takes back tables saved when the store held exactly what it holds now (before any commit: on open). A
-   * table this class could not have made is left out: the tenant's is built from the store when needed.
+   * Takes back tables saved when the store held exactly what it held on open, once `reading` gives them
+   * (null: none to take); commits meanwhile are added to them. A table this class could not have made is
+   * left out: the tenant's is built from the store when needed.
    */
-  restore(saved: readonly SavedPlaces[]): void {
-    for (const s of saved) {
-      const table = PlacesTable.fromSaved(s);
-      if (table) this.#tables.adopt(s.tenant, table);
-    }
+  restore(reading: Promise<readonly SavedPlaces[] | null>): void {
+    this.#tables.take(
+      reading.then((saved) =>
+        (saved ?? []).flatMap((s): [string, PlacesTable][] => {
+          const table = PlacesTable.fromSaved(s);
+          return table ? [[s.tenant, table]] : [];
+        }),
+      ),
+    );
+  }
+
+  /** Resolves once the tables given to `restore` are taken back (or could not be read). */
+  restored(): Promise<void> {
+    return this.#tables.taken();
   }
 
   /** Tables taken back from the last close. */
-  get restored(): number {
+  get taken(): number {
     return this.#tables.adopted;
   }
 

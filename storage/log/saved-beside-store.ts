@@ -67,7 +67,10 @@ export async function takeBesideStore<H>(path: string, magic: string, mark: Stor
   if (envelope.mark?.instant !== mark.instant || envelope.mark.seq !== mark.seq || envelope.mark.tseq !== mark.tseq) return null;
   const start = 8 + length + ((4 - (length % 4)) % 4);
   if (!Number.isInteger(envelope.words) || data.length !== start + 4 * envelope.words) return null;
-  // Copied into aligned words: the file's buffer may start anywhere.
+  // A view of the file's buffer when its words are aligned (a large file's buffer is its own), else copied
+  // into aligned words: at 3M rows the copy was a tenth of a start's CPU.
+  if ((data.byteOffset + start) % 4 === 0)
+    return { body: envelope.body, words: new Uint32Array(data.buffer, data.byteOffset + start, envelope.words) };
   const words = new Uint32Array(envelope.words);
   new Uint8Array(words.buffer).set(data.subarray(start));
   return { body: envelope.body, words };

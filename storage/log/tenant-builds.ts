@@ -2,8 +2,9 @@
 // held ids, the places of ids): their common life. A build is registered before its read starts, so a
 // commit applied from then on is held back as pending and added once the read ends, and a commit applied
 // before was in the store when the read ran (a commit is applied only after the store holds it). Start-up
-// reads nothing: a tenant's structure is built the first time it is asked for. The least recently used
-// tenants' structures are forgotten past a budget in bytes, and built again when needed.
+// reads nothing: a tenant's structure is built the first time it is asked for, or taken back from what the
+// last close saved, read while the server starts answering (`take`). The least recently used tenants'
+// structures are forgotten past a budget in bytes, and built again when needed.
 
 /** What a build makes: it knows its size, and takes the items commits bring, growing by the bytes returned. */
 export interface TenantBuilt<Item> {
@@ -22,9 +23,13 @@ const RETRY_AFTER_MS = 10_000;
  */
 export const TOO_LARGE_RETRY_MS = 10 * 60_000;
 
+/** Saved structures being read: what commits brought meanwhile for tenants with none here, and the tenants dropped. */
+type Taking<Item> = { pending: Map<string, Item[]>; dropped: Set<string>; wanted: Set<string>; done: Promise<void> };
+
 export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
   /** Per tenant, least recently used first. */
   readonly #tenants = new Map<string, State<B, Item>>();
+  #taking: Taking<Item> | null = null;
   #bytes = 0;
   /** The tenant last moved to the end of the order of use. */
   #lastUsed: string | null = null;
@@ -58,7 +63,10 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
       }
       return state.built;
     }
-    if (build && (!state || (state.kind === 'failed' && Date.now() >= state.retryAt))) this.#build(tenant);
+    // While saved structures are read, a tenant's may be among them: its build (a read of the store) waits
+    // for them, and starts if it was not.
+    if (build && this.#taking && !state) this.#taking.wanted.add(tenant);
+    else if (build && (!state || (state.kind === 'failed' && Date.now() >= state.retryAt))) this.#build(tenant);
     return null;
   }
 
@@ -68,6 +76,7 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
 
   /** Resolves once the tenant's structure is built or its build failed (tests). */
   async settled(tenant: string): Promise<void> {
+    await this.taken();
     while (this.#tenants.get(tenant)?.kind === 'building') await new Promise((r) => setTimeout(r, 5));
   }
 
@@ -76,13 +85,42 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
     for (const [tenant, state] of this.#tenants) if (state.kind === 'ready') yield [tenant, state.built];
   }
 
-  /** Takes a structure made elsewhere (a saved one) as the tenant's, unless one is here already. */
-  adopt(tenant: string, built: B): void {
-    if (this.#tenants.has(tenant)) return;
-    this.#tenants.set(tenant, { kind: 'ready', built });
-    this.#bytes += built.bytes;
-    this.adopted++;
-    this.#evict();
+  /**
+   * Takes structures made elsewhere (saved ones, read from a file) as their tenants', each unless one is
+   * here already, once `reading` gives them. Until then no tenant's build starts, and what commits bring for
+   * tenants without a structure is kept and added to the one taken: a structure saved before those commits
+   * stays exact. The store is asked meanwhile, as while a build reads. A failed read is logged, and
+   * structures are built from the store when needed.
+   */
+  take(reading: Promise<Iterable<[string, B]> | null>): void {
+    const taking: Taking<Item> = { pending: new Map(), dropped: new Set(), wanted: new Set(), done: Promise.resolve() };
+    const ended = (): void => {
+      if (this.#taking === taking) this.#taking = null;
+      for (const tenant of taking.wanted) if (!this.#tenants.has(tenant)) this.#build(tenant);
+    };
+    taking.done = reading.then(
+      (saved) => {
+        for (const [tenant, built] of saved ?? []) {
+          if (this.#tenants.has(tenant) || taking.dropped.has(tenant)) continue;
+          for (const item of taking.pending.get(tenant) ?? []) built.add(item);
+          this.#tenants.set(tenant, { kind: 'ready', built });
+          this.#bytes += built.bytes;
+          this.adopted++;
+        }
+        ended();
+        this.#evict();
+      },
+      (error: unknown) => {
+        console.error(`${this.what}: reading those saved by the last close failed; they are built from the store when needed:`, error);
+        ended();
+      },
+    );
+    this.#taking = taking;
+  }
+
+  /** Resolves once the saved structures given to `take` are taken (or their read failed). */
+  async taken(): Promise<void> {
+    await this.#taking?.done;
   }
 
   #build(tenant: string): void {
@@ -115,17 +153,25 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
    * mostly one tenant's, so its state is looked up once per run of them.
    */
   committer(): { add(tenant: string, item: Item): void; done(): void } | null {
-    if (this.#tenants.size === 0) return null;
+    const taking = this.#taking;
+    if (this.#tenants.size === 0 && !taking) return null;
     let at: string | null = null;
     let state: State<B, Item> | undefined;
+    let held: Item[] | undefined;
     return {
       add: (tenant, item) => {
         if (tenant !== at) {
           at = tenant;
           state = this.#tenants.get(tenant);
+          held = undefined;
+          if (!state && taking) {
+            held = taking.pending.get(tenant) ?? [];
+            taking.pending.set(tenant, held);
+          }
         }
         if (state?.kind === 'building') state.pending.push(item);
         else if (state?.kind === 'ready') this.#bytes += state.built.add(item);
+        else held?.push(item);
       },
       done: () => {
         if (this.#bytes > this.budget) this.#evict();
@@ -134,6 +180,9 @@ export class TenantBuilds<Item, B extends TenantBuilt<Item>> {
   }
 
   drop(tenant: string): void {
+    this.#taking?.dropped.add(tenant);
+    this.#taking?.pending.delete(tenant);
+    this.#taking?.wanted.delete(tenant);
     if (this.#lastUsed === tenant) this.#lastUsed = null;
     const state = this.#tenants.get(tenant);
     if (state?.kind === 'ready') this.#bytes -= state.built.bytes;
