@@ -238,6 +238,35 @@ describe('search index derived from the ledger', () => {
     await index.close();
   });
 
+  it('drops those rows after the open returns, while writes already come in, and indexes each row once', async () => {
+    const own = await Ledger.open(join(dir, 'own-after-crash'));
+    const at = join(dir, 'own-after-crash-index');
+    const crane = (ids: string[]) =>
+      own.write('t', {
+        space: 's',
+        nodes: ids.map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id} broke down` })),
+        edges: [],
+      });
+    try {
+      let index = await SearchIndex.open(at, new LocalEmbedder(), own);
+      await crane(['a', 'b', 'c']);
+      await index.caughtUp();
+      await index.idle();
+      await index.close();
+      const saved = JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as Record<string, unknown>;
+      writeFileSync(join(at, 'meta.json'), JSON.stringify({ ...saved, seq: 0 }));
+      index = await SearchIndex.open(at, new LocalEmbedder(), own);
+      await crane(['d']); // lands while the rows above the progress are being dropped
+      await index.caughtUp();
+      expect(await index.countRows()).toBe(4);
+      const hits = await index.candidates('t', ['crane'], 'crane', { asOf: own.now() }, 50);
+      expect(hits.text.map((h) => h.id).sort()).toEqual(['a', 'b', 'c', 'd']);
+      await index.close();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('re-embeds everything when the embedder changes', async () => {
     const model = new MockEmbeddingModelV3({
       doEmbed: async ({ values }) => ({ embeddings: values.map((v) => [v.length, 1, 0, 2]), warnings: [] }),

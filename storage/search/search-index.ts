@@ -285,7 +285,6 @@ export class SearchIndex {
     const { dir, lance, embedder, words, indexedSeq } = p;
     // Rows the store renumbered on open were indexed under their old numbers: forget and re-read them.
     const seq = indexedSeq === null ? 0 : Math.min(indexedSeq, ledger.renumberedAbove() ?? indexedSeq);
-    if (indexedSeq !== null) await lance.deleteAbove(seq);
     const index = new SearchIndex(
       dir,
       lance,
@@ -300,6 +299,9 @@ export class SearchIndex {
     // Listening first, then reading how far the store goes: a commit that lands in between is in both,
     // and only its rows above that mark are queued from the listener, so every row is indexed once.
     index.#catchingUp = (async () => {
+      // Rows indexed past the progress saved (a crash) go first. Not before the server answers: a filtered
+      // scan of the seq column, ~70 ms at 3M rows; searches wait for the catch-up anyway (caughtUp).
+      if (indexedSeq !== null) await lance.deleteAbove(seq);
       ledger.onCommit((group) => index.onCommit(group));
       ledger.onTenantDropped((tenant) => index.dropTenant(tenant));
       index.#catchUpTo = await ledger.committedSeq();
