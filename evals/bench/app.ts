@@ -7,7 +7,7 @@
 // default 300,000, into spaces of their own; evals/bench/import.ts) while other users are read for the first
 // time beside it. Targets are the issue's (at 3M rows),
 // marked at every size; the growth of each per-user figure from the smallest size to the largest is a row
-// of its own (target ≤ ×1.5).
+// of its own (target ≤ ×1.5). APP_KEEP=1 keeps each size's data folder and prints where, for a restart by hand.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -242,7 +242,8 @@ async function measure(size: string): Promise<SizeFigures> {
   } finally {
     await server?.stop();
     await writer.stop();
-    if (!failed) rmSync(dataDir, { recursive: true, force: true });
+    if (!failed && process.env.APP_KEEP === '1') process.stderr.write(`app ${size}: data folder kept (APP_KEEP=1): ${dataDir}\n`);
+    else if (!failed) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
