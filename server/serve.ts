@@ -15,6 +15,7 @@ import { describeLimits } from '../tools/admission.ts';
 import type { Services } from '../tools/context.ts';
 import { startLoadStats } from './load-stats.ts';
 import { listenWide } from './listen-wide.ts';
+import { loadFronts } from './fronts/load-fronts.ts';
 import { applyHeapGrowth, describeMemory } from './heap-growth.ts';
 import type { Admission } from '../tools/admission.ts';
 import type { Config } from './config.ts';
@@ -44,6 +45,11 @@ export async function runServe(): Promise<void> {
   const config = readConfig();
   // Before the stores open and the first requests allocate: V8 reads it at every full collection.
   const growth = applyHeapGrowth(config.heapGrowthPercent);
+  // HTTP threads serve the port and call this thread for each operation (server/fronts/). Not in a
+  // cluster or under a server id: the placement gate and the server header are this thread's app's.
+  // Their code loads while the store opens.
+  const threads = config.serverId === null && !config.etcd ? config.httpThreads : 0;
+  const loadedFronts = threads > 0 ? loadFronts(threads) : [];
   let link: LocalLink;
   try {
     link = await LocalLink.open(config, 'serve', (m) => console.log(m));
@@ -115,9 +121,6 @@ export async function runServe(): Promise<void> {
     hostname: config.host,
     createServer: createServerShedding(admission),
   }) as HttpServer;
-  // HTTP threads serve the port and call this thread for each operation (server/fronts/). Not in a
-  // cluster or under a server id: the placement gate and the server header are this thread's app's.
-  const threads = config.serverId === null && !config.etcd ? config.httpThreads : 0;
   if (config.httpThreads > 0 && threads === 0) console.log('memory-ledger: SVC_HTTP_THREADS is not used with SVC_SERVER_ID or SVC_ETCD');
   const answering = (): { ledger: Ledger; services: Services } | null => {
     const holding = link.holding;
@@ -143,6 +146,7 @@ export async function runServe(): Promise<void> {
             },
             answering,
             (line) => console.error(line),
+            loadedFronts,
           ).catch((error: unknown) => {
             inner.close();
             server.close();

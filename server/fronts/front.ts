@@ -1,35 +1,37 @@
 // One HTTP thread (SVC_HTTP_THREADS): it listens on the public port beside the others, answers operation
 // calls through the ledger thread (./front-answers.ts), and sends everything else there whole
-// (./pass-on.ts). Stopped by a `close` message: it stops accepting, finishes what it holds, and ends.
+// (./pass-on.ts). Its code loads as soon as it is started, while the ledger opens; its settings come in
+// its first message (FrontStart). Stopped by a `close` message: it stops accepting, finishes what it
+// holds, and ends.
 import { createServer } from 'node:http';
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { listenWide } from '../listen-wide.ts';
 import { frontListener } from './front-listener.ts';
 import { LedgerCalls } from './ledger-calls.ts';
 import { PassOn } from './pass-on.ts';
-import type { FrontData, FrontStarted } from './protocol.ts';
+import type { FrontStart, FrontStarted } from './protocol.ts';
 
-const data = workerData as FrontData & { calls: MessagePort };
 const control = parentPort;
 if (!control) throw new Error('server/fronts/front.ts runs as a worker thread');
-const calls = new LedgerCalls(data.calls);
-const passOn = new PassOn(data.inner);
-const server = createServer(frontListener({ ...data, host: data.listen.host }, calls, passOn));
-
-listenWide(server, data.listen).then(
-  (wide) => {
-    const address = server.address();
-    control.postMessage({ listening: typeof address === 'object' && address ? address.port : data.listen.port } satisfies FrontStarted);
-    control.on('message', (message: { close?: true }) => {
-      if (!message.close) return;
-      wide.close();
-      server.close(() => {
-        passOn.close();
-        data.calls.close();
-        control.close();
+control.once('message', ({ start: data }: FrontStart) => {
+  const calls = new LedgerCalls(data.calls);
+  const passOn = new PassOn(data.inner);
+  const server = createServer(frontListener({ ...data, host: data.listen.host }, calls, passOn));
+  listenWide(server, data.listen).then(
+    (wide) => {
+      const address = server.address();
+      control.postMessage({ listening: typeof address === 'object' && address ? address.port : data.listen.port } satisfies FrontStarted);
+      control.on('message', (message: { close?: true }) => {
+        if (!message.close) return;
+        wide.close();
+        server.close(() => {
+          passOn.close();
+          data.calls.close();
+          control.close();
+        });
+        server.closeIdleConnections();
       });
-      server.closeIdleConnections();
-    });
-  },
-  (error: NodeJS.ErrnoException) => control.postMessage({ failed: error.message, code: error.code } satisfies FrontStarted),
-);
+    },
+    (error: NodeJS.ErrnoException) => control.postMessage({ failed: error.message, code: error.code } satisfies FrontStarted),
+  );
+});

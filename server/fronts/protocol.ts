@@ -2,6 +2,7 @@
 // carries an operation's raw input and the tenant its key resolved to; validation, admission and the work
 // are the ledger thread's, as for a request it reads itself. Only plain data crosses: the answer is JSON
 // text: for REST what the REST door would send, for MCP the tool result.
+import type { MessagePort } from 'node:worker_threads';
 import type { Source } from '../../tools/error-body.ts';
 
 export type FrontCall =
@@ -37,7 +38,7 @@ export type FrontReply =
   /** The ledger is not held by this process now (another local process holds the folder): send the request on whole. */
   | { readonly id: number; readonly kind: 'forward' };
 
-/** What the ledger's thread gives each HTTP thread when it starts it. */
+/** What the ledger's thread gives each HTTP thread to start it. */
 export interface FrontData {
   /** The public listener: every HTTP thread binds the same port (SO_REUSEPORT) and the kernel spreads connections. */
   readonly listen: { port: number; host: string; backlog: number; sockets: number; probe: boolean };
@@ -50,6 +51,11 @@ export interface FrontData {
   readonly maxRequests: number;
   /** One Int32 shared by every HTTP thread: the operation requests they hold now. */
   readonly inside: SharedArrayBuffer;
+}
+
+/** The ledger thread's first message to an HTTP thread: its settings and its channel for calls. */
+export interface FrontStart {
+  readonly start: FrontData & { readonly calls: MessagePort };
 }
 
 /** The thread's first message: listening (with the port bound, for the next thread when PORT is 0), or why not. */

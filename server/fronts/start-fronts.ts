@@ -1,10 +1,11 @@
 // Starts the HTTP threads (SVC_HTTP_THREADS) one after another on the public port: the first binds it
 // (refusing a port another process holds), the rest join its sockets. Each gets a channel of its own to
-// this thread, which answers its operation calls (./answer-calls.ts).
+// this thread, which answers its operation calls (./answer-calls.ts). Threads loaded early (./load-fronts.ts)
+// are started first.
 import { MessageChannel, type Worker } from 'node:worker_threads';
-import { startWorker } from '../../storage/start-worker.ts';
 import { answerCalls, type Answering } from './answer-calls.ts';
-import type { FrontData, FrontStarted } from './protocol.ts';
+import { hasEnded, loadFront } from './load-fronts.ts';
+import type { FrontData, FrontStart, FrontStarted } from './protocol.ts';
 
 export interface Fronts {
   /** The port they listen on (the one bound, when PORT is 0). */
@@ -31,11 +32,13 @@ function ended(worker: Worker, graceMs: number): Promise<void> {
   });
 }
 
+/** `loaded`: threads whose code loads already (loadFronts), taken first; the rest are started here. */
 export async function startFronts(
   threads: number,
   options: FrontOptions,
   answering: Answering,
   log: (line: string) => void,
+  loaded: Worker[] = [],
 ): Promise<Fronts> {
   const running = new Set<Worker>();
   const inside = new SharedArrayBuffer(4);
@@ -45,13 +48,16 @@ export async function startFronts(
   const start = async (probe: boolean): Promise<Worker> => {
     const { port1, port2 } = new MessageChannel();
     answerCalls(port1, answering);
-    const worker = startWorker(import.meta.url, 'front', { ...options, inside, listen: { ...options.listen, port, probe }, calls: port2 }, [
-      port2,
-    ]);
+    let worker = loaded.shift();
+    while (worker && hasEnded(worker)) worker = loaded.shift();
+    worker ??= loadFront();
+    worker.ref();
     const started = await new Promise<FrontStarted>((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`an HTTP thread ended (code ${code}) before it listened`)));
+      const start: FrontStart = { start: { ...options, inside, listen: { ...options.listen, port, probe }, calls: port2 } };
+      worker.postMessage(start, [port2]);
     }).catch((error: unknown) => {
       port1.close();
       throw error;
@@ -77,9 +83,11 @@ export async function startFronts(
     for (let i = 0; i < threads; i++) await start(i === 0);
   } catch (error) {
     closing = true;
-    await Promise.all([...running].map((w) => w.terminate()));
+    await Promise.all([...running, ...loaded].map((w) => w.terminate()));
     throw error;
   }
+  // More loaded than asked for: not kept.
+  for (const w of loaded.splice(0)) void w.terminate();
   return {
     port,
     async close(graceMs = 10_000) {
