@@ -17,10 +17,25 @@ export interface LoadStatsSources {
   ledger?: () => Ledger | undefined;
   /** The HTTP server: connections accepted over the window and open now (its 'connection' events, from every listening socket). */
   server?: Server;
+  /**
+   * With HTTP threads, which hold the public connections (the server above then holds only theirs, passed
+   * on): their connections open now and accepted since the start. Their sockets' states are not sampled.
+   */
+  threads?: () => { open: number; accepted: number } | undefined;
 }
 
 export function startLoadStats(sources: LoadStatsSources, everyMs = Number(process.env.SVC_LOAD_STATS_MS ?? 10_000)): () => void {
-  const { services, ledger, server } = sources;
+  const { services, ledger, server, threads } = sources;
+  let threadsAccepted = 0;
+  const connections = (): Record<string, number> => {
+    const held = threads?.();
+    if (held) {
+      const line = { connections_open: held.open, connections_accepted: held.accepted - threadsAccepted };
+      threadsAccepted = held.accepted;
+      return line;
+    }
+    return server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {};
+  };
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   // The collector's pauses over the window: a long loop delay is either our code or these.
@@ -88,7 +103,7 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       id_places: placesLine(ledger?.()?.placesStats()),
       // Space copies loaded for searches since the start: loads, their time and their wait for a turn (ms).
       space_copies: services()?.search?.spaceCopies(),
-      ...(server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {}),
+      ...connections(),
     };
     accepted = 0;
     Object.assign(gc, { minor: 0, major: 0, ms: 0, maxMs: 0 });

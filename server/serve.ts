@@ -129,6 +129,7 @@ export async function runServe(): Promise<void> {
     return own && { ledger: own.ledger, services: own.services };
   };
   let listening: { close: () => Promise<void> | void } | undefined;
+  let threadConnections: (() => { open: number; accepted: number }) | undefined;
   const listened: Promise<{ address: AddressInfo; close: () => Promise<void> | void }> =
     threads > 0
       ? listenWide(server, { port: 0, host: '127.0.0.1', backlog: config.listenBacklog, sockets: 1 }).then(async (inner) => {
@@ -152,6 +153,7 @@ export async function runServe(): Promise<void> {
             server.close();
             throw error;
           });
+          threadConnections = () => fronts.connections();
           const family = config.host.includes(':') ? 'IPv6' : 'IPv4';
           return {
             address: { address: config.host, port: fronts.port, family },
@@ -194,7 +196,8 @@ export async function runServe(): Promise<void> {
         idPlacesMb: config.idPlacesMb,
       }),
     );
-    if (process.env.SVC_LOAD_STATS === '1') startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server });
+    if (process.env.SVC_LOAD_STATS === '1')
+      startLoadStats({ services: () => own?.services, ledger: () => own?.ledger, server, threads: () => threadConnections?.() });
   }, listenFailed);
   stopOnSignals(link, async () => {
     await listening?.close();

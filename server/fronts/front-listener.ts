@@ -9,7 +9,7 @@ import { mcpRefusal, plainRefusal } from '../early-shed.ts';
 import { answeredHere, frontAnswers, type FrontSettings } from './front-answers.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
 import type { PassOn } from './pass-on.ts';
-import type { FrontData } from './protocol.ts';
+import { FRONT_COUNTS, type FrontData } from './protocol.ts';
 
 export function frontListener(
   data: FrontSettings & Pick<FrontData, 'maxRequests' | 'inside'>,
@@ -23,8 +23,8 @@ export function frontListener(
   const refuseMcp = getRequestListener((request) => mcpRefusal(request, over()));
   return (req, res) => {
     if (!answeredHere(req.method, req.url)) return passOn.raw(req, res);
-    const count = Atomics.add(inside, 0, 1) + 1;
-    res.once('close', () => Atomics.sub(inside, 0, 1));
+    const count = Atomics.add(inside, FRONT_COUNTS.requests, 1) + 1;
+    res.once('close', () => Atomics.sub(inside, FRONT_COUNTS.requests, 1));
     if (count <= data.maxRequests) return void answer(req, res);
     if (req.url?.startsWith('/v1/')) {
       const refused = plainRefusal(over());

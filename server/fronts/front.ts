@@ -4,12 +4,13 @@
 // its first message (FrontStart). Stopped by a `close` message: it stops accepting, finishes what it
 // holds, and ends.
 import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import { parentPort } from 'node:worker_threads';
 import { listenWide } from '../listen-wide.ts';
 import { frontListener } from './front-listener.ts';
 import { LedgerCalls } from './ledger-calls.ts';
 import { PassOn } from './pass-on.ts';
-import type { FrontStart, FrontStarted } from './protocol.ts';
+import { FRONT_COUNTS, type FrontStart, type FrontStarted } from './protocol.ts';
 
 const control = parentPort;
 if (!control) throw new Error('server/fronts/front.ts runs as a worker thread');
@@ -17,6 +18,13 @@ control.once('message', ({ start: data }: FrontStart) => {
   const calls = new LedgerCalls(data.calls);
   const passOn = new PassOn(data.inner);
   const server = createServer(frontListener({ ...data, host: data.listen.host }, calls, passOn));
+  // Counted across the threads for the load-stats line (server/load-stats.ts), which cannot see these sockets.
+  const counts = new Int32Array(data.inside);
+  server.on('connection', (socket: Socket) => {
+    Atomics.add(counts, FRONT_COUNTS.open, 1);
+    Atomics.add(counts, FRONT_COUNTS.accepted, 1);
+    socket.once('close', () => Atomics.sub(counts, FRONT_COUNTS.open, 1));
+  });
   listenWide(server, data.listen).then(
     (wide) => {
       const address = server.address();

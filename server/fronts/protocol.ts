@@ -49,9 +49,15 @@ export interface FrontData {
   readonly maxBodyBytes: number;
   /** SVC_MAX_REQUESTS: operation requests inside all HTTP threads together, counted in `inside`, before any is read. */
   readonly maxRequests: number;
-  /** One Int32 shared by every HTTP thread: the operation requests they hold now. */
+  /**
+   * Int32s shared by every HTTP thread (FRONT_COUNTS): the operation requests they hold now, their
+   * connections open now, and the connections they accepted since the start.
+   */
   readonly inside: SharedArrayBuffer;
 }
+
+/** Where each count lies in `FrontData.inside`. */
+export const FRONT_COUNTS = { requests: 0, open: 1, accepted: 2, length: 3 } as const;
 
 /** The ledger thread's first message to an HTTP thread: its settings and its channel for calls. */
 export interface FrontStart {

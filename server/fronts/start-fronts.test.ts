@@ -1,5 +1,6 @@
 // HTTP threads loaded while the ledger opens (load-fronts.ts) are the ones started: one that ended before
-// its start is replaced, and one loaded beyond the count asked for is ended, not left running.
+// its start is replaced, and one loaded beyond the count asked for is ended, not left running. Their
+// connections are counted across the threads.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from 'node:worker_threads';
@@ -51,6 +52,8 @@ describe('HTTP threads loaded early', () => {
       const answer = await fetch(`http://127.0.0.1:${fronts.port}/v1/version`);
       expect(answer.status).toBe(200);
       expect(await answer.text()).toBe('inner /v1/version');
+      // Its connection is counted for the load-stats line, which cannot see the threads' sockets.
+      expect(fronts.connections()).toEqual({ open: 1, accepted: 1 });
       // The spare thread was ended; the used one runs.
       expect(await spareExit).toBeTypeOf('number');
       expect(used.threadId).toBeGreaterThan(0);

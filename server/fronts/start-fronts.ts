@@ -5,11 +5,13 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import { answerCalls, type Answering } from './answer-calls.ts';
 import { hasEnded, loadFront } from './load-fronts.ts';
-import type { FrontData, FrontStart, FrontStarted } from './protocol.ts';
+import { FRONT_COUNTS, type FrontData, type FrontStart, type FrontStarted } from './protocol.ts';
 
 export interface Fronts {
   /** The port they listen on (the one bound, when PORT is 0). */
   readonly port: number;
+  /** Connections the threads hold open now, and those they accepted since the start. */
+  connections(): { open: number; accepted: number };
   /** Stops accepting, lets each thread finish the requests it holds (at most `graceMs`), and ends them. */
   close(graceMs?: number): Promise<void>;
 }
@@ -41,7 +43,8 @@ export async function startFronts(
   loaded: Worker[] = [],
 ): Promise<Fronts> {
   const running = new Set<Worker>();
-  const inside = new SharedArrayBuffer(4);
+  const inside = new SharedArrayBuffer(4 * FRONT_COUNTS.length);
+  const counts = new Int32Array(inside);
   let port = options.listen.port;
   let closing = false;
 
@@ -90,6 +93,7 @@ export async function startFronts(
   for (const w of loaded.splice(0)) void w.terminate();
   return {
     port,
+    connections: () => ({ open: Atomics.load(counts, FRONT_COUNTS.open), accepted: Atomics.load(counts, FRONT_COUNTS.accepted) }),
     async close(graceMs = 10_000) {
       closing = true;
       const all = [...running];
