@@ -3,7 +3,8 @@
 // 64 and 256 connections, for four mixes: reads only, writes only, searches only, a quarter each. Each
 // kind runs on its own connections (a mix of k kinds at c connections gives each kind c/k, at least one),
 // so latency is reported per kind. Then a soak at 64 connections, mixed, drawn to docs/load-soak.svg, and
-// a burst at 1,024 connections whose excess must be shed fast with nothing acknowledged lost.
+// a burst at 1,024 connections whose excess must be shed fast with nothing acknowledged lost, sent twice:
+// by autocannon (a refusal resent at once) and by clients that wait the Retry-After (patient-burst.ts).
 // LOAD_SECONDS (default 5) sets each run, LOAD_SOAK_SECONDS (default 300) the soak, LOAD_CONNECTIONS
 // (comma-separated) and LOAD_DOORS (rest,mcp) narrow the grid; LOAD_USERS sets the users (default 200); LOAD_ENV passes server settings (k=v,...).
 // LOAD_SOAK_SECONDS=0 skips the soak; LOAD_SOAK_MIX soaks with another mix (diagnosis: which work the
@@ -16,6 +17,7 @@ import { cpuByThread, cpuSeconds, rssMb, threadCpuSince, untilQuiet } from '../l
 import { PROJECT_ROOT, spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
 import { fmt, percentile, progress } from '../lib/stats.ts';
 import { soakSvg, type SoakPoint } from './load-svg.ts';
+import { patientBurst } from './patient-burst.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 
 const KEY = 'load-key';
@@ -536,6 +538,7 @@ export const loadBench: BenchSection = {
         target: '0',
         met: lost === 0,
       });
+      rows.push(...(await patientRows(server, Math.max(15, seconds), rowsPerUser, ackSpace)));
     } finally {
       stopping = true;
       await server.stop();
@@ -544,6 +547,60 @@ export const loadBench: BenchSection = {
     return rows;
   },
 };
+
+/**
+ * The same burst from clients that wait the Retry-After a refusal gives before sending again, as the
+ * refusal tells them to (patient-burst.ts): how long the server takes to say no, outside autocannon's
+ * closed loop of instant resends.
+ */
+async function patientRows(server: ServerProcess, seconds: number, rowsPerUser: number, ackSpace: string): Promise<BenchRow[]> {
+  const kinds = MIXES.mixed ?? [];
+  const log = server.log().length;
+  const r = await patientBurst(server.base, 1024, seconds, (c) => {
+    const kind = kinds[c % kinds.length] ?? 'list';
+    const { op, args } = call(kind, rowsPerUser, ackSpace);
+    const req = restRequest(op, args);
+    const ackId = kind === 'write' ? (args.nodes as { id: string }[])[0]?.id : undefined;
+    return {
+      method: req.method ?? 'GET',
+      path: req.path ?? '/',
+      headers: (req.headers ?? {}) as Record<string, string>,
+      body: req.body as string | undefined,
+      ackId,
+      label: kind,
+    };
+  });
+  const stored = await idsIn(server.base, ackSpace);
+  const lost = r.acked.filter((id) => !stored.has(id)).length;
+  const loop = statsSince(server, log).map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)}`);
+  const byKind = [...r.refusedMsBy].map(([k, ms]) => `${k} ${ms.length} (p99 ${fmt(percentile(ms, 99), 1)} ms)`).join(', ');
+  const later = r.refusedLaterMs;
+  const summary = `${r.refusedMs.length} refused (${byKind}; Retry-After ≤ ${r.longestRetryAfterS} s; after a connection's first request ${later.length}, p50 / p99 ${fmt(percentile(later, 50), 1)} / ${fmt(percentile(later, 99), 1)} ms), ${r.answeredMs.length} answered in p50 / p99 ${fmt(percentile(r.answeredMs, 50), 1)} / ${fmt(percentile(r.answeredMs, 99), 1)} ms, ${r.failed} failed, ${r.errors} errors`;
+  console.error(`load: rest mixed 1024, clients waiting the Retry-After: ${summary}`);
+  return [
+    {
+      metric: '1,024 conn, clients waiting the Retry-After: refused in (p50 / p99)',
+      value: `${fmt(percentile(r.refusedMs, 50), 1)} / ${fmt(percentile(r.refusedMs, 99), 1)} ms; ${summary}`,
+      target: 'p99 ≤ 50 ms',
+      met: r.refusedMs.length === 0 ? null : percentile(r.refusedMs, 99) <= 50,
+      note: `the server's event-loop delay per 10 s (p99 / max, ms): ${loop.join('; ') || 'not sampled (SVC_LOAD_STATS=1)'}`,
+    },
+    {
+      metric: "1,024 conn, clients waiting the Retry-After: refused after a connection's first request (p50 / p99)",
+      value: `${fmt(percentile(later, 50), 1)} / ${fmt(percentile(later, 99), 1)} ms (${later.length})`,
+      target: 'p99 ≤ 50 ms',
+      met: later.length === 0 ? null : percentile(later, 99) <= 50,
+      note: 'without the first wave, 1,024 new connections opened at once',
+    },
+    { metric: '1,024 conn, clients waiting the Retry-After: timeouts', value: String(r.timeouts), target: '0', met: r.timeouts === 0 },
+    {
+      metric: '1,024 conn, clients waiting the Retry-After: acknowledged writes lost',
+      value: `${lost} of ${r.acked.length}`,
+      target: '0',
+      met: lost === 0,
+    },
+  ];
+}
 
 /** The soak: RSS and p99 every 10 s, at 64 connections, mixed, over REST, drawn to docs/load-soak.svg. */
 async function soak(server: ServerProcess, soakSeconds: number, rowsPerUser: number, app: string): Promise<BenchRow[]> {

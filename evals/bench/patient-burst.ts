@@ -1,0 +1,106 @@
+// The burst as agents that do what a refusal tells them would send it: many connections, one request in
+// flight each, and after a 503 or 429 a wait of its Retry-After before that connection's next request.
+// autocannon resends a refusal at once, so its 1,024 connections make a closed loop whose mean answer
+// time is 1,024 ÷ the answers per second, refusals included; here the time to be told no is the
+// server's (and the shared cores'), not the loop's.
+import { Agent, request } from 'node:http';
+
+export interface PatientRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | undefined;
+  /** A write's id, counted as acknowledged when its answer is 200. */
+  ackId?: string | undefined;
+  /** What the request is (its kind), for refusals counted per kind. */
+  label: string;
+}
+
+export interface PatientResult {
+  /** ms of each request answered 2xx, and of each refused (503 or 429). */
+  answeredMs: number[];
+  refusedMs: number[];
+  /** Answers that were neither (4xx, 5xx, 504). */
+  failed: number;
+  timeouts: number;
+  errors: number;
+  acked: string[];
+  /** The longest Retry-After given, s. */
+  longestRetryAfterS: number;
+  /** ms of the refusals, per request label. */
+  refusedMsBy: Map<string, number[]>;
+  /** ms of the refusals of requests sent on a connection already answered before (not its first). */
+  refusedLaterMs: number[];
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function send(agent: Agent, base: URL, r: PatientRequest, timeoutMs: number): Promise<{ status: number; retryAfterS: number }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: base.hostname, port: base.port, method: r.method, path: r.path, headers: r.headers, agent }, (res) => {
+      res.resume();
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1 }));
+      res.once('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+    req.once('error', reject);
+    req.end(r.body);
+  });
+}
+
+/** `connections` loops for `seconds`, each asking `next(connection)` for its next request. */
+export async function patientBurst(
+  base: string,
+  connections: number,
+  seconds: number,
+  next: (connection: number) => PatientRequest,
+  timeoutMs = 10_000,
+): Promise<PatientResult> {
+  const url = new URL(base);
+  const out: PatientResult = {
+    answeredMs: [],
+    refusedMs: [],
+    failed: 0,
+    timeouts: 0,
+    errors: 0,
+    acked: [],
+    longestRetryAfterS: 0,
+    refusedMsBy: new Map(),
+    refusedLaterMs: [],
+  };
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, c) => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      let first = true;
+      try {
+        for (; performance.now() < end; first = false) {
+          const r = next(c);
+          const t0 = performance.now();
+          let answer: { status: number; retryAfterS: number };
+          try {
+            answer = await send(agent, url, r, timeoutMs);
+          } catch (error) {
+            if ((error as { code?: string }).code === 'TIMEOUT') out.timeouts++;
+            else out.errors++;
+            continue;
+          }
+          const ms = performance.now() - t0;
+          if (answer.status === 503 || answer.status === 429) {
+            out.refusedMs.push(ms);
+            out.refusedMsBy.set(r.label, [...(out.refusedMsBy.get(r.label) ?? []), ms]);
+            if (!first) out.refusedLaterMs.push(ms);
+            out.longestRetryAfterS = Math.max(out.longestRetryAfterS, answer.retryAfterS);
+            await sleep(Math.min(answer.retryAfterS * 1000, Math.max(0, end - performance.now())));
+          } else if (answer.status >= 200 && answer.status < 300) {
+            out.answeredMs.push(ms);
+            if (r.ackId !== undefined) out.acked.push(r.ackId);
+          } else out.failed++;
+        }
+      } finally {
+        agent.destroy();
+      }
+    }),
+  );
+  return out;
+}
