@@ -169,7 +169,7 @@ export class HeldKeys {
     return this.#filters.builds;
   }
 
-  get taken(): number {
+  get restored(): number {
     return this.#filters.adopted;
   }
 
@@ -211,7 +211,7 @@ export class HeldKeys {
   }
 
   /** Resolves once the filters given to `restore` are taken back (or could not be read). */
-  restored(): Promise<void> {
+  restoreEnded(): Promise<void> {
     return this.#filters.taken();
   }
 

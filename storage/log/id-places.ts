@@ -262,12 +262,12 @@ export class IdPlaces {
   }
 
   /** Resolves once the tables given to `restore` are taken back (or could not be read). */
-  restored(): Promise<void> {
+  restoreEnded(): Promise<void> {
     return this.#tables.taken();
   }
 
   /** Tables taken back from the last close. */
-  get taken(): number {
+  get restored(): number {
     return this.#tables.adopted;
   }
 

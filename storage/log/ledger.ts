@@ -761,7 +761,7 @@ export class Ledger {
       bytes: p?.bytes ?? 0,
       builds: p?.builds.count ?? 0,
       buildMs: p?.builds.ms ?? 0,
-      restored: p?.taken ?? 0,
+      restored: p?.restored ?? 0,
     };
   }
 
@@ -1435,12 +1435,12 @@ export class Ledger {
 
   /** Filters of held ids built from the store and taken back from the last close (tests). */
   heldKeysCounts(): { builds: number; restored: number } {
-    return { builds: this.#held?.builds ?? 0, restored: this.#held?.taken ?? 0 };
+    return { builds: this.#held?.builds ?? 0, restored: this.#held?.restored ?? 0 };
   }
 
   /** Resolves once what the last close saved (filters of held ids, tables of ids' places) is taken back, or found stale. */
   async savedTaken(): Promise<void> {
-    await Promise.all([this.#held?.restored(), this.#places?.restored()]);
+    await Promise.all([this.#held?.restoreEnded(), this.#places?.restoreEnded()]);
   }
 }
 
