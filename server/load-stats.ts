@@ -26,16 +26,6 @@ export interface LoadStatsSources {
 
 export function startLoadStats(sources: LoadStatsSources, everyMs = Number(process.env.SVC_LOAD_STATS_MS ?? 10_000)): () => void {
   const { services, ledger, server, threads } = sources;
-  let threadsAccepted = 0;
-  const connections = (): Record<string, number> => {
-    const held = threads?.();
-    if (held) {
-      const line = { connections_open: held.open, connections_accepted: held.accepted - threadsAccepted };
-      threadsAccepted = held.accepted;
-      return line;
-    }
-    return server ? { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() } : {};
-  };
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   // The collector's pauses over the window: a long loop delay is either our code or these.
@@ -67,6 +57,20 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       if (socket.writableNeedDrain) drain++;
     }
     return { sockets_paused: paused, sockets_need_drain: drain };
+  };
+  // Connections open now and accepted over the window: the HTTP threads' when they hold the public ones.
+  let threadsAccepted = 0;
+  const connections = (): Record<string, number> => {
+    const held = threads?.();
+    if (held) {
+      const line = { connections_open: held.open, connections_accepted: held.accepted - threadsAccepted };
+      threadsAccepted = held.accepted;
+      return line;
+    }
+    if (!server) return {};
+    const line = { connections_open: sockets.size, connections_accepted: accepted, ...socketStates() };
+    accepted = 0;
+    return line;
   };
   server?.on('connection', onConnection);
   const timer = setInterval(() => {
@@ -105,7 +109,6 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       space_copies: services()?.search?.spaceCopies(),
       ...connections(),
     };
-    accepted = 0;
     Object.assign(gc, { minor: 0, major: 0, ms: 0, maxMs: 0 });
     delay.reset();
     process.stderr.write(`load-stats ${JSON.stringify(line)}\n`);
