@@ -575,14 +575,15 @@ async function patientRows(server: ServerProcess, seconds: number, rowsPerUser: 
   const loop = statsSince(server, log).map((x) => `${fmt(x.loop_p99_ms, 1)} / ${fmt(x.loop_max_ms, 0)}`);
   const byKind = [...r.refusedMsBy].map(([k, ms]) => `${k} ${ms.length} (p99 ${fmt(percentile(ms, 99), 1)} ms)`).join(', ');
   const later = r.refusedLaterMs;
-  const summary = `${r.refusedMs.length} refused (${byKind}; Retry-After ≤ ${r.longestRetryAfterS} s; after a connection's first request ${later.length}, p50 / p99 ${fmt(percentile(later, 50), 1)} / ${fmt(percentile(later, 99), 1)} ms), ${r.answeredMs.length} answered in p50 / p99 ${fmt(percentile(r.answeredMs, 50), 1)} / ${fmt(percentile(r.answeredMs, 99), 1)} ms, ${r.failed} failed, ${r.errors} errors`;
+  const refusedMs = [...r.refusedMsBy.values()].flat();
+  const summary = `${refusedMs.length} refused (${byKind}; Retry-After ≤ ${r.longestRetryAfterS} s; after a connection's first request ${later.length}, p50 / p99 ${fmt(percentile(later, 50), 1)} / ${fmt(percentile(later, 99), 1)} ms), ${r.answeredMs.length} answered in p50 / p99 ${fmt(percentile(r.answeredMs, 50), 1)} / ${fmt(percentile(r.answeredMs, 99), 1)} ms, ${r.failed} failed, ${r.errors} errors`;
   console.error(`load: rest mixed 1024, clients waiting the Retry-After: ${summary}`);
   return [
     {
       metric: '1,024 conn, clients waiting the Retry-After: refused in (p50 / p99)',
-      value: `${fmt(percentile(r.refusedMs, 50), 1)} / ${fmt(percentile(r.refusedMs, 99), 1)} ms; ${summary}`,
+      value: `${fmt(percentile(refusedMs, 50), 1)} / ${fmt(percentile(refusedMs, 99), 1)} ms; ${summary}`,
       target: 'p99 ≤ 50 ms',
-      met: r.refusedMs.length === 0 ? null : percentile(r.refusedMs, 99) <= 50,
+      met: refusedMs.length === 0 ? null : percentile(refusedMs, 99) <= 50,
       note: `the server's event-loop delay per 10 s (p99 / max, ms): ${loop.join('; ') || 'not sampled (SVC_LOAD_STATS=1)'}`,
     },
     {

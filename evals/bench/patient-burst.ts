@@ -17,9 +17,8 @@ export interface PatientRequest {
 }
 
 export interface PatientResult {
-  /** ms of each request answered 2xx, and of each refused (503 or 429). */
+  /** ms of each request answered 2xx. */
   answeredMs: number[];
-  refusedMs: number[];
   /** Answers that were neither (4xx, 5xx, 504). */
   failed: number;
   timeouts: number;
@@ -27,7 +26,7 @@ export interface PatientResult {
   acked: string[];
   /** The longest Retry-After given, s. */
   longestRetryAfterS: number;
-  /** ms of the refusals, per request label. */
+  /** ms of each refusal (503 or 429), per request label. */
   refusedMsBy: Map<string, number[]>;
   /** ms of the refusals of requests sent on a connection already answered before (not its first). */
   refusedLaterMs: number[];
@@ -59,7 +58,6 @@ export async function patientBurst(
   const url = new URL(base);
   const out: PatientResult = {
     answeredMs: [],
-    refusedMs: [],
     failed: 0,
     timeouts: 0,
     errors: 0,
@@ -87,8 +85,9 @@ export async function patientBurst(
           }
           const ms = performance.now() - t0;
           if (answer.status === 503 || answer.status === 429) {
-            out.refusedMs.push(ms);
-            out.refusedMsBy.set(r.label, [...(out.refusedMsBy.get(r.label) ?? []), ms]);
+            const refused = out.refusedMsBy.get(r.label) ?? [];
+            out.refusedMsBy.set(r.label, refused);
+            refused.push(ms);
             if (!first) out.refusedLaterMs.push(ms);
             out.longestRetryAfterS = Math.max(out.longestRetryAfterS, answer.retryAfterS);
             await sleep(Math.min(answer.retryAfterS * 1000, Math.max(0, end - performance.now())));
