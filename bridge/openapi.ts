@@ -14,7 +14,8 @@ import {
   MAX_LIMIT,
   PlacementStatusSchema,
 } from '../server/admin-schemas.ts';
-import { ErrorBodySchema, UNAUTHORIZED_WHY, ValidationErrorBodySchema } from '../tools/error-body.ts';
+import { UNAUTHORIZED_WHY } from '../tools/error-body.ts';
+import { ErrorBodySchema, ValidationErrorBodySchema } from '../tools/error-schemas.ts';
 import { operationNamed } from '../tools/index.ts';
 import { inputJsonSchema, operationOutputJsonSchema, outputJsonSchema, type JsonSchema } from '../tools/json-schema.ts';
 import { pathFields, type AnyOperation, type RestBinding } from '../tools/operation.ts';

@@ -2,7 +2,7 @@
 // their bodies and type their answers with them, `memory-ledger move` checks the answers it gets with them
 // (server/cluster/operator-client.ts), and the OpenAPI document describes the routes from them.
 import { z } from 'zod';
-import { ErrorDetailSchema } from '../tools/error-body.ts';
+import { ErrorDetailSchema } from '../tools/error-schemas.ts';
 import { TenantRowSchema } from '../storage/log/tenant-copy.ts';
 import { PlacementRecordSchema } from './cluster/placement.ts';
 

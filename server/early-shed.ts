@@ -13,18 +13,15 @@
 // A REST refusal is answered earlier still, by the HTTP listener itself (`createServerShedding`): the same
 // decision and body, without building a Fetch request or running Hono for it.
 import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
-import { readRequestBody } from '@modelcontextprotocol/server';
 import type { MiddlewareHandler } from 'hono';
-import { matchPath, routes } from '../bridge/routes.ts';
+import { matchPath } from '../bridge/match-path.ts';
 import type { RestEnv } from '../bridge/rest.ts';
+import { routes } from '../bridge/routes.ts';
 import type { Admission } from '../tools/admission.ts';
 import { errorAnswer } from '../tools/error-body.ts';
 import { SvcError } from '../tools/errors.ts';
 import { operationNamed } from '../tools/index.ts';
-import { ERROR_META_KEY, toolErrorMeta, toolErrorText } from './mcp/errors.ts';
-
-/** An MCP body up to this size is read to answer a refusal in the protocol; a larger one is refused unread (by its content-length, or once this much has come in). */
-const MCP_PEEK_BYTES = 16 * 1024;
+import { mcpRefusal, plainRefusal } from './refusals.ts';
 
 const alwaysHeavy = new Map(routes.map((r) => [r, operationNamed(r.operation).heavy === 'always']));
 
@@ -81,16 +78,6 @@ export function refusalBeforeApp(
   return refusal ? plainRefusal(refusal) : null;
 }
 
-/** A REST refusal as Node's listener writes it, before any Fetch `Request` is built (here and in server/fronts/). */
-export function plainRefusal(error: SvcError): { status: number; headers: Record<string, string>; body: string } {
-  const answer = errorAnswer(error, () => 'body');
-  return {
-    status: answer.status,
-    headers: { 'content-type': 'application/json', 'retry-after': String(answer.retryAfter ?? 1) },
-    body: JSON.stringify(answer.body),
-  };
-}
-
 /**
  * Node's `createServer` with `refusalBeforeApp` in front of the app's listener. `admission` is the gate of
  * the app answering here now (undefined: none, or requests are forwarded to another process).
@@ -114,33 +101,4 @@ export function createServerShedding(admission: () => Admission | undefined): ty
 function restRefusal(error: SvcError): Response {
   const answer = errorAnswer(error, () => 'body');
   return Response.json(answer.body, { status: answer.status, headers: { 'retry-after': String(answer.retryAfter ?? 1) } });
-}
-
-export async function mcpRefusal(request: Request, error: SvcError): Promise<Response> {
-  const answer = errorAnswer(error, () => 'body');
-  const retryAfter = String(answer.retryAfter ?? 1);
-  const meta = toolErrorMeta(answer);
-  const body = await readRequestBody(request, MCP_PEEK_BYTES).catch(() => ({ tooLarge: true as const }));
-  if (!body.tooLarge) {
-    const id = toolCallId(body.text);
-    if (id !== null) {
-      const result = { isError: true, content: [{ type: 'text', text: toolErrorText(meta) }], _meta: { [ERROR_META_KEY]: meta } };
-      return Response.json({ result, jsonrpc: '2.0', id }, { status: 200, headers: { 'retry-after': retryAfter } });
-    }
-  }
-  return Response.json(
-    { jsonrpc: '2.0', error: { code: -32000, message: toolErrorText(meta), data: meta }, id: null },
-    { status: 503, headers: { 'retry-after': retryAfter } },
-  );
-}
-
-/** The id of a single JSON-RPC `tools/call`; null for anything else (a batch, another method, bad JSON). */
-function toolCallId(text: string): string | number | null {
-  try {
-    const body = JSON.parse(text) as { method?: unknown; id?: unknown };
-    if (body.method !== 'tools/call') return null;
-    return typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
-  } catch {
-    return null;
-  }
 }

@@ -1,6 +1,5 @@
 // A request body read within the server's bound (SVC_MAX_BODY_BYTES), for every door that takes one: REST,
 // MCP over HTTP and the admin import.
-import { readRequestBody } from '@modelcontextprotocol/server';
 
 export type BodyText = { tooLarge: true } | { tooLarge: false; text: string };
 
@@ -10,11 +9,15 @@ export type BodyText = { tooLarge: true } | { tooLarge: false; text: string };
  * socket directly (Node's parser never hands on more than the declared length). The SDK's `readRequestBody`
  * reads through a web stream built over the socket, which cost about a fifth of a small MCP `tools/call`'s
  * CPU (measured with the load bench); it is kept for a body without a declared length (chunked), which it
- * reads as it comes and refuses as soon as it passes the bound.
+ * reads as it comes and refuses as soon as it passes the bound. It is imported then: the HTTP threads
+ * (server/fronts/) read bodies here and load nothing else of the SDK.
  */
 export async function readBodyText(request: Request, maxBytes: number): Promise<BodyText> {
   const declared = request.headers.get('content-length');
-  if (declared === null || !/^\d+$/.test(declared)) return readRequestBody(request, maxBytes);
+  if (declared === null || !/^\d+$/.test(declared)) {
+    const { readRequestBody } = await import('@modelcontextprotocol/server');
+    return readRequestBody(request, maxBytes);
+  }
   if (Number(declared) > maxBytes) return { tooLarge: true };
   return { tooLarge: false, text: await request.text() };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServerShedding } from '../server/early-shed.ts';
-import { ERROR_META_KEY } from '../server/mcp/errors.ts';
+import { ERROR_META_KEY } from '../server/mcp/error-meta.ts';
 import type { Admission, Admitted } from '../tools/admission.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

@@ -1,7 +1,8 @@
 // One error shape through both doors: every 4xx and 5xx body is {detail}, a non-422 detail always has
 // `error` and `why`, a 422 item always has `input`, and every 401 (REST and the MCP door) names Bearer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorAnswer, MAX_INPUT_CHARS, shownInput } from '../tools/error-body.ts';
+import { errorAnswer, shownInput } from '../tools/error-body.ts';
+import { MAX_INPUT_CHARS } from '../tools/errors.ts';
 import { invalidInput, SvcError } from '../tools/errors.ts';
 import { locatorOf } from '../tools/input-sources.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';

@@ -3,7 +3,7 @@
 // the hosted opening rules), and paths under /apps that are not that shape must not open a door at all.
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scopeOf } from '../server/mcp/http.ts';
+import { scopeOf } from '../server/mcp/scope.ts';
 import { formatInstant } from '../storage/time.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { httpClient, listen, restCall } from './helpers/mcp-client.ts';

@@ -1,8 +1,9 @@
 // One error shape for both doors, built here and nowhere else: an SvcError (or anything thrown) becomes a
 // status and a `{detail}` body. REST sends them as they are; MCP puts the same code, status and detail in
-// an `isError` result. The zod schemas of the bodies feed the OpenAPI document, so it cannot drift.
-import { z } from 'zod';
-import { SvcError, type ErrorCode, type FieldIssue } from './errors.ts';
+// an `isError` result. The bodies' types come from their zod schemas (./error-schemas.ts), which feed the
+// OpenAPI document, so neither can drift; only the types are imported, so building an error loads no zod.
+import type { ErrorDetail, ShownIssue } from './error-schemas.ts';
+import { MAX_INPUT_CHARS, SvcError, type ErrorCode, type FieldIssue } from './errors.ts';
 
 /** Where the REST door reads a field from; a 422 `loc` starts with it. */
 export type Source = 'body' | 'query' | 'path';
@@ -24,47 +25,6 @@ export const STATUS: Record<ErrorCode, number> = {
   internal: 500,
 };
 
-/** `input` of a 422 item: strings and JSON texts longer than this are cut (the client sent them; echo less). */
-export const MAX_INPUT_CHARS = 200;
-
-export const ErrorDetailSchema = z
-  .object({
-    error: z
-      .string()
-      .describe(
-        'A stable code: SVC_AS_OF_REQUIRED, SVC_BAD_TIMESTAMP, SVC_UNAUTHORIZED, invalid_json, payload_too_large, not_found, append_only, unavailable, overloaded, over_share, deadline_exceeded, internal.',
-      ),
-    why: z.string().describe('What went wrong and what to do, in plain words.'),
-    loc: z
-      .array(z.union([z.string(), z.number()]))
-      .optional()
-      .describe('SVC_BAD_TIMESTAMP only: the query parameter, e.g. ["query", "as_of"].'),
-    retry_after: z
-      .number()
-      .int()
-      .optional()
-      .describe('overloaded, over_share and deadline_exceeded only: seconds to wait before retrying (also the Retry-After header).'),
-  })
-  .describe('Every error but a validation failure.');
-
-export const FieldIssueSchema = z.object({
-  type: z.string().describe('What failed: a zod issue code (invalid_type, too_small, ...), extra_forbidden, timestamp, ...'),
-  loc: z
-    .array(z.union([z.string(), z.number()]))
-    .describe('The field, from its source on: ["body", "nodes", 0, "asserted_at"], ["query", "limit"], ["path", "id"].'),
-  msg: z.string(),
-  input: z
-    .unknown()
-    .describe(
-      `The offending value as sent (a string or JSON text over ${MAX_INPUT_CHARS} characters is cut and ends with "…"); null when the field is missing.`,
-    ),
-});
-
-export const ErrorBodySchema = z.object({ detail: ErrorDetailSchema });
-export const ValidationErrorBodySchema = z.object({ detail: z.array(FieldIssueSchema).min(1) });
-
-export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
-export type ShownIssue = z.infer<typeof FieldIssueSchema>;
 export interface ErrorAnswer {
   status: number;
   /** Seconds before a retry can succeed; REST sends it as Retry-After. */

@@ -16,6 +16,9 @@ export type ErrorCode =
   | 'deadline_exceeded'
   | 'internal';
 
+/** `input` of a 422 item: strings and JSON texts longer than this are cut (the client sent them; echo less). */
+export const MAX_INPUT_CHARS = 200;
+
 /** One failed field, in the standard validation shape: `loc` names the field from its source on. */
 export interface FieldIssue {
   type: string;

@@ -9,7 +9,7 @@ import type { RestEnv } from '../../bridge/rest.ts';
 import { errorDetail } from '../../tools/error-body.ts';
 import { tenantResolver } from '../auth.ts';
 import type { Config } from '../config.ts';
-import { scopeOf } from '../mcp/http.ts';
+import { scopeOf } from '../mcp/scope.ts';
 import type { Admission, PlacementTable } from './placement.ts';
 import { InFlight } from './placement-route.ts';
 

@@ -3,7 +3,7 @@
 // request through an HTTP thread gets the same status, body and refusal as one this thread reads itself.
 import type { MessagePort } from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
-import { locateIn } from '../../bridge/rest.ts';
+import { locateIn } from '../../bridge/rest-input.ts';
 import { errorAnswer, errorDetail } from '../../tools/error-body.ts';
 import type { Context, Services } from '../../tools/context.ts';
 import { operationNamed } from '../../tools/index.ts';

@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { answerCalls } from './answer-calls.ts';
 import { frontAnswers } from './front-answers.ts';
 import { LedgerCalls } from './ledger-calls.ts';
+import { frontCatalog } from './start-fronts.ts';
 
 let t: TestApp;
 let front: (request: Request) => Promise<Response>;
@@ -29,7 +30,7 @@ beforeAll(async () => {
     },
   };
   front = frontAnswers(
-    { apiKeys: t.config.apiKeys, tenant: t.config.tenant, host: t.config.host, maxBodyBytes: t.config.maxBodyBytes },
+    { ...frontCatalog, apiKeys: t.config.apiKeys, tenant: t.config.tenant, host: t.config.host, maxBodyBytes: t.config.maxBodyBytes },
     new LedgerCalls(port2),
     passOn,
   );
@@ -185,6 +186,72 @@ describe('an HTTP thread answers as the doors do', () => {
     const missing = await front(request('GET', '/v1/nothing-here', { key: 'ka' }));
     expect(missing.status).toBe(404);
     expect(passed).toEqual(['GET /v1/export', 'POST /mcp', 'GET /v1/nothing-here']);
+  });
+
+  it('answers the JSON content types clients send and passes the rest on, answered as the door does', async () => {
+    passed.length = 0;
+    const call = JSON.stringify(toolCall('list_memories', { as_of: instant, space: 'user:a' }, 3));
+    const mcp = (contentType: string): Request =>
+      new Request('http://ledger.test/mcp', {
+        method: 'POST',
+        headers: { authorization: 'Bearer ka', accept: MCP_ACCEPT, 'content-type': contentType },
+        body: call,
+      });
+    const charset = await answer(await front(mcp('application/json; charset=utf-8')));
+    expect(charset.status).toBe(200);
+    expect(JSON.stringify(charset.json)).toContain('green tea');
+    expect(passed).toEqual([]);
+    const here = await answer(await front(mcp('Application/JSON')));
+    const app = await answer(await t.app.request(mcp('Application/JSON')));
+    expect(here).toEqual(app);
+    expect(here.status).toBe(200);
+    expect(passed).toEqual(['POST /mcp']);
+  });
+
+  it('reads a body sent without a length (chunked) as the door does', async () => {
+    passed.length = 0;
+    const chunked = (): Request =>
+      new Request('http://ledger.test/v1/search', {
+        method: 'POST',
+        headers: { authorization: 'Bearer ka', 'content-type': 'application/json' },
+        body: new Blob([JSON.stringify({ space: 'user:a', query: 'bike', as_of: instant })]).stream(),
+        duplex: 'half',
+      } as RequestInit);
+    expect(chunked().headers.get('content-length')).toBeNull();
+    const here = await answer(await front(chunked()));
+    const app = await answer(await t.app.request(chunked()));
+    expect(here).toEqual(app);
+    expect(JSON.stringify(here.json)).toContain('bike');
+    expect(passed).toEqual([]);
+  });
+
+  it('on a local server without keys, passes on a call from a browser (an Origin) for the door to check', async () => {
+    passed.length = 0;
+    const { port1, port2 } = new MessageChannel();
+    answerCalls(port1, () => ({ ledger: t.ledger, services: t.started.services }));
+    const local = frontAnswers(
+      { ...frontCatalog, apiKeys: null, tenant: 'alpha', host: '127.0.0.1', maxBodyBytes: t.config.maxBodyBytes },
+      new LedgerCalls(port2),
+      { read: async (request) => (passed.push(`${request.method} ${new URL(request.url).pathname}`), new Response(null, { status: 418 })) },
+    );
+    try {
+      const call = (origin?: string): Request =>
+        new Request('http://ledger.test/mcp', {
+          method: 'POST',
+          headers: { accept: MCP_ACCEPT, 'content-type': 'application/json', ...(origin ? { origin } : {}) },
+          body: JSON.stringify(toolCall('list_memories', { as_of: instant, space: 'user:a' })),
+        });
+      const fromBrowser = await local(call('http://evil.example'));
+      expect(fromBrowser.status).toBe(418);
+      expect(passed).toEqual(['POST /mcp']);
+      const fromAgent = await answer(await local(call()));
+      expect(fromAgent.status).toBe(200);
+      expect(JSON.stringify(fromAgent.json)).toContain('green tea');
+      expect(passed).toEqual(['POST /mcp']);
+    } finally {
+      port1.close();
+      port2.close();
+    }
   });
 
   it('sends on whole an input too deep to carry to the ledger thread, which answers it as the door does', async () => {

@@ -3,20 +3,15 @@
 // resolves the key and builds the operation's raw input; the ledger thread validates, admits and runs it
 // (./answer-calls.ts). Anything else, or a request that turns out not to be one of these once its body is
 // read, goes on whole to the ledger thread's own listener (./pass-on.ts).
-import { isJsonContentType, localhostAllowedOrigins, originValidationResponse } from '@modelcontextprotocol/server';
-import { readRestInput } from '../../bridge/rest.ts';
-import { matchPath, routes, type RestRoute } from '../../bridge/routes.ts';
+import { matchPath } from '../../bridge/match-path.ts';
+import { readRestInput } from '../../bridge/rest-input.ts';
 import { tenantResolver, unauthorized } from '../auth.ts';
-import { payloadTooLarge, plainLegacy, plainToolCall } from '../mcp/handler.ts';
-import { isLocalBind, scopeOf, SECRET_SPACE } from '../mcp/http.ts';
+import { payloadTooLarge, plainJsonType, plainLegacy, plainToolCall } from '../mcp/plain-call.ts';
+import { isLocalBind, scopeOf, SECRET_SPACE } from '../mcp/scope.ts';
 import { readBodyText } from '../request-body.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
 import type { PassOn } from './pass-on.ts';
-import type { FrontData } from './protocol.ts';
-
-/** Routes answered here: every operation route but those answering with a file (the export), sent on whole. */
-const jsonRoutes = routes.filter((r) => !r.respond);
-const toolNames = new Set(routes.map((r) => r.operation));
+import type { FrontData, FrontRoute } from './protocol.ts';
 
 const json = (body: string, status: number, retryAfter?: number): Response => {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -26,17 +21,17 @@ const json = (body: string, status: number, retryAfter?: number): Response => {
 };
 
 /** Whether a request may be answered here (decided from its method and path alone, before reading it). */
-export function answeredHere(method: string | undefined, url: string | undefined): boolean {
+export function answeredHere(routes: readonly FrontRoute[], method: string | undefined, url: string | undefined): boolean {
   if (!url) return false;
   const query = url.indexOf('?');
   const path = query < 0 ? url : url.slice(0, query);
   if (method === 'POST' && (path === '/mcp' || path.startsWith('/mcp/') || path.startsWith('/apps/'))) return true;
   if ((method !== 'GET' && method !== 'POST') || !path.startsWith('/v1/')) return false;
-  return jsonRoutes.some((r) => r.method === method && matchPath(r.path, path) !== null);
+  return routes.some((r) => r.method === method && matchPath(r.path, path) !== null);
 }
 
 /** What answering needs of an HTTP thread's settings; `host`, the address it listens on (a local bind checks origins). */
-export type FrontSettings = Pick<FrontData, 'apiKeys' | 'tenant' | 'maxBodyBytes'> & { host: string };
+export type FrontSettings = Pick<FrontData, 'apiKeys' | 'tenant' | 'maxBodyBytes' | 'routes' | 'tools' | 'legacyEra'> & { host: string };
 
 export function frontAnswers(
   data: FrontSettings,
@@ -45,8 +40,9 @@ export function frontAnswers(
 ): (request: Request) => Promise<Response> {
   const tenantOf = tenantResolver(data);
   const hosted = data.apiKeys !== null;
+  const toolNames = new Set(data.tools);
 
-  const rest = async (request: Request, url: URL, route: RestRoute, params: Record<string, string>): Promise<Response> => {
+  const rest = async (request: Request, url: URL, route: FrontRoute, params: Record<string, string>): Promise<Response> => {
     const tenant = tenantOf(request.headers.get('authorization'));
     if (tenant === null) return json(JSON.stringify(unauthorized), 401);
     const read = await readRestInput(request, url, route, params, data.maxBodyBytes);
@@ -66,13 +62,11 @@ export function frontAnswers(
     // Not found, a space addressed by its secret alone, or not JSON: the ledger thread's door answers.
     if (url.pathname !== '/mcp' && scope === null) return passOn.read(request);
     if (hosted && authorization === null && scope && SECRET_SPACE.test(scope.space)) return passOn.read(request);
-    if (!hosted && isLocalBind(data.host)) {
-      const rejected = originValidationResponse(request, localhostAllowedOrigins());
-      if (rejected) return rejected;
-    }
+    // A local server checks a browser's Origin (the SDK's rule, on the ledger thread); other clients send none.
+    if (!hosted && isLocalBind(data.host) && request.headers.has('origin')) return passOn.read(request);
     const tenant = tenantOf(authorization);
     if (tenant === null) return json(JSON.stringify(unauthorized), 401);
-    if (!isJsonContentType(request.headers.get('content-type'))) return passOn.read(request);
+    if (!plainJsonType(request.headers.get('content-type'))) return passOn.read(request);
     const body = await readBodyText(request, data.maxBodyBytes);
     if (body.tooLarge) return payloadTooLarge(data.maxBodyBytes);
     let parsed: unknown;
@@ -81,7 +75,7 @@ export function frontAnswers(
     } catch {
       return passOn.read(request, body.text);
     }
-    const call = plainLegacy(request, parsed) ? plainToolCall(request, parsed) : null;
+    const call = plainLegacy(request, parsed, data.legacyEra) ? plainToolCall(request, parsed) : null;
     if (!call || !toolNames.has(call.name)) return passOn.read(request, body.text);
     const reply = await calls.call(
       { door: 'mcp', operation: call.name, args: call.args, tenant, confinedSpace: scope?.space },
@@ -98,7 +92,7 @@ export function frontAnswers(
   return async (request) => {
     const url = new URL(request.url);
     if (url.pathname.startsWith('/v1/')) {
-      for (const route of jsonRoutes) {
+      for (const route of data.routes) {
         if (route.method !== request.method) continue;
         const params = matchPath(route.path, url.pathname);
         if (params) return rest(request, url, route, params);

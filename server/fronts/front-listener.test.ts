@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frontListener } from './front-listener.ts';
 import type { FrontReply } from './protocol.ts';
+import { frontCatalog } from './start-fronts.ts';
 
 let server: Server;
 let base = '';
@@ -25,7 +26,15 @@ beforeAll(async () => {
     raw: (_req: unknown, res: import('node:http').ServerResponse) => void res.writeHead(299).end('passed on'),
   };
   const listener = frontListener(
-    { apiKeys: new Map([['ka', 'alpha']]), tenant: 'local', host: '127.0.0.1', maxBodyBytes: 1 << 20, maxRequests: 2, inside },
+    {
+      ...frontCatalog,
+      apiKeys: new Map([['ka', 'alpha']]),
+      tenant: 'local',
+      host: '127.0.0.1',
+      maxBodyBytes: 1 << 20,
+      maxRequests: 2,
+      inside,
+    },
     calls,
     passOn,
   );

@@ -1,11 +1,11 @@
 // An HTTP thread's request listener: operation requests are counted across the threads from arrival,
 // before anything of them is read, and refused at once past SVC_MAX_REQUESTS, as the ledger thread's own
-// listener refuses (server/early-shed.ts); the rest are answered here (./front-answers.ts) or passed on.
+// listener refuses (server/refusals.ts); the rest are answered here (./front-answers.ts) or passed on.
 import type { RequestListener } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { SvcError } from '../../tools/errors.ts';
 import { overloaded } from '../../tools/slot-pool.ts';
-import { mcpRefusal, plainRefusal } from '../early-shed.ts';
+import { mcpRefusal, plainRefusal } from '../refusals.ts';
 import { answeredHere, frontAnswers, type FrontSettings } from './front-answers.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
 import type { PassOn } from './pass-on.ts';
@@ -22,7 +22,7 @@ export function frontListener(
   // An MCP refusal names the call's JSON-RPC id, so a small body is read for it.
   const refuseMcp = getRequestListener((request) => mcpRefusal(request, over()));
   return (req, res) => {
-    if (!answeredHere(req.method, req.url)) return passOn.raw(req, res);
+    if (!answeredHere(data.routes, req.method, req.url)) return passOn.raw(req, res);
     const count = Atomics.add(inside, FRONT_COUNTS.requests, 1) + 1;
     res.once('close', () => Atomics.sub(inside, FRONT_COUNTS.requests, 1));
     if (count <= data.maxRequests) return void answer(req, res);

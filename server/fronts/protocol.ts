@@ -3,7 +3,9 @@
 // are the ledger thread's, as for a request it reads itself. Only plain data crosses: the answer is JSON
 // text: for REST what the REST door would send, for MCP the tool result.
 import type { MessagePort } from 'node:worker_threads';
+import type { RestRoute } from '../../bridge/routes.ts';
 import type { Source } from '../../tools/error-body.ts';
+import type { LegacyEra } from '../mcp/plain-call.ts';
 
 export type FrontCall =
   | {
@@ -38,6 +40,9 @@ export type FrontReply =
   /** The ledger is not held by this process now (another local process holds the folder): send the request on whole. */
   | { readonly id: number; readonly kind: 'forward' };
 
+/** An operation route as an HTTP thread matches it. */
+export type FrontRoute = Pick<RestRoute, 'method' | 'path' | 'operation' | 'from'>;
+
 /** What the ledger's thread gives each HTTP thread to start it. */
 export interface FrontData {
   /** The public listener: every HTTP thread binds the same port (SO_REUSEPORT) and the kernel spreads connections. */
@@ -54,6 +59,14 @@ export interface FrontData {
    * connections open now, and the connections they accepted since the start.
    */
   readonly inside: SharedArrayBuffer;
+  /**
+   * What the operations and the SDK say, given as data so a thread loads neither (~45 MB of a thread's
+   * memory): the routes answered with JSON (the export's, answered with a file, is passed on whole), every
+   * tool's name, and the 2025 protocol era.
+   */
+  readonly routes: readonly FrontRoute[];
+  readonly tools: readonly string[];
+  readonly legacyEra: LegacyEra;
 }
 
 /** Where each count lies in `FrontData.inside`. */

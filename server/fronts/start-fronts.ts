@@ -3,6 +3,8 @@
 // this thread, which answers its operation calls (./answer-calls.ts). Threads loaded early (./load-fronts.ts)
 // are started first.
 import { MessageChannel, type Worker } from 'node:worker_threads';
+import { routes } from '../../bridge/routes.ts';
+import { LEGACY_ERA } from '../mcp/handler.ts';
 import { answerCalls, type Answering } from './answer-calls.ts';
 import { hasEnded, loadFront } from './load-fronts.ts';
 import { FRONT_COUNTS, type FrontData, type FrontStart, type FrontStarted } from './protocol.ts';
@@ -16,7 +18,16 @@ export interface Fronts {
   close(graceMs?: number): Promise<void>;
 }
 
-export type FrontOptions = Omit<FrontData, 'listen' | 'inside'> & { listen: Omit<FrontData['listen'], 'probe'> };
+export type FrontOptions = Omit<FrontData, 'listen' | 'inside' | 'routes' | 'tools' | 'legacyEra'> & {
+  listen: Omit<FrontData['listen'], 'probe'>;
+};
+
+/** What a thread is told of the operations and the protocol, as data it can be sent (FrontData). */
+export const frontCatalog: Pick<FrontData, 'routes' | 'tools' | 'legacyEra'> = {
+  routes: routes.filter((r) => !r.respond).map(({ method, path, operation, from }) => ({ method, path, operation, from })),
+  tools: routes.map((r) => r.operation),
+  legacyEra: LEGACY_ERA,
+};
 
 function failure(started: Extract<FrontStarted, { failed: string }>): NodeJS.ErrnoException {
   const error: NodeJS.ErrnoException = new Error(started.failed);
@@ -59,7 +70,9 @@ export async function startFronts(
       worker.once('message', resolve);
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`an HTTP thread ended (code ${code}) before it listened`)));
-      const start: FrontStart = { start: { ...options, inside, listen: { ...options.listen, port, probe }, calls: port2 } };
+      const start: FrontStart = {
+        start: { ...options, ...frontCatalog, inside, listen: { ...options.listen, port, probe }, calls: port2 },
+      };
       worker.postMessage(start, [port2]);
     }).catch((error: unknown) => {
       port1.close();

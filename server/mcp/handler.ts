@@ -14,6 +14,7 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { readBodyText } from '../request-body.ts';
+import { payloadTooLarge, plainLegacy, plainToolCall, rpcError, type LegacyEra } from './plain-call.ts';
 
 export type ServerFactory = (authInfo: AuthInfo | undefined) => McpServer;
 
@@ -25,48 +26,12 @@ export type ServerFactory = (authInfo: AuthInfo | undefined) => McpServer;
  */
 export type ToolCallFastPath = (name: string, args: Record<string, unknown>, authInfo: AuthInfo) => Promise<unknown> | undefined;
 
-const rpcError = (status: number, code: number, message: string): Response =>
-  Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status });
-
-/** A body over SVC_MAX_BODY_BYTES, refused in the protocol (here and by the HTTP threads, server/fronts/). */
-export const payloadTooLarge = (maxBodyBytes: number): Response =>
-  rpcError(413, -32000, `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`);
-
-/**
- * The common case decided without the SDK's classifier (a zod pass that costs ~0.3 ms a call): one
- * request or notification with no per-request protocol envelope and no modern version header is 2025-era.
- * Anything else (batches, responses, envelopes, modern headers) is left to `isLegacyRequest`.
- */
-export function plainLegacy(request: Request, body: unknown): boolean {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  const { method, params } = body as { method?: unknown; params?: { _meta?: Record<string, unknown> } };
-  if (typeof method !== 'string') return false;
-  if (params?._meta && PROTOCOL_VERSION_META_KEY in params._meta) return false;
-  const header = request.headers.get('mcp-protocol-version')?.trim();
-  return header === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(header);
-}
+/** The 2025 era as this SDK knows it; the HTTP threads are given it (server/fronts/start-fronts.ts). */
+export const LEGACY_ERA: LegacyEra = { versions: SUPPORTED_PROTOCOL_VERSIONS, versionMetaKey: PROTOCOL_VERSION_META_KEY };
 
 export interface StatelessMcpHandler {
   fetch(request: Request, authInfo: AuthInfo): Promise<Response>;
   close(): Promise<void>;
-}
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A single JSON-RPC `tools/call` request the fast path may answer: the SDK would accept it and do nothing more. */
-export function plainToolCall(
-  request: Request,
-  body: unknown,
-): { id: string | number; name: string; args: Record<string, unknown> } | null {
-  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
-  const { id, params } = body;
-  if ((typeof id !== 'string' && typeof id !== 'number') || !isPlainObject(params) || typeof params.name !== 'string') return null;
-  const args = params.arguments ?? {};
-  // Task-augmented calls and anything the SDK would refuse (406 without both media types) stay with the SDK.
-  if (!isPlainObject(args) || 'task' in params || Object.keys(body).length !== 4) return null;
-  const accept = request.headers.get('accept');
-  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
-  return { id, name: params.name, args };
 }
 
 export function statelessMcpHandler(factory: ServerFactory, maxBodyBytes: number, fastPath?: ToolCallFastPath): StatelessMcpHandler {
@@ -100,12 +65,12 @@ export function statelessMcpHandler(factory: ServerFactory, maxBodyBytes: number
       } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON');
       }
-      if (fastPath && plainLegacy(request, parsed)) {
+      if (fastPath && plainLegacy(request, parsed, LEGACY_ERA)) {
         const call = plainToolCall(request, parsed);
         const answer = call ? fastPath(call.name, call.args, authInfo) : undefined;
         if (call && answer) return Response.json({ result: await answer, jsonrpc: '2.0', id: call.id }, { status: 200 });
       }
-      return plainLegacy(request, parsed) || (await isLegacyRequest(request, parsed))
+      return plainLegacy(request, parsed, LEGACY_ERA) || (await isLegacyRequest(request, parsed))
         ? legacy(request, parsed, authInfo)
         : modern.fetch(request, { authInfo, parsedBody: parsed });
     },
