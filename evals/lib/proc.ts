@@ -20,29 +20,75 @@ export function cpuSeconds(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** The processes whose parent is `pid` (the server's vector index builds). */
+export function childPids(pid: number | undefined): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(
+        readFileSync(`/proc/${entry}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1],
+      );
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
 /**
- * Waits until the process has used less than 0.05 CPU s in each 0.5 s for `quietMs`, or `maxMs` has
- * passed. Returns the seconds it stayed busy, the CPU seconds it used meanwhile and its peak RSS.
+ * CPU seconds of the process and its children: those still running, and (counted by the kernel in the
+ * parent's own stat once it has waited for them) those ended.
+ */
+export function treeCpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  for (const child of childPids(pid)) {
+    try {
+      const f = readFileSync(`/proc/${child}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // ended meanwhile: its ticks reach the parent's once it is waited for
+    }
+  }
+  return ticks / 100;
+}
+
+/**
+ * Waits until the process and its children (the index builds it starts) have used less than 0.05 CPU s
+ * in each 0.5 s for `quietMs`, or `maxMs` has passed. Returns the seconds they stayed busy, the CPU
+ * seconds they used meanwhile, the process's peak RSS and its children's (summed at each sample).
  */
 export async function untilQuiet(
   pid: number | undefined,
   { quietMs = 3000, maxMs = 300_000 }: { quietMs?: number; maxMs?: number } = {},
-): Promise<{ busySeconds: number; cpuSeconds: number; quiet: boolean; peakRssMb: number }> {
+): Promise<{ busySeconds: number; cpuSeconds: number; quiet: boolean; peakRssMb: number; childrenPeakRssMb: number }> {
   const start = performance.now();
-  const cpu0 = cpuSeconds(pid);
+  const cpu0 = treeCpuSeconds(pid);
   let quietSince = start;
   let peakRssMb = rssMb(pid);
+  let childrenPeakRssMb = 0;
   while (performance.now() - quietSince < quietMs && performance.now() - start < maxMs) {
-    const c = cpuSeconds(pid);
+    const c = treeCpuSeconds(pid);
     await new Promise((r) => setTimeout(r, 500));
-    if (cpuSeconds(pid) - c > 0.05) quietSince = performance.now();
+    if (treeCpuSeconds(pid) - c > 0.05) quietSince = performance.now();
     peakRssMb = Math.max(peakRssMb, rssMb(pid));
+    const children = childPids(pid).reduce((sum, child) => sum + (rssMb(child) || 0), 0);
+    childrenPeakRssMb = Math.max(childrenPeakRssMb, children);
   }
   return {
     busySeconds: (quietSince - start) / 1000,
-    cpuSeconds: cpuSeconds(pid) - cpu0,
+    cpuSeconds: treeCpuSeconds(pid) - cpu0,
     quiet: performance.now() - quietSince >= quietMs,
     peakRssMb,
+    childrenPeakRssMb,
   };
 }
 

@@ -13,6 +13,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { exactVectorRows } from './exact-rows.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
+import { VectorBuilds } from './vector-build.ts';
 import type { Micros } from '../../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache, type TextRow } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
@@ -200,6 +201,8 @@ export interface VectorOptions {
   appendGatherMs?: number;
   /** Rows per IVF partition of a vector index (HNSW_PARTITION_ROWS unless set: tests). */
   partitionRows?: number;
+  /** Whether vector indexes are built in a child process (./vector-build.ts); true unless set (tests spying on LanceDB in process). */
+  buildApart?: boolean;
   /** A seam for tests: awaited as each maintenance of a tenant's table starts (a long one, held). */
   beforeMaintain?: (tenant: string) => Promise<void>;
   /** Where the space copies are also kept on disk, and the most bytes they may take (copy-files.ts); none unless set. */
@@ -258,6 +261,9 @@ export class LanceIndex {
   readonly #partitionRows: number;
   readonly #exactVectorRows: number;
   readonly #keepVersionsMs: number;
+  /** Where the tables lie, and the builds of vector indexes in child processes (null: built here). */
+  readonly #dir: string;
+  readonly #builds: VectorBuilds | null;
   /** Tables whose rows `deleteAbove` deleted. */
   readonly #deletedIn = new Set<string>();
   readonly dimension: number;
@@ -266,6 +272,7 @@ export class LanceIndex {
 
   private constructor(
     db: lancedb.Connection,
+    dir: string,
     dimension: number,
     wordDimension: number,
     mirrorBytes: number,
@@ -274,6 +281,8 @@ export class LanceIndex {
     vectors: VectorOptions,
   ) {
     this.#db = db;
+    this.#dir = dir;
+    this.#builds = vectors.buildApart === false ? null : new VectorBuilds();
     this.#textMirrorRows = textMirrorRows;
     this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
     this.#partitionRows = vectors.partitionRows ?? HNSW_PARTITION_ROWS;
@@ -318,6 +327,7 @@ export class LanceIndex {
     // argument, so the caches fell back to 6 GB and 1 GB and a long-running server's RSS grew with them.
     const index = new LanceIndex(
       await lancedb.connect(dir, { session }),
+      dir,
       dimension,
       wordDimension,
       mirrorBytes,
@@ -502,9 +512,14 @@ export class LanceIndex {
     const numPartitions = hnswPartitions(await state.table.countRows(), this.#partitionRows);
     for (const column of this.wordDimension > 0 ? ['vector', 'wvec'] : ['vector']) {
       if (state.indexed.has(column)) continue;
-      await state.table.createIndex(column, {
-        config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION, numPartitions }),
-      });
+      if (this.#builds) {
+        const build = { dir: this.#dir, table: tableName(tenant), column, numPartitions, efConstruction: HNSW_EF_CONSTRUCTION };
+        await this.#builds.build(build);
+        await state.table.checkoutLatest();
+      } else
+        await state.table.createIndex(column, {
+          config: lancedb.Index.hnswSq({ distanceType: 'cosine', efConstruction: HNSW_EF_CONSTRUCTION, numPartitions }),
+        });
       state.indexed.add(column);
       if (step) trace(step, `vector index build (${column})`);
       if (column === 'vector') this.#mirrors.drop(tenant);
@@ -884,6 +899,12 @@ export class LanceIndex {
     return total;
   }
 
+  /** The columns the tenant's table has indexes on, as the handle searches use it sees them; none without a table. */
+  async indexedColumns(tenant: string): Promise<string[]> {
+    const state = await this.#tables.get(tenant)?.catch(() => null);
+    return state ? (await state.table.listIndices()).flatMap((i) => i.columns) : [];
+  }
+
   async #allTenantTables(): Promise<string[]> {
     return (await this.#db.tableNames()).filter((n) => n.startsWith('t_') || n.startsWith('h_'));
   }
@@ -909,6 +930,8 @@ export class LanceIndex {
     this.#mirrors.drop(tenant);
     this.#spaces.dropTenant(tenant);
     state?.table.close();
+    // A build still running would commit its index into the dropped table's folder.
+    await this.#builds?.end(name);
     if ((await this.#db.tableNames()).includes(name)) await this.#db.dropTable(name);
   }
 
@@ -919,10 +942,12 @@ export class LanceIndex {
     this.#deletedIn.clear();
     this.#mirrors.drop();
     this.#spaces.dropTenant();
+    await this.#builds?.end();
     for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
   }
 
   async close(): Promise<void> {
+    await this.#builds?.end();
     for (const s of this.#tables.values()) (await s.catch(() => null))?.table.close();
     this.#tables.clear();
     this.#textRecent.clear();

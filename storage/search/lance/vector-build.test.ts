@@ -1,0 +1,84 @@
+// Vector indexes are built in a child process: the server's handle then finds the index committed, rows
+// appended while it was built are still found, and a build that fails or is ended says so.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { indexRow } from '../../../test/helpers/rows.ts';
+import { LanceIndex } from './lance-index.ts';
+import { VectorBuilds } from './vector-build.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'vector-build-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.restoreAllMocks());
+
+/** Unit vectors of `n` dimensions from a fixed seed. */
+function vectors(count: number, n: number, seed: number): Float32Array[] {
+  let s = seed;
+  const next = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+  return Array.from({ length: count }, () => {
+    const v = Float32Array.from({ length: n }, next);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
+describe('vector indexes built in a child process', () => {
+  it('land in the table the server holds, and rows appended meanwhile are found', async () => {
+    const at = join(dir, 'apart');
+    const index = await LanceIndex.open(at, 8, 4, 0, 0, 0, { indexRows: 300, exactRows: 0 });
+    const vs = vectors(450, 8, 7);
+    const ws = vectors(450, 4, 11);
+    for (let a = 0; a < 402; a += 134)
+      await index.add(
+        't',
+        vs.slice(a, a + 134).map((vector, k) => indexRow(a + k, { vector, wvec: ws[a + k]! })),
+      );
+    const hnsw = vi.spyOn(lancedb.Index, 'hnswSq');
+    const build = VectorBuilds.prototype.build;
+    const columns: string[] = [];
+    let appended = false;
+    vi.spyOn(VectorBuilds.prototype, 'build').mockImplementation(async function (this: VectorBuilds, b) {
+      columns.push(b.column);
+      const done = build.call(this, b);
+      if (!appended) {
+        appended = true;
+        await index.add(
+          't',
+          vs.slice(402).map((vector, k) => indexRow(402 + k, { vector, wvec: ws[402 + k]! })),
+        );
+      }
+      return done;
+    });
+    await index.maintain('t', 'force');
+    expect(columns).toEqual(['vector', 'wvec']);
+    expect(hnsw).not.toHaveBeenCalled();
+    // The handle searches use sees both, although the index was committed by another process.
+    expect(await index.indexedColumns('t')).toEqual(expect.arrayContaining(['vector', 'wvec']));
+    const db = await lancedb.connect(at);
+    const names = await db.tableNames();
+    const table = await db.openTable(names[0]!);
+    const indexed = (await table.listIndices()).flatMap((i) => i.columns);
+    expect(indexed).toEqual(expect.arrayContaining(['vector', 'wvec']));
+    expect(await table.countRows()).toBe(450);
+    table.close();
+    db.close();
+    const found: string[] = [];
+    for (const i of [0, 200, 401, 420, 449]) {
+      const ids = (await index.nearest('t', vs[i]!, { asOf: 9e15 }, 3)).map((hit) => hit.id);
+      found.push(ids.includes(`n${i}`) ? `n${i}` : `not found: ${ids.join(', ')}`);
+    }
+    expect(found).toEqual(['n0', 'n200', 'n401', 'n420', 'n449']);
+    await index.close();
+  }, 60_000);
+
+  it('say why when the build fails, and end on a close', async () => {
+    const builds = new VectorBuilds();
+    const spec = { dir: join(dir, 'none'), table: 't_00', column: 'vector', numPartitions: 1, efConstruction: 150 };
+    await expect(builds.build(spec)).rejects.toThrow(/the vector index of t_00 was not built: its process exited with 1: .+/);
+    const running = builds.build(spec);
+    await builds.end();
+    await expect(running).rejects.toThrow(/was ended by SIGKILL/);
+  }, 30_000);
+});
