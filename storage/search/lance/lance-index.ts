@@ -13,7 +13,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import { exactVectorRows } from './exact-rows.ts';
 import { indexSchema, rowsToArrow } from './arrow-rows.ts';
 import { appendArrow } from './lance-append.ts';
-import { VectorBuilds } from './vector-build.ts';
+import { WorkApartRunner, type OptimizeCounts } from './work-apart.ts';
 import type { Micros } from '../../time.ts';
 import { TenantText, TEXT_COLUMNS, textRows, TokenCache, type TextRow } from '../copies/text-mirror.ts';
 import { FILTER_COLUMNS, mirrorRows, VectorMirrors, type MirrorRow } from '../copies/vector-mirror.ts';
@@ -201,8 +201,8 @@ export interface VectorOptions {
   appendGatherMs?: number;
   /** Rows per IVF partition of a vector index (HNSW_PARTITION_ROWS unless set: tests). */
   partitionRows?: number;
-  /** Whether vector indexes are built in a child process (./vector-build.ts); true unless set (tests spying on LanceDB in process). */
-  buildApart?: boolean;
+  /** Whether a large table's vector index builds and optimizes run in a child process (./work-apart.ts); true unless set (tests spying on LanceDB in process). */
+  workApart?: boolean;
   /** A seam for tests: awaited as each maintenance of a tenant's table starts (a long one, held). */
   beforeMaintain?: (tenant: string) => Promise<void>;
   /** Where the space copies are also kept on disk, and the most bytes they may take (copy-files.ts); none unless set. */
@@ -219,6 +219,10 @@ export const KEEP_VERSIONS_MS = 10 * 60_000;
 
 interface TableState {
   table: lancedb.Table;
+  /** The table's name in the folder. */
+  name: string;
+  /** At least spacedRows rows at its last maintenance: optimized in a child process (./work-apart.ts). */
+  large: boolean;
   appends: number;
   /** Searched by full text since its last optimize: only then is the flat scan of unindexed rows paid. */
   searched: boolean;
@@ -261,9 +265,9 @@ export class LanceIndex {
   readonly #partitionRows: number;
   readonly #exactVectorRows: number;
   readonly #keepVersionsMs: number;
-  /** Where the tables lie, and the builds of vector indexes in child processes (null: built here). */
+  /** Where the tables lie, and a large table's heavy maintenance in child processes (null: done here). */
   readonly #dir: string;
-  readonly #builds: VectorBuilds | null;
+  readonly #apart: WorkApartRunner | null;
   /** Tables whose rows `deleteAbove` deleted. */
   readonly #deletedIn = new Set<string>();
   readonly dimension: number;
@@ -282,7 +286,7 @@ export class LanceIndex {
   ) {
     this.#db = db;
     this.#dir = dir;
-    this.#builds = vectors.buildApart === false ? null : new VectorBuilds();
+    this.#apart = vectors.workApart === false ? null : new WorkApartRunner();
     this.#textMirrorRows = textMirrorRows;
     this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
     this.#partitionRows = vectors.partitionRows ?? HNSW_PARTITION_ROWS;
@@ -362,6 +366,8 @@ export class LanceIndex {
     const indices = await table.listIndices();
     return {
       table,
+      name,
+      large: false,
       appends: 0,
       searched: false,
       hasTextIndex: indices.some((i) => i.indexType === 'FTS'),
@@ -448,7 +454,8 @@ export class LanceIndex {
     const stats = await state.table.indexStats('text_idx');
     const unindexed = stats?.numUnindexedRows ?? 0;
     const indexed = stats?.numIndexedRows ?? 0;
-    if (indexed + unindexed >= this.#spacedRows) this.#large.add(tenant);
+    state.large = indexed + unindexed >= this.#spacedRows;
+    if (state.large) this.#large.add(tenant);
     else this.#large.delete(tenant);
     // A table whose full text its copy answers scores its unindexed rows in memory: the flat scan the
     // allowance bounds is paid only by the few queries left to LanceDB, while each optimize makes the
@@ -512,9 +519,9 @@ export class LanceIndex {
     const numPartitions = hnswPartitions(await state.table.countRows(), this.#partitionRows);
     for (const column of this.wordDimension > 0 ? ['vector', 'wvec'] : ['vector']) {
       if (state.indexed.has(column)) continue;
-      if (this.#builds) {
-        const build = { dir: this.#dir, table: tableName(tenant), column, numPartitions, efConstruction: HNSW_EF_CONSTRUCTION };
-        await this.#builds.build(build);
+      if (this.#apart) {
+        const work = { dir: this.#dir, table: tableName(tenant), column, numPartitions, efConstruction: HNSW_EF_CONSTRUCTION };
+        await this.#apart.vectorIndex({ kind: 'vector index', ...work });
         await state.table.checkoutLatest();
       } else
         await state.table.createIndex(column, {
@@ -565,14 +572,23 @@ export class LanceIndex {
     const appends = state.appends;
     const removed = await this.#changing(state, async () => {
       const step = traceStart();
-      const stats = await state.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.#keepVersionsMs) });
+      const cleanupOlderThan = Date.now() - this.#keepVersionsMs;
+      let counts: OptimizeCounts;
+      if (this.#apart && state.large) {
+        counts = await this.#apart.optimize({ kind: 'optimize', dir: this.#dir, table: state.name, cleanupOlderThan });
+        await state.table.checkoutLatest();
+      } else counts = (await state.table.optimize({ cleanupOlderThan: new Date(cleanupOlderThan) })).compaction;
       if (step)
-        trace(step, `optimize (${why}) rows=${await state.table.countRows()} appends=${appends}`, {
-          fragmentsRemoved: stats.compaction.fragmentsRemoved,
-          fragmentsAdded: stats.compaction.fragmentsAdded,
-        });
+        trace(
+          step,
+          `optimize (${why}${state.large && this.#apart ? ', apart' : ''}) rows=${await state.table.countRows()} appends=${appends}`,
+          {
+            fragmentsRemoved: counts.fragmentsRemoved,
+            fragmentsAdded: counts.fragmentsAdded,
+          },
+        );
       await this.#noteIndexed(state);
-      return stats.compaction.fragmentsRemoved;
+      return counts.fragmentsRemoved;
     });
     state.appends = 0;
     return removed;
@@ -931,7 +947,7 @@ export class LanceIndex {
     this.#spaces.dropTenant(tenant);
     state?.table.close();
     // A build still running would commit its index into the dropped table's folder.
-    await this.#builds?.end(name);
+    await this.#apart?.end(name);
     if ((await this.#db.tableNames()).includes(name)) await this.#db.dropTable(name);
   }
 
@@ -942,12 +958,12 @@ export class LanceIndex {
     this.#deletedIn.clear();
     this.#mirrors.drop();
     this.#spaces.dropTenant();
-    await this.#builds?.end();
+    await this.#apart?.end();
     for (const name of await this.#db.tableNames()) await this.#db.dropTable(name);
   }
 
   async close(): Promise<void> {
-    await this.#builds?.end();
+    await this.#apart?.end();
     for (const s of this.#tables.values()) (await s.catch(() => null))?.table.close();
     this.#tables.clear();
     this.#textRecent.clear();

@@ -38,8 +38,8 @@ describe('vector index partitions', () => {
     const index = await LanceIndex.open(at, 8, 4, 0, 0, 0, {
       indexRows: 300,
       exactRows: 0,
-      // Built here, where the spy sees LanceDB asked (vector-build.test.ts covers the child process).
-      buildApart: false,
+      // Built here, where the spy sees LanceDB asked (work-apart.test.ts covers the child process).
+      workApart: false,
       ...(partitionRows === undefined ? {} : { partitionRows }),
     });
     const vs = vectors(402, 8, 7);

@@ -1,5 +1,6 @@
-// Vector indexes are built in a child process: the server's handle then finds the index committed, rows
-// appended while it was built are still found, and a build that fails or is ended says so.
+// A large table's vector index builds and optimizes run in a child process: the server's handle then
+// finds the child's work committed, rows appended meanwhile are still found, and work that fails or is
+// ended says so.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,9 +8,9 @@ import * as lancedb from '@lancedb/lancedb';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { indexRow } from '../../../test/helpers/rows.ts';
 import { LanceIndex } from './lance-index.ts';
-import { VectorBuilds } from './vector-build.ts';
+import { WorkApartRunner } from './work-apart.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'vector-build-'));
+const dir = mkdtempSync(join(tmpdir(), 'work-apart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
 
@@ -24,8 +25,8 @@ function vectors(count: number, n: number, seed: number): Float32Array[] {
   });
 }
 
-describe('vector indexes built in a child process', () => {
-  it('land in the table the server holds, and rows appended meanwhile are found', async () => {
+describe("a large table's heavy maintenance in a child process", () => {
+  it('builds vector indexes into the table the server holds, and rows appended meanwhile are found', async () => {
     const at = join(dir, 'apart');
     const index = await LanceIndex.open(at, 8, 4, 0, 0, 0, { indexRows: 300, exactRows: 0 });
     const vs = vectors(450, 8, 7);
@@ -36,12 +37,12 @@ describe('vector indexes built in a child process', () => {
         vs.slice(a, a + 134).map((vector, k) => indexRow(a + k, { vector, wvec: ws[a + k]! })),
       );
     const hnsw = vi.spyOn(lancedb.Index, 'hnswSq');
-    const build = VectorBuilds.prototype.build;
+    const build = WorkApartRunner.prototype.vectorIndex;
     const columns: string[] = [];
     let appended = false;
-    vi.spyOn(VectorBuilds.prototype, 'build').mockImplementation(async function (this: VectorBuilds, b) {
-      columns.push(b.column);
-      const done = build.call(this, b);
+    vi.spyOn(WorkApartRunner.prototype, 'vectorIndex').mockImplementation(async function (this: WorkApartRunner, work) {
+      columns.push(work.column);
+      const done = build.call(this, work);
       if (!appended) {
         appended = true;
         await index.add(
@@ -73,12 +74,42 @@ describe('vector indexes built in a child process', () => {
     await index.close();
   }, 60_000);
 
-  it('say why when the build fails, and end on a close', async () => {
-    const builds = new VectorBuilds();
-    const spec = { dir: join(dir, 'none'), table: 't_00', column: 'vector', numPartitions: 1, efConstruction: 150 };
-    await expect(builds.build(spec)).rejects.toThrow(/the vector index of t_00 was not built: its process exited with 1: .+/);
-    const running = builds.build(spec);
-    await builds.end();
+  it('optimizes: the full-text index covers every row, and the search answers from it', async () => {
+    const index = await LanceIndex.open(join(dir, 'optimize'), 4, 2, 0, 0, 0, { indexRows: 1e9, spacedRows: 100 });
+    const rows = (from: number, n: number) => Array.from({ length: n }, (_, k) => indexRow(from + k));
+    await index.add('t', rows(1, 120));
+    await index.maintain('t', 'force');
+    for (let a = 0; a < 5; a++) await index.add('t', rows(121 + a * 3, 3));
+    expect(await index.unindexedTextRows('t')).toBe(15);
+    const optimize = vi.spyOn(WorkApartRunner.prototype, 'optimize');
+    await index.maintain('t', 'force');
+    expect(optimize).toHaveBeenCalledTimes(1);
+    const counts = await optimize.mock.results[0]!.value;
+    expect(counts.fragmentsRemoved).toBeGreaterThan(1);
+    // Read through the server's handle: the child's commit is seen there.
+    expect(await index.unindexedTextRows('t')).toBe(0);
+    expect(await index.countRows('t')).toBe(135);
+    const found = await index.fullText('t', ['row', '130'], { asOf: 1e9 }, 5);
+    expect(found.map((h) => h.seq)).toContain(130);
+    await index.close();
+  }, 60_000);
+
+  it('say why when they fail, and end on a close', async () => {
+    const runner = new WorkApartRunner();
+    const work = {
+      kind: 'vector index' as const,
+      dir: join(dir, 'none'),
+      table: 't_00',
+      column: 'vector',
+      numPartitions: 1,
+      efConstruction: 150,
+    };
+    await expect(runner.vectorIndex(work)).rejects.toThrow(/the vector index of t_00 was not built: its process exited with 1: .+/);
+    await expect(runner.optimize({ kind: 'optimize', dir: join(dir, 'none'), table: 't_00', cleanupOlderThan: 0 })).rejects.toThrow(
+      /t_00 was not optimized: its process exited with 1: .+/,
+    );
+    const running = runner.vectorIndex(work);
+    await runner.end();
     await expect(running).rejects.toThrow(/was ended by SIGKILL/);
   }, 30_000);
 });

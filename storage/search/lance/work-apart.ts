@@ -1,0 +1,92 @@
+// A large table's heavy maintenance runs in a child process: building a vector (HNSW) index, and the
+// optimize that compacts it and brings its full-text index up to date. LanceDB holds a whole column while
+// it builds an index (~1.5 KB a 384-dimension row), and an optimize after a bulk fill of 3M rows took the
+// server to 3.2–3.6 GB (docs/storage.md). In the server such a peak is the server's: past any budget of
+// ours, kept in part by the C allocator afterwards, and fatal under a container's memory limit. In a child
+// it ends with the child, which a memory limit may kill without the server; the work is then tried again
+// at the table's next maintenance. LanceDB commits the child's work beside the server's appends, and the
+// server's handle then reads the table's latest version.
+import { fork, type ChildProcess } from 'node:child_process';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** One piece of work on one table of the index's folder, with the server's options. */
+export type WorkApart = { dir: string; table: string } & (
+  | { kind: 'vector index'; column: string; numPartitions: number; efConstruction: number }
+  /** `cleanupOlderThan`: the instant (ms) before which the table's older versions are dropped. */
+  | { kind: 'optimize'; cleanupOlderThan: number }
+);
+
+/** What an optimize's compaction did. */
+export interface OptimizeCounts {
+  fragmentsRemoved: number;
+  fragmentsAdded: number;
+}
+
+/** The end of the child's stderr kept for the error: LanceDB's message, not its whole log. */
+const KEPT_STDERR = 4096;
+
+export class WorkApartRunner {
+  /** The work in flight, by table. */
+  readonly #running = new Map<ChildProcess, string>();
+
+  /** Builds a vector index in a child; resolves once it is committed, rejects with the child's failure. */
+  async vectorIndex(work: Extract<WorkApart, { kind: 'vector index' }>): Promise<void> {
+    await this.#run(work);
+  }
+
+  /** Optimizes the table in a child; resolves with its compaction's counts once committed. */
+  async optimize(work: Extract<WorkApart, { kind: 'optimize' }>): Promise<OptimizeCounts> {
+    const counts = await this.#run(work);
+    if (!counts) throw new Error(`the optimize of ${work.table} ended without its counts`);
+    return counts;
+  }
+
+  #run(work: WorkApart): Promise<OptimizeCounts | undefined> {
+    const entry = new URL(`./work-apart-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+    // A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs).
+    const execArgv = entry.pathname.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+    const child = fork(fileURLToPath(entry), [JSON.stringify(work)], { execArgv, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    this.#running.set(child, work.table);
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr = (stderr + text).slice(-KEPT_STDERR);
+    });
+    let counts: OptimizeCounts | undefined;
+    child.on('message', (message: OptimizeCounts) => {
+      counts = message;
+    });
+    const what =
+      work.kind === 'vector index' ? `the ${work.column} index of ${work.table} was not built` : `${work.table} was not optimized`;
+    return new Promise((resolve, reject) => {
+      child.once('error', (error) => {
+        this.#running.delete(child);
+        reject(error);
+      });
+      // 'close', not 'exit': it comes once the channel is drained too, so the counts sent before exiting are in.
+      child.once('close', (code, signal) => {
+        this.#running.delete(child);
+        if (code === 0) resolve(counts);
+        else
+          reject(
+            new Error(
+              `${what}: its process ${signal ? `was ended by ${signal}` : `exited with ${code}`}` +
+                (stderr.trim() ? `: ${stderr.trim()}` : '') +
+                '; the next maintenance of the table tries again',
+            ),
+          );
+      });
+    });
+  }
+
+  /**
+   * Ends the work in flight, on one table or all (a drop, a close): what was not committed is done again
+   * by a later maintenance, after a restart too.
+   */
+  async end(table?: string): Promise<void> {
+    const ending = [...this.#running].filter(([, t]) => table === undefined || t === table).map(([child]) => child);
+    const ended = ending.map((child) => new Promise((resolve) => child.once('close', resolve)));
+    for (const child of ending) child.kill('SIGKILL');
+    await Promise.all(ended);
+  }
+}
