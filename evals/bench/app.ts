@@ -289,8 +289,8 @@ function rowsOf(size: string, f: SizeFigures): BenchRow[] {
       met: null,
     },
     {
-      metric: `[${size}] after the fill, the index settling (busy / CPU / peak RSS of the server; of its index builds)`,
-      value: `${fmt(f.settle.busySeconds)} s / ${fmt(f.settle.cpuSeconds)} CPU s / ${fmt(f.settle.peakRssMb)} MB; ${fmt(f.settle.childrenPeakRssMb)} MB`,
+      metric: `[${size}] after the fill, the index settling (busy / CPU / the server's RSS at its start → peak; its children's peak)`,
+      value: `${fmt(f.settle.busySeconds)} s / ${fmt(f.settle.cpuSeconds)} CPU s / ${fmt(f.settle.startRssMb)} → ${fmt(f.settle.peakRssMb)} MB; ${fmt(f.settle.childrenPeakRssMb)} MB`,
       target: '',
       met: null,
       note: f.settle.quiet ? '' : 'still busy when the wait ended (15 min)',

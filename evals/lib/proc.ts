@@ -64,16 +64,25 @@ export function treeCpuSeconds(pid: number | undefined): number {
 /**
  * Waits until the process and its children (the index builds it starts) have used less than 0.05 CPU s
  * in each 0.5 s for `quietMs`, or `maxMs` has passed. Returns the seconds they stayed busy, the CPU
- * seconds they used meanwhile, the process's peak RSS and its children's (summed at each sample).
+ * seconds they used meanwhile, the process's RSS at the start and at its peak, and its children's peak
+ * (summed at each sample).
  */
 export async function untilQuiet(
   pid: number | undefined,
   { quietMs = 3000, maxMs = 300_000 }: { quietMs?: number; maxMs?: number } = {},
-): Promise<{ busySeconds: number; cpuSeconds: number; quiet: boolean; peakRssMb: number; childrenPeakRssMb: number }> {
+): Promise<{
+  busySeconds: number;
+  cpuSeconds: number;
+  quiet: boolean;
+  startRssMb: number;
+  peakRssMb: number;
+  childrenPeakRssMb: number;
+}> {
   const start = performance.now();
   const cpu0 = treeCpuSeconds(pid);
   let quietSince = start;
-  let peakRssMb = rssMb(pid);
+  const startRssMb = rssMb(pid);
+  let peakRssMb = startRssMb;
   let childrenPeakRssMb = 0;
   while (performance.now() - quietSince < quietMs && performance.now() - start < maxMs) {
     const c = treeCpuSeconds(pid);
@@ -87,6 +96,7 @@ export async function untilQuiet(
     busySeconds: (quietSince - start) / 1000,
     cpuSeconds: treeCpuSeconds(pid) - cpu0,
     quiet: performance.now() - quietSince >= quietMs,
+    startRssMb,
     peakRssMb,
     childrenPeakRssMb,
   };
