@@ -5,6 +5,8 @@ import * as lancedb from '@lancedb/lancedb';
 import type { OptimizeCounts, WorkApart } from './work-apart.ts';
 
 const work = JSON.parse(process.argv[2] ?? '{}') as WorkApart;
+// The server went away (killed): stop rather than commit beside the server started after it.
+process.on('disconnect', () => process.exit(1));
 process.env.LANCEDB_LOG ??= 'error';
 try {
   const db = await lancedb.connect(work.dir);
@@ -23,6 +25,8 @@ try {
   }
   table.close();
   db.close();
+  // The channel's listener above keeps the process alive: done, it ends here.
+  process.exit(0);
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
