@@ -72,3 +72,14 @@ export async function commitStaged(l: Pick<Ledger, 'enqueue'>, row: NodeVersion)
     stage.addNodes([row]);
   });
 }
+
+/** Unit vectors of `n` dimensions from a fixed seed: far enough apart that each row's own is its nearest. */
+export function unitVectors(count: number, n: number, seed: number): Float32Array[] {
+  let s = seed;
+  const next = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+  return Array.from({ length: count }, () => {
+    const v = Float32Array.from({ length: n }, next);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}

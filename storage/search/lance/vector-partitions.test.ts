@@ -5,23 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { indexRow } from '../../../test/helpers/rows.ts';
+import { indexRow, unitVectors as vectors } from '../../../test/helpers/rows.ts';
 import { HNSW_PARTITION_ROWS, hnswPartitions, LanceIndex } from './lance-index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vector-partitions-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
-
-/** Unit vectors of `n` dimensions from a fixed seed: far enough apart that each row's own is its nearest. */
-function vectors(count: number, n: number, seed: number): Float32Array[] {
-  let s = seed;
-  const next = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
-  return Array.from({ length: count }, () => {
-    const v = Float32Array.from({ length: n }, next);
-    const norm = Math.hypot(...v);
-    return v.map((x) => x / norm);
-  });
-}
 
 describe('vector index partitions', () => {
   it('grow with the rows from one partition per HNSW_PARTITION_ROWS', () => {

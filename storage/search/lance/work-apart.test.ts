@@ -6,24 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { indexRow } from '../../../test/helpers/rows.ts';
+import { indexRow, unitVectors as vectors } from '../../../test/helpers/rows.ts';
 import { LanceIndex } from './lance-index.ts';
 import { WorkApartRunner } from './work-apart.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'work-apart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
-
-/** Unit vectors of `n` dimensions from a fixed seed. */
-function vectors(count: number, n: number, seed: number): Float32Array[] {
-  let s = seed;
-  const next = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
-  return Array.from({ length: count }, () => {
-    const v = Float32Array.from({ length: n }, next);
-    const norm = Math.hypot(...v);
-    return v.map((x) => x / norm);
-  });
-}
 
 describe("a large table's heavy maintenance in a child process", () => {
   it('builds vector indexes into the table the server holds, and rows appended meanwhile are found', async () => {
