@@ -18,10 +18,9 @@ import { matchPath } from '../bridge/match-path.ts';
 import type { RestEnv } from '../bridge/rest.ts';
 import { routes } from '../bridge/routes.ts';
 import type { Admission } from '../tools/admission.ts';
-import { errorAnswer } from '../tools/error-body.ts';
 import { SvcError } from '../tools/errors.ts';
 import { operationNamed } from '../tools/index.ts';
-import { mcpRefusal, plainRefusal } from './refusals.ts';
+import { mcpRefusal, plainRefusal, restRefusal } from './refusals.ts';
 
 const alwaysHeavy = new Map(routes.map((r) => [r, operationNamed(r.operation).heavy === 'always']));
 
@@ -96,9 +95,4 @@ export function createServerShedding(admission: () => Admission | undefined): ty
     });
   // @hono/node-server calls it as createServer(options, listener), the one form this supports.
   return shedding as typeof createServer;
-}
-
-function restRefusal(error: SvcError): Response {
-  const answer = errorAnswer(error, () => 'body');
-  return Response.json(answer.body, { status: answer.status, headers: { 'retry-after': String(answer.retryAfter ?? 1) } });
 }

@@ -2,7 +2,7 @@
 // in server/fronts/): REST's 503 or 429 with Retry-After, and MCP's tool error result naming the call.
 import { errorAnswer } from '../tools/error-body.ts';
 import type { SvcError } from '../tools/errors.ts';
-import { ERROR_META_KEY, toolErrorMeta, toolErrorText } from './mcp/error-meta.ts';
+import { toolErrorMeta, toolErrorResult, toolErrorText } from './mcp/error-meta.ts';
 import { readBodyText } from './request-body.ts';
 
 /** An MCP body up to this size is read to answer a refusal in the protocol; a larger one is refused unread (by its content-length, or once this much has come in). */
@@ -18,6 +18,12 @@ export function plainRefusal(error: SvcError): { status: number; headers: Record
   };
 }
 
+/** The same refusal as a Fetch `Response`, for the app's middleware (./early-shed.ts). */
+export function restRefusal(error: SvcError): Response {
+  const refused = plainRefusal(error);
+  return new Response(refused.body, { status: refused.status, headers: refused.headers });
+}
+
 export async function mcpRefusal(request: Request, error: SvcError): Promise<Response> {
   const answer = errorAnswer(error, () => 'body');
   const retryAfter = String(answer.retryAfter ?? 1);
@@ -26,8 +32,7 @@ export async function mcpRefusal(request: Request, error: SvcError): Promise<Res
   if (!body.tooLarge) {
     const id = toolCallId(body.text);
     if (id !== null) {
-      const result = { isError: true, content: [{ type: 'text', text: toolErrorText(meta) }], _meta: { [ERROR_META_KEY]: meta } };
-      return Response.json({ result, jsonrpc: '2.0', id }, { status: 200, headers: { 'retry-after': retryAfter } });
+      return Response.json({ result: toolErrorResult(meta), jsonrpc: '2.0', id }, { status: 200, headers: { 'retry-after': retryAfter } });
     }
   }
   return Response.json(

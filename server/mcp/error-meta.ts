@@ -58,3 +58,12 @@ export function toolErrorText(meta: ToolErrorMeta): string {
   const fix = FIX[meta.error];
   return `${meta.error}${what ? `: ${what}` : ''}${fix && !what.includes(fix) ? `. ${fix}` : ''}`;
 }
+
+/** The `isError` tool result of an error: its one-line text for the model, its machine-readable part in `_meta`. */
+export function toolErrorResult(meta: ToolErrorMeta): {
+  isError: true;
+  content: { type: 'text'; text: string }[];
+  _meta: Record<string, ToolErrorMeta>;
+} {
+  return { isError: true, content: [{ type: 'text', text: toolErrorText(meta) }], _meta: { [ERROR_META_KEY]: { ...meta } } };
+}

@@ -7,10 +7,9 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { errorAnswer } from '../../tools/error-body.ts';
 import { locatorOf } from '../../tools/input-sources.ts';
 import type { AnyOperation } from '../../tools/operation.ts';
-import { ERROR_META_KEY, toolErrorMeta, toolErrorText } from './error-meta.ts';
+import { toolErrorMeta, toolErrorResult } from './error-meta.ts';
 
 export function errorResult(op: AnyOperation, error: unknown, args?: unknown): CallToolResult {
   const answer = errorAnswer(error, locatorOf(op.name), args);
-  const meta = toolErrorMeta(answer);
-  return { isError: true, content: [{ type: 'text', text: toolErrorText(meta) }], _meta: { [ERROR_META_KEY]: { ...meta } } };
+  return toolErrorResult(toolErrorMeta(answer));
 }
