@@ -1,5 +1,5 @@
 // An HTTP thread loads only what reading a request and handing it on takes: not the operations, zod or
-// the MCP SDK, which cost each thread ~45 MB and ~0.2 CPU s to load (docs/load.md). What it needs of them
+// the MCP SDK, which were most of a thread's memory and load time (docs/load.md). What it needs of them
 // it is sent (FrontData). Checked on a real thread: every module its entry resolves is recorded.
 import * as nodeModule from 'node:module';
 import { Worker } from 'node:worker_threads';

@@ -1,6 +1,6 @@
 // The HTTP threads' code loads while the ledger opens: loaded after it (~0.17 CPU s when a thread still
-// loaded the operations and the MCP SDK, ~0.05 s since), it put a restart's first answer later on two cores. The threads are started at once and
-// wait for their settings (./start-fronts.ts sends them). Only the worker module is touched here, so the
+// loaded the operations and the MCP SDK, ~0.05 s since), it put a restart's first answer later on two
+// cores. The threads are started at once and wait for their settings (./start-fronts.ts sends them). Only the worker module is touched here, so the
 // engine's open does not wait for the threads' code on this thread.
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../storage/start-worker.ts';

@@ -60,8 +60,8 @@ export interface FrontData {
    */
   readonly inside: SharedArrayBuffer;
   /**
-   * What the operations and the SDK say, given as data so a thread loads neither (~45 MB of a thread's
-   * memory): the routes answered with JSON (the export's, answered with a file, is passed on whole), every
+   * What the operations and the SDK say, given as data so a thread loads neither (most of a thread's
+   * memory, docs/load.md): the routes answered with JSON (the export's, answered with a file, is passed on whole), every
    * tool's name, and the 2025 protocol era.
    */
   readonly routes: readonly FrontRoute[];

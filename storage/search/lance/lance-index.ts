@@ -520,8 +520,14 @@ export class LanceIndex {
     for (const column of this.wordDimension > 0 ? ['vector', 'wvec'] : ['vector']) {
       if (state.indexed.has(column)) continue;
       if (this.#apart) {
-        const work = { dir: this.#dir, table: state.name, column, numPartitions, efConstruction: HNSW_EF_CONSTRUCTION };
-        await this.#apart.vectorIndex({ kind: 'vector index', ...work });
+        await this.#apart.vectorIndex({
+          kind: 'vector index',
+          dir: this.#dir,
+          table: state.name,
+          column,
+          numPartitions,
+          efConstruction: HNSW_EF_CONSTRUCTION,
+        });
         await state.table.checkoutLatest();
       } else
         await state.table.createIndex(column, {

@@ -26,6 +26,10 @@ export interface OptimizeCounts {
 /** The end of the child's stderr kept for the error: LanceDB's message, not its whole log. */
 const KEPT_STDERR = 4096;
 
+const CHILD = fileURLToPath(new URL(`./work-apart-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+/** A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs). */
+const CHILD_ARGV = CHILD.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+
 export class WorkApartRunner {
   /** The work in flight, by table. */
   readonly #running = new Map<ChildProcess, string>();
@@ -43,10 +47,7 @@ export class WorkApartRunner {
   }
 
   #run(work: WorkApart): Promise<OptimizeCounts | undefined> {
-    const entry = new URL(`./work-apart-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-    // A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs).
-    const execArgv = entry.pathname.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
-    const child = fork(fileURLToPath(entry), [JSON.stringify(work)], { execArgv, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = fork(CHILD, [JSON.stringify(work)], { execArgv: CHILD_ARGV, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.#running.set(child, work.table);
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
