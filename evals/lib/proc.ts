@@ -12,26 +12,26 @@ export function rssMb(pid: number | undefined): number {
   }
 }
 
-/** User + system CPU seconds the process has used (/proc/<pid>/stat, clock ticks of 1/100 s). */
-export function cpuSeconds(pid: number | undefined): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+/** The fields of a `stat` file after the command's name (which may hold spaces): [0] is the state. */
+function statFields(path: string): string[] {
+  return readFileSync(path, 'utf8')
     .replace(/^.*\) /, '')
     .split(' ');
+}
+
+/** User + system CPU seconds the process has used (/proc/<pid>/stat, clock ticks of 1/100 s). */
+export function cpuSeconds(pid: number | undefined): number {
+  const fields = statFields(`/proc/${pid}/stat`);
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** The processes whose parent is `pid` (the server's vector index builds). */
+/** The processes whose parent is `pid` (the server's index work in child processes). */
 export function childPids(pid: number | undefined): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const ppid = Number(
-        readFileSync(`/proc/${entry}/stat`, 'utf8')
-          .replace(/^.*\) /, '')
-          .split(' ')[1],
-      );
-      if (ppid === pid) out.push(Number(entry));
+      if (Number(statFields(`/proc/${entry}/stat`)[1]) === pid) out.push(Number(entry));
     } catch {
       // ended meanwhile
     }
@@ -44,15 +44,11 @@ export function childPids(pid: number | undefined): number[] {
  * parent's own stat once it has waited for them) those ended.
  */
 export function treeCpuSeconds(pid: number | undefined): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /, '')
-    .split(' ');
+  const fields = statFields(`/proc/${pid}/stat`);
   let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   for (const child of childPids(pid)) {
     try {
-      const f = readFileSync(`/proc/${child}/stat`, 'utf8')
-        .replace(/^.*\) /, '')
-        .split(' ');
+      const f = statFields(`/proc/${child}/stat`);
       ticks += Number(f[11]) + Number(f[12]);
     } catch {
       // ended meanwhile: its ticks reach the parent's once it is waited for
@@ -80,21 +76,23 @@ export async function untilQuiet(
 }> {
   const start = performance.now();
   const cpu0 = treeCpuSeconds(pid);
+  let cpu = cpu0;
   let quietSince = start;
   const startRssMb = rssMb(pid);
   let peakRssMb = startRssMb;
   let childrenPeakRssMb = 0;
   while (performance.now() - quietSince < quietMs && performance.now() - start < maxMs) {
-    const c = treeCpuSeconds(pid);
     await new Promise((r) => setTimeout(r, 500));
-    if (treeCpuSeconds(pid) - c > 0.05) quietSince = performance.now();
+    const before = cpu;
+    cpu = treeCpuSeconds(pid);
+    if (cpu - before > 0.05) quietSince = performance.now();
     peakRssMb = Math.max(peakRssMb, rssMb(pid));
     const children = childPids(pid).reduce((sum, child) => sum + (rssMb(child) || 0), 0);
     childrenPeakRssMb = Math.max(childrenPeakRssMb, children);
   }
   return {
     busySeconds: (quietSince - start) / 1000,
-    cpuSeconds: treeCpuSeconds(pid) - cpu0,
+    cpuSeconds: cpu - cpu0,
     quiet: performance.now() - quietSince >= quietMs,
     startRssMb,
     peakRssMb,
@@ -119,9 +117,7 @@ export function cpuByThread(pid: number | undefined): Map<string, number> {
   for (const tid of tids) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-        .replace(/^.*\) /, '')
-        .split(' ');
+      const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
       byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
     } catch {
       // The thread exited between the listing and the read.
