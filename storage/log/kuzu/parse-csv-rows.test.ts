@@ -1,7 +1,10 @@
 // The reader of Kuzu's COPY TO files against the encoding COPY FROM reads (text cells JSON-encoded, then
-// CSV-quoted): the one-slice path for cells without a quote and the general path agree on every cell.
+// CSV-quoted): the one-slice path for cells without a quote and the general path agree on every cell, and
+// a decoded text keeps nothing of the answer it came from.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { parseCsvRows } from './tables.ts';
+import { parseCsvRows, str } from './tables.ts';
 
 const csvText = (text: string): string => `"${JSON.stringify(text).replace(/"/g, '""')}"`;
 
@@ -55,5 +58,28 @@ describe('parseCsvRows', () => {
         c: r.c === null ? null : JSON.stringify(r.c),
       })),
     );
+  });
+});
+
+describe('text decoded from a whole answer', () => {
+  it('keeps none of the answer: a few rows kept do not hold the file they were read from', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const columns = [{ name: 'statement', type: 'text' as const, get: () => null }];
+    const settle = async (): Promise<number> => {
+      await new Promise((r) => setTimeout(r, 0));
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = await settle();
+    // ~40 MB of answer, of which one row in a hundred is kept (~0.2 MB of text).
+    let file: string | null = Array.from({ length: 200_000 }, (_, i) => csvText(`statement ${i} `.padEnd(200, 'x'))).join('\n');
+    const kept = parseCsvRows(file, columns, (r) => str(r, 'statement')).filter((_, i) => i % 100 === 0);
+    file = null;
+    const grown = (await settle()) - before;
+    expect(kept).toHaveLength(2_000);
+    expect(kept[7]).toBe('statement 700 '.padEnd(200, 'x'));
+    // A slice of the file would keep all ~40 MB of it.
+    expect(grown).toBeLessThan(8 * 1024 * 1024);
   });
 });
