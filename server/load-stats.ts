@@ -97,6 +97,10 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
       ...(resident
         ? { readModel_mb: round(resident.bytes / MB), resident_tenants: resident.tenants, resident_spaces: resident.spaces }
         : {}),
+      // Rows held in memory behind the engines: acknowledged and not yet copied into the store, and
+      // committed and not yet indexed for search (a bulk fill outruns both).
+      journal_rows: ledger?.()?.journalRows(),
+      index_pending_rows: services()?.search?.status().pendingRows,
       // Searches without a space answered from the spaces holding what they read, and from the tenant's view.
       ...Object.fromEntries(Object.entries(ledger?.()?.acrossStats() ?? {}).map(([k, v]) => [`search_across_${k}`, v])),
       ...services()?.admission?.stats(),

@@ -502,6 +502,11 @@ export class Ledger {
     return this.#graph.readTurnStats();
   }
 
+  /** Rows acknowledged and not yet copied into the engine (the write journal's, held in memory). */
+  journalRows(): number {
+    return this.#graph.journalRows();
+  }
+
   /** The tenant that first wrote to `space`, or null when none has: a lookup in the store's index once. */
   firstWriterOf(space: string): Promise<string | null> {
     return this.#lookUpWriter(space);

@@ -274,6 +274,8 @@ export interface GraphStore {
   loadSpaces(tenant: string, spaces: readonly string[]): Promise<Map<string, SpaceRows>>;
   /** What the store's shared read turns did so far, for diagnosing load. */
   readTurnStats(): ReadTurnStats;
+  /** Rows acknowledged and held in memory until their copy into the engine, for diagnosing memory. */
+  journalRows(): number;
   /**
    * A tenant's entity node versions, SUPERSEDES edges and invalidations, each in commit order, and the
    * latest known_at of its nodes and edges: what a search across its spaces reads of the whole tenant.
