@@ -139,6 +139,8 @@ export const threadShare = (catchingUp: boolean): number => (catchingUp ? THREAD
  * Rows read from the store at a time while catching up. The next page is read while the previous one is
  * embedded and written, and no more than two wait in the queue: a rebuild of a large ledger holds a few
  * pages in memory, not every row, and the store's read overlaps the indexing instead of preceding it.
+ * The same bounds what live commits hold (#room): a batch takes at most a page's rows, and a commit
+ * finding a page's rows already waiting holds the next until a batch takes them.
  */
 const CATCH_UP_PAGE = 32_768;
 /** Quiet time after the last indexed commit before the tenants written get a full optimize. */
@@ -175,7 +177,13 @@ export class SearchIndex {
   #seq: number;
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
+  /** The node rows in #queue. */
+  #queueRows = 0;
   #queued = 0;
+  /** Rows queued (and taken in one batch) at most; past it, commits wait (#room). The catch-up's page size. */
+  readonly #pageRows: number;
+  /** Commits waiting for the queue to hold fewer than #pageRows rows. */
+  #roomWaiters: (() => void)[] = [];
   /** Per tenant, the number of the last queued commit holding its rows: a search waits for its own only. */
   readonly #lastQueued = new Map<string, number>();
   #done = 0;
@@ -206,6 +214,12 @@ export class SearchIndex {
   /** Reading the rows the index lacks from the store; commits arriving meanwhile wait in #held. */
   #catchingUp: Promise<void> | null = null;
   #held: { nodes: NodeVersion[]; edges: EdgeRecord[]; seq: number }[] = [];
+  #heldRows = 0;
+  /**
+   * Commits held during the catch-up outgrew a page and were let go: the catch-up reads them from the
+   * store too, going on to the store's newest row once it reaches #catchUpTo.
+   */
+  #extendCatchUp = false;
   /** Rows at or below this seq are read by the catch-up (they landed before it began); commits held meanwhile keep the rest. */
   #catchUpTo = 0;
   /** Started with the first large batch; null when it could not start or has stopped. */
@@ -227,7 +241,9 @@ export class SearchIndex {
     view: IndexSource['linksView'],
     dropping: (tenant: string) => boolean,
     imported: (row: NodeVersion | EdgeRecord) => boolean,
+    pageRows: number,
   ) {
+    this.#pageRows = pageRows;
     this.#open = new OpenWrites(imported);
     this.#dir = dir;
     this.#dropping = dropping;
@@ -294,6 +310,7 @@ export class SearchIndex {
       (t, nodes, placed) => ledger.linksView(t, nodes, placed),
       (t) => ledger.isDropping(t),
       (r) => ledger.isImported(r),
+      pageRows,
     );
     index.#writeMeta();
     // Listening first, then reading how far the store goes: a commit that lands in between is in both,
@@ -307,7 +324,7 @@ export class SearchIndex {
       index.#catchUpTo = await ledger.committedSeq();
       // The thread starts (~0.4 s) while the first page is read, not after.
       index.#threadFor(index.#catchUpTo - seq);
-      await index.#catchUp(ledger, seq, pageRows);
+      await index.#catchUp(ledger, seq);
       // A table whose index build a stop cut short gets the rest built now, not at its tenant's next write.
       for (const tenant of await lance.tenantsMissingIndexes()) index.#stale.add(tenant);
     })()
@@ -320,6 +337,7 @@ export class SearchIndex {
         index.#catchingUp = null;
         // Maintenance waited for the catch-up (an HNSW build between its pages would slow every page).
         if (!index.#working && !index.#closed) index.#maintenanceSoon();
+        index.#heldRows = 0;
         for (const g of index.#held.splice(0))
           index.#admit(
             {
@@ -336,7 +354,8 @@ export class SearchIndex {
    * The rows the index lacks, read page by page from the store (not the read models: they hold only
    * the tenants in use), each page queued once the queue is short.
    */
-  async #catchUp(ledger: IndexSource, from: number, pageRows: number): Promise<void> {
+  async #catchUp(ledger: IndexSource, from: number): Promise<void> {
+    const pageRows = this.#pageRows;
     let after = from;
     while (!this.#closed) {
       const page = await ledger.nodesBetween(after, this.#catchUpTo, pageRows);
@@ -344,8 +363,14 @@ export class SearchIndex {
         const nodes = page.slice(i, i + CHUNK);
         this.#push(nodes, nodes.at(-1)?.seq ?? after);
       }
-      if (page.length < pageRows) return;
-      after = page.at(-1)?.seq ?? after;
+      if (page.length < pageRows) {
+        if (!this.#extendCatchUp) return;
+        // Commits let go meanwhile landed after #catchUpTo: read on to the newest row. One landing while the
+        // store is asked is above the new mark, and held (or let go again, and this repeats).
+        this.#extendCatchUp = false;
+        after = this.#catchUpTo;
+        this.#catchUpTo = await ledger.committedSeq();
+      } else after = page.at(-1)?.seq ?? after;
       await this.#untilQueueBelow(pageRows);
     }
   }
@@ -358,11 +383,17 @@ export class SearchIndex {
   }
 
   #pendingRows(): number {
-    return rowsIn(this.#queue);
+    return this.#queueRows;
   }
 
-  /** Queues a commit's nodes; returns at once so the writer is never held up by embedding. */
-  onCommit(group: Readonly<CommitGroup>): void {
+  /**
+   * Queues a commit's nodes. Returns at once, so the writer is not held up by embedding, unless a page's
+   * rows already wait: then the promise returned resolves once a batch has taken them, and the ledger
+   * commits nothing more meanwhile (its writes acknowledged already stay so). A bulk fill outran the
+   * index and held up to 1M rows here (~1 GB of heap at 3M rows); now the rows waiting are bounded and
+   * writes go at the index's pace when it is the slower.
+   */
+  onCommit(group: Readonly<CommitGroup>): void | Promise<void> {
     if (group.firstVersions && group.firstVersions.size > 0) {
       const touched = new Map<string, Set<string>>();
       const touch = (id: string, space: string): void => {
@@ -383,9 +414,30 @@ export class SearchIndex {
     }
     let seq = 0;
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
-    if (this.#catchingUp === null) return this.#admit(group, seq);
-    // Still catching up: rows the store held when it began are read by it; the rest follow it in order.
+    if (this.#catchingUp === null) {
+      this.#admit(group, seq);
+      return this.#queueRows >= this.#pageRows ? this.#room() : undefined;
+    }
+    // Still catching up: rows the store held when it began are read by it; the rest follow it in order,
+    // held here up to a page's rows and past that let go, for the catch-up to read from the store as well
+    // (writes are not held up for a catch-up, which takes minutes at millions of rows).
     this.#held.push({ nodes: group.nodes, edges: group.edges, seq });
+    this.#heldRows += group.nodes.length;
+    if (this.#heldRows > this.#pageRows) {
+      this.#held = [];
+      this.#heldRows = 0;
+      this.#extendCatchUp = true;
+    }
+  }
+
+  /** Resolves once the queue holds fewer than a page's rows, or the index is closed. */
+  #room(): Promise<void> {
+    return new Promise((resolve) => this.#roomWaiters.push(resolve));
+  }
+
+  #roomMade(): void {
+    if (this.#queueRows >= this.#pageRows && !this.#closed) return;
+    for (const resolve of this.#roomWaiters.splice(0)) resolve();
   }
 
   /**
@@ -408,6 +460,7 @@ export class SearchIndex {
   #push(nodes: NodeVersion[], seq: number): void {
     if (this.#closed) return;
     this.#queue.push({ nodes, seq });
+    this.#queueRows += nodes.length;
     this.#queued++;
     const bySpace = new Map<string, NodeVersion[]>();
     for (const n of nodes) {
@@ -436,9 +489,10 @@ export class SearchIndex {
     while (this.#queue.length > 0 && !this.#closed) {
       await this.#gatherAppends();
       if (this.#closed) break;
-      const groups = this.#queue.splice(0, this.#queue.length);
+      const groups = this.#take();
       this.#queueShort?.();
       this.#queueShort = null;
+      this.#roomMade();
       const touched = new Set<string>();
       // A close stops a batch between chunks (a catch-up page of 32,768 rows took minutes at 3M rows, past
       // a stop's grace); its progress is then not recorded, and the next start redoes it (see attach).
@@ -513,6 +567,19 @@ export class SearchIndex {
       if (this.#queue.length === 0 && this.#catchingUp === null) this.#maintenanceSoon();
       this.#settleLater();
     }
+  }
+
+  /** The next batch: whole commits from the head of the queue, up to a page's rows (one commit at least). */
+  #take(): { nodes: NodeVersion[]; seq: number }[] {
+    let n = 0;
+    let rows = 0;
+    for (const g of this.#queue) {
+      if (n > 0 && rows + g.nodes.length > this.#pageRows) break;
+      rows += g.nodes.length;
+      n++;
+    }
+    this.#queueRows -= rows;
+    return this.#queue.splice(0, n);
   }
 
   /** Waits, before a batch into large tables only, until LanceIndex.appendGatherMs has passed since the last batch. */
@@ -904,7 +971,7 @@ export class SearchIndex {
       embedder: this.embedder.id,
       dimension: this.#lance.dimension,
       indexedSeq: this.#seq,
-      pendingRows: this.#pendingRows() + rowsIn(this.#held) + this.#open.size,
+      pendingRows: this.#pendingRows() + this.#heldRows + this.#open.size,
       failure: this.#failure,
     };
   }
@@ -949,6 +1016,7 @@ export class SearchIndex {
     this.#closed = true;
     this.#gatherWake?.();
     this.#queueShort?.();
+    this.#roomMade();
     if (this.#settle) clearTimeout(this.#settle);
     // Indexing and its recorded progress are waited for, maintenance in flight is not: an HNSW build over
     // millions of rows runs for minutes, and waiting for it kept the ledger from closing (its journal
@@ -980,8 +1048,6 @@ export class SearchIndex {
 }
 
 const spaceKey = (tenant: string, space: string): string => `${tenant}\u0000${space}`;
-
-const rowsIn = (groups: readonly { nodes: readonly NodeVersion[] }[]): number => groups.reduce((n, g) => n + g.nodes.length, 0);
 
 function readMeta(dir: string): Meta | null {
   const path = join(dir, 'meta.json');

@@ -1,0 +1,130 @@
+// What the index holds in memory when writes outrun it: live commits past a page's rows wait for a batch
+// to take them (the ledger commits nothing more meanwhile), and commits arriving during a catch-up past a
+// page's rows are let go and read from the store instead. Counted in rows, never timed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Ledger } from '../log/ledger.ts';
+import { LocalEmbedder } from './embed/local-embedder.ts';
+import { SearchIndex, type IndexSource } from './search-index.ts';
+
+const PAGE = 8;
+let dir: string;
+let ledger: Ledger;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'index-backlog-'));
+  ledger = await Ledger.open(join(dir, 'data'));
+});
+
+afterEach(async () => {
+  await ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The ledger as the index's source, the indexer held on rows of space `gate` until `open()`. */
+function gated(): { source: IndexSource; open: () => void } {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const source: IndexSource = {
+    renumberedAbove: () => ledger.renumberedAbove(),
+    linksView: async (tenant, nodes) => {
+      if (nodes.some((n) => n.space === 'gate')) await gate;
+      return ledger.linksView(tenant, nodes);
+    },
+    isDropping: (tenant) => ledger.isDropping(tenant),
+    isImported: (row) => ledger.isImported(row),
+    onCommit: (listener) => ledger.onCommit(listener),
+    onTenantDropped: (listener) => ledger.onTenantDropped(listener),
+    committedSeq: () => ledger.committedSeq(),
+    nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
+  };
+  return { source, open };
+}
+
+// Linked, so the indexer reads their words through the gate (unlinked first versions need no read).
+const holdIndexer = () =>
+  ledger.write('t', {
+    space: 'gate',
+    nodes: [
+      { id: 'held-0', kind: 'claim', statement: 'Held row' },
+      { id: 'held-1', kind: 'claim', statement: 'Held row too' },
+    ],
+    edges: [{ source_id: 'held-0', target_id: 'held-1', edge_type: 'CAUSES' }],
+  });
+
+const write = (n: number) =>
+  ledger.write('t', {
+    space: 's',
+    nodes: Array.from({ length: 4 }, (_, i) => ({ id: `w${n}-${i}`, kind: 'claim', statement: `Harbour crane ${n} ${i} broke down` })),
+    edges: [],
+  });
+
+/** Writes one after another in the background, each once the last is acknowledged. */
+function writeInTurn(count: number): { acked: () => number; done: Promise<void> } {
+  let acked = 0;
+  const done = (async () => {
+    for (let n = 0; n < count; n++) {
+      await write(n);
+      acked++;
+    }
+  })();
+  return { acked: () => acked, done };
+}
+
+/** Lets the event loop and the engines run for a while: progress, not time, is asserted after it. */
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 40; i++) await new Promise((r) => setTimeout(r, 5));
+};
+
+async function seqsIndexed(at: string): Promise<number[]> {
+  const db = await lancedb.connect(join(at, 'tables'));
+  try {
+    const table = await db.openTable(`t_${Buffer.from('t').toString('hex')}`);
+    const rows = (await table.query().select(['seq']).toArray()) as { seq: number }[];
+    table.close();
+    return rows.map((r) => Number(r.seq)).sort((a, b) => a - b);
+  } finally {
+    db.close();
+  }
+}
+
+describe('rows the index holds while writes outrun it', () => {
+  it('holds at most a page and one commit: later commits wait for a batch, then every row is indexed', async () => {
+    const { source, open } = gated();
+    const at = join(dir, 'search');
+    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE);
+    await index.caughtUp();
+    await holdIndexer();
+    const writes = writeInTurn(10);
+    await settle();
+    // The batch holding the gate's rows waits; behind it, two writes of 4 rows filled the page.
+    expect(index.status().pendingRows).toBeLessThanOrEqual(PAGE + 4);
+    expect(writes.acked()).toBeLessThan(10);
+    open();
+    await writes.done;
+    await index.caughtUp('t');
+    expect(await seqsIndexed(at)).toHaveLength(2 + 10 * 4);
+    await index.close();
+  });
+
+  it('does not hold writes up during a catch-up: commits past a page are read from the store, each once', async () => {
+    await holdIndexer();
+    for (let n = 100; n < 103; n++) await write(n);
+    const { source, open } = gated();
+    const at = join(dir, 'search');
+    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE);
+    // The catch-up's first page holds the gate's rows: it waits there while six writes land.
+    const writes = writeInTurn(6);
+    await writes.done;
+    expect(index.status().pendingRows).toBeLessThanOrEqual(2 * PAGE + 4);
+    open();
+    await index.caughtUp('t');
+    const seqs = await seqsIndexed(at);
+    expect(seqs).toHaveLength(2 + 3 * 4 + 6 * 4);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    await index.close();
+  });
+});
