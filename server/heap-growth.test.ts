@@ -33,11 +33,13 @@ describe('applyHeapGrowth', () => {
       vectorMirrorsMb: 256,
       lanceCachesMb: 320,
       idPlacesMb: 64,
+      indexQueueRows: 131072,
     });
     expect(line).toMatch(/at most 50% past/);
     for (const name of [
       'SVC_MEMORY_MB',
       'SVC_SEARCH_SPACES_MB',
+      'SVC_INDEX_QUEUE_ROWS',
       'SVC_SEARCH_VECTORS_MB',
       'SVC_ID_PLACES_MB',
       'SVC_KUZU_BUFFER_MB',

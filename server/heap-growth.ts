@@ -42,12 +42,14 @@ export function describeMemory(bounds: {
   vectorMirrorsMb: number;
   lanceCachesMb: number;
   idPlacesMb: number;
+  indexQueueRows: number;
 }): string {
   const limitMb = Math.round(v8.getHeapStatistics().heap_size_limit / 1048576);
   return (
     `memory: read models ${bounds.memoryMb} MB (SVC_MEMORY_MB), search copies ${bounds.spaceCopiesMb} + ${bounds.vectorMirrorsMb} MB ` +
     `(SVC_SEARCH_SPACES_MB, SVC_SEARCH_VECTORS_MB), ids' places ${bounds.idPlacesMb} MB (SVC_ID_PLACES_MB), ` +
     `LanceDB caches ${bounds.lanceCachesMb} MB, Kuzu buffer pool ${bounds.kuzuBufferMb} MB ` +
-    `(SVC_KUZU_BUFFER_MB); ${bounds.growth}; V8 heap limit ${limitMb} MB`
+    `(SVC_KUZU_BUFFER_MB), rows waiting for the search index ${bounds.indexQueueRows} (SVC_INDEX_QUEUE_ROWS); ` +
+    `${bounds.growth}; V8 heap limit ${limitMb} MB`
   );
 }

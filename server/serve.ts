@@ -66,6 +66,7 @@ export async function runServe(): Promise<void> {
     { linkedFetch },
     { createServerShedding },
     lance,
+    { indexQueueRows },
     { heavyOperationNames },
   ] = await Promise.all([
     import('@hono/node-server'),
@@ -74,6 +75,7 @@ export async function runServe(): Promise<void> {
     import('./local/http-forward.ts'),
     import('./early-shed.ts'),
     import('../storage/search/lance/lance-index.ts'),
+    import('../storage/search/search-index.ts'),
     import('../tools/index.ts'),
   ]);
   // In a cluster, placements from etcd decide which tenants this server answers for (server/cluster/).
@@ -194,6 +196,7 @@ export async function runServe(): Promise<void> {
         vectorMirrorsMb: lance.vectorMirrorBytes() / 1048576,
         lanceCachesMb: lance.LANCE_CACHE_BYTES / 1048576,
         idPlacesMb: config.idPlacesMb,
+        indexQueueRows: indexQueueRows(),
       }),
     );
     if (process.env.SVC_LOAD_STATS === '1')

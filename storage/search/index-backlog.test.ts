@@ -1,6 +1,6 @@
-// What the index holds in memory when writes outrun it: live commits past a page's rows wait for a batch
-// to take them (the ledger commits nothing more meanwhile), and commits arriving during a catch-up past a
-// page's rows are let go and read from the store instead. Counted in rows, never timed.
+// What the index holds in memory when writes outrun it: live commits past the queue's bound wait for a
+// batch to take a page (the ledger commits nothing more meanwhile), and commits arriving during a catch-up
+// past the bound are let go and read from the store instead. Counted in rows, never timed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,10 +92,10 @@ async function seqsIndexed(at: string): Promise<number[]> {
 }
 
 describe('rows the index holds while writes outrun it', () => {
-  it('holds at most a page and one commit: later commits wait for a batch, then every row is indexed', async () => {
+  it('holds at most its bound and one commit: later commits wait for a batch, then every row is indexed', async () => {
     const { source, open } = gated();
     const at = join(dir, 'search');
-    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE);
+    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE, {}, PAGE);
     await index.caughtUp();
     await holdIndexer();
     const writes = writeInTurn(10);
@@ -110,12 +110,12 @@ describe('rows the index holds while writes outrun it', () => {
     await index.close();
   });
 
-  it('does not hold writes up during a catch-up: commits past a page are read from the store, each once', async () => {
+  it('does not hold writes up during a catch-up: commits past the bound are read from the store, each once', async () => {
     await holdIndexer();
     for (let n = 100; n < 103; n++) await write(n);
     const { source, open } = gated();
     const at = join(dir, 'search');
-    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE);
+    const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE, {}, PAGE);
     // The catch-up's first page holds the gate's rows: it waits there while six writes land.
     const writes = writeInTurn(6);
     await writes.done;

@@ -18,6 +18,7 @@ import { EmbedThread } from './embed/embed-thread.ts';
 import { embedBatch, rowViews } from './embed/embed-batch.ts';
 import { LOCAL_DIMENSION, LocalEmbedder } from './embed/local-embedder.ts';
 import { enabled } from './rank/mechanisms.ts';
+import { envWholeNumber } from '../env-megabytes.ts';
 import { copyFileBytes, copyFileThreads, LanceIndex, type Maintenance, type VectorOptions } from './lance/lance-index.ts';
 import { OpenWrites } from './open-writes.ts';
 import type { Hit, IndexRow, RowFilter } from './index-row.ts';
@@ -139,10 +140,18 @@ export const threadShare = (catchingUp: boolean): number => (catchingUp ? THREAD
  * Rows read from the store at a time while catching up. The next page is read while the previous one is
  * embedded and written, and no more than two wait in the queue: a rebuild of a large ledger holds a few
  * pages in memory, not every row, and the store's read overlaps the indexing instead of preceding it.
- * The same bounds what live commits hold (#room): a batch takes at most a page's rows, and a commit
- * finding a page's rows already waiting holds the next until a batch takes them.
+ * A batch of live commits takes at most a page's rows too.
  */
 const CATCH_UP_PAGE = 32_768;
+
+/**
+ * Rows of live commits the queue holds at most (SVC_INDEX_QUEUE_ROWS); a commit finding it full holds the
+ * ledger's next commit until a batch takes a page (#room). Unbounded, a 3M-row fill outran the index by up
+ * to 1M rows (~1 KB of heap each). Four pages: at one, the 300k-row import of the app bench went at the
+ * index's pace, 19.7k against 29.9k rows/s (docs/storage.md).
+ */
+export const indexQueueRows = (env: NodeJS.ProcessEnv = process.env): number =>
+  envWholeNumber(env, 'SVC_INDEX_QUEUE_ROWS', 4 * CATCH_UP_PAGE, 1, 'rows');
 /** Quiet time after the last indexed commit before the tenants written get a full optimize. */
 const SETTLE_MS = 1000;
 
@@ -178,11 +187,13 @@ export class SearchIndex {
   /** Groups of rows in commit order, with the highest seq each group carried. */
   readonly #queue: { nodes: NodeVersion[]; seq: number }[] = [];
   /** The node rows in #queue. */
-  #queueRows = 0;
+  #queuedRows = 0;
   #queued = 0;
-  /** Rows queued (and taken in one batch) at most; past it, commits wait (#room). The catch-up's page size. */
+  /** Rows a batch takes at most, and a catch-up reads at a time and holds beside the commits arriving. */
   readonly #pageRows: number;
-  /** Commits waiting for the queue to hold fewer than #pageRows rows. */
+  /** Rows of live commits queued at most; past it, commits wait (#room). */
+  readonly #queueRows: number;
+  /** Commits waiting for the queue to hold fewer than #queueRows rows. */
   #roomWaiters: (() => void)[] = [];
   /** Per tenant, the number of the last queued commit holding its rows: a search waits for its own only. */
   readonly #lastQueued = new Map<string, number>();
@@ -216,7 +227,7 @@ export class SearchIndex {
   #held: { nodes: NodeVersion[]; edges: EdgeRecord[]; seq: number }[] = [];
   #heldRows = 0;
   /**
-   * Commits held during the catch-up outgrew a page and were let go: the catch-up reads them from the
+   * Commits held during the catch-up outgrew #queueRows and were let go: the catch-up reads them from the
    * store too, going on to the store's newest row once it reaches #catchUpTo.
    */
   #extendCatchUp = false;
@@ -242,8 +253,10 @@ export class SearchIndex {
     dropping: (tenant: string) => boolean,
     imported: (row: NodeVersion | EdgeRecord) => boolean,
     pageRows: number,
+    queueRows: number,
   ) {
     this.#pageRows = pageRows;
+    this.#queueRows = queueRows;
     this.#open = new OpenWrites(imported);
     this.#dir = dir;
     this.#dropping = dropping;
@@ -262,8 +275,9 @@ export class SearchIndex {
     words: WordVectors | null = enabled('wordvec') ? WordVectors.load() : null,
     pageRows = CATCH_UP_PAGE,
     tables: VectorOptions = {},
+    queueRows = indexQueueRows(),
   ): Promise<SearchIndex> {
-    return SearchIndex.attach(await SearchIndex.prepare(dir, embedder, words, tables), ledger, pageRows);
+    return SearchIndex.attach(await SearchIndex.prepare(dir, embedder, words, tables), ledger, pageRows, queueRows);
   }
 
   /**
@@ -297,7 +311,7 @@ export class SearchIndex {
     await p.lance.close();
   }
 
-  static async attach(p: PreparedIndex, ledger: IndexSource, pageRows = CATCH_UP_PAGE): Promise<SearchIndex> {
+  static async attach(p: PreparedIndex, ledger: IndexSource, pageRows = CATCH_UP_PAGE, queueRows = indexQueueRows()): Promise<SearchIndex> {
     const { dir, lance, embedder, words, indexedSeq } = p;
     // Rows the store renumbered on open were indexed under their old numbers: forget and re-read them.
     const seq = indexedSeq === null ? 0 : Math.min(indexedSeq, ledger.renumberedAbove() ?? indexedSeq);
@@ -311,6 +325,7 @@ export class SearchIndex {
       (t) => ledger.isDropping(t),
       (r) => ledger.isImported(r),
       pageRows,
+      queueRows,
     );
     index.#writeMeta();
     // Listening first, then reading how far the store goes: a commit that lands in between is in both,
@@ -383,12 +398,12 @@ export class SearchIndex {
   }
 
   #pendingRows(): number {
-    return this.#queueRows;
+    return this.#queuedRows;
   }
 
   /**
-   * Queues a commit's nodes. Returns at once, so the writer is not held up by embedding, unless a page's
-   * rows already wait: then the promise returned resolves once a batch has taken them, and the ledger
+   * Queues a commit's nodes. Returns at once, so the writer is not held up by embedding, unless the queue
+   * is full (#queueRows): then the promise returned resolves once a batch has taken a page, and the ledger
    * commits nothing more meanwhile (its writes acknowledged already stay so). A bulk fill outran the
    * index and held up to 1M rows here (~1 GB of heap at 3M rows); now the rows waiting are bounded and
    * writes go at the index's pace when it is the slower.
@@ -416,27 +431,27 @@ export class SearchIndex {
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
     if (this.#catchingUp === null) {
       this.#admit(group, seq);
-      return this.#queueRows >= this.#pageRows ? this.#room() : undefined;
+      return this.#queuedRows >= this.#queueRows ? this.#room() : undefined;
     }
     // Still catching up: rows the store held when it began are read by it; the rest follow it in order,
-    // held here up to a page's rows and past that let go, for the catch-up to read from the store as well
+    // held here up to #queueRows and past that let go, for the catch-up to read from the store as well
     // (writes are not held up for a catch-up, which takes minutes at millions of rows).
     this.#held.push({ nodes: group.nodes, edges: group.edges, seq });
     this.#heldRows += group.nodes.length;
-    if (this.#heldRows > this.#pageRows) {
+    if (this.#heldRows > this.#queueRows) {
       this.#held = [];
       this.#heldRows = 0;
       this.#extendCatchUp = true;
     }
   }
 
-  /** Resolves once the queue holds fewer than a page's rows, or the index is closed. */
+  /** Resolves once the queue holds fewer than #queueRows rows, or the index is closed. */
   #room(): Promise<void> {
     return new Promise((resolve) => this.#roomWaiters.push(resolve));
   }
 
   #roomMade(): void {
-    if (this.#queueRows >= this.#pageRows && !this.#closed) return;
+    if (this.#queuedRows >= this.#queueRows && !this.#closed) return;
     for (const resolve of this.#roomWaiters.splice(0)) resolve();
   }
 
@@ -460,7 +475,7 @@ export class SearchIndex {
   #push(nodes: NodeVersion[], seq: number): void {
     if (this.#closed) return;
     this.#queue.push({ nodes, seq });
-    this.#queueRows += nodes.length;
+    this.#queuedRows += nodes.length;
     this.#queued++;
     const bySpace = new Map<string, NodeVersion[]>();
     for (const n of nodes) {
@@ -578,7 +593,7 @@ export class SearchIndex {
       rows += g.nodes.length;
       n++;
     }
-    this.#queueRows -= rows;
+    this.#queuedRows -= rows;
     return this.#queue.splice(0, n);
   }
 
