@@ -72,12 +72,15 @@ async function main(argv: string[]): Promise<void> {
     console.log(command.usage);
     return;
   }
+  // A server's process starts once more, at once, with the C allocator's settings (allocator.ts).
+  if (name === 'serve' || name === 'stdio') (await import('./allocator.ts')).startWithAllocator();
   await command.run(rest);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   // By name, not instanceof: importing config.ts here would load Kuzu for every --help.
-  if (error instanceof Error && error.constructor.name === 'ConfigError') console.error(`configuration: ${error.message}`);
+  if (error instanceof Error && (error.constructor.name === 'ConfigError' || error.name === 'ConfigError'))
+    console.error(`configuration: ${error.message}`);
   else console.error(error);
   process.exit(1);
 });
