@@ -8,7 +8,8 @@ import * as lancedb from '@lancedb/lancedb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../log/ledger.ts';
 import { LocalEmbedder } from './embed/local-embedder.ts';
-import { SearchIndex, type IndexSource } from './search-index.ts';
+import { gatedIndexSource } from '../../test/helpers/gated-index-source.ts';
+import { SearchIndex } from './search-index.ts';
 
 const PAGE = 8;
 let dir: string;
@@ -23,37 +24,6 @@ afterEach(async () => {
   await ledger.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The ledger as the index's source, the indexer held on rows of space `gate` until `open()`. */
-function gated(): { source: IndexSource; open: () => void } {
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const source: IndexSource = {
-    renumberedAbove: () => ledger.renumberedAbove(),
-    linksView: async (tenant, nodes) => {
-      if (nodes.some((n) => n.space === 'gate')) await gate;
-      return ledger.linksView(tenant, nodes);
-    },
-    isDropping: (tenant) => ledger.isDropping(tenant),
-    isImported: (row) => ledger.isImported(row),
-    onCommit: (listener) => ledger.onCommit(listener),
-    onTenantDropped: (listener) => ledger.onTenantDropped(listener),
-    committedSeq: () => ledger.committedSeq(),
-    nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
-  };
-  return { source, open };
-}
-
-// Linked, so the indexer reads their words through the gate (unlinked first versions need no read).
-const holdIndexer = () =>
-  ledger.write('t', {
-    space: 'gate',
-    nodes: [
-      { id: 'held-0', kind: 'claim', statement: 'Held row' },
-      { id: 'held-1', kind: 'claim', statement: 'Held row too' },
-    ],
-    edges: [{ source_id: 'held-0', target_id: 'held-1', edge_type: 'CAUSES' }],
-  });
 
 const write = (n: number) =>
   ledger.write('t', {
@@ -93,11 +63,11 @@ async function seqsIndexed(at: string): Promise<number[]> {
 
 describe('rows the index holds while writes outrun it', () => {
   it('holds at most its bound and one commit: later commits wait for a batch, then every row is indexed', async () => {
-    const { source, open } = gated();
+    const { source, open, hold } = gatedIndexSource(ledger, 'gate');
     const at = join(dir, 'search');
     const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE, {}, PAGE);
     await index.caughtUp();
-    await holdIndexer();
+    await hold();
     const writes = writeInTurn(10);
     await settle();
     // The batch holding the gate's rows waits; behind it, two writes of 4 rows filled the page.
@@ -111,9 +81,9 @@ describe('rows the index holds while writes outrun it', () => {
   });
 
   it('does not hold writes up during a catch-up: commits past the bound are read from the store, each once', async () => {
-    await holdIndexer();
+    const { source, open, hold } = gatedIndexSource(ledger, 'gate');
+    await hold();
     for (let n = 100; n < 103; n++) await write(n);
-    const { source, open } = gated();
     const at = join(dir, 'search');
     const index = await SearchIndex.open(at, new LocalEmbedder(), source, null, PAGE, {}, PAGE);
     // The catch-up's first page holds the gate's rows: it waits there while six writes land.

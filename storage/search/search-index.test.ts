@@ -9,6 +9,7 @@ import { LocalEmbedder } from './embed/local-embedder.ts';
 import { OpenAIEmbedder } from './embed/openai-embedder.ts';
 import { SearchIndex, type IndexSource } from './search-index.ts';
 import { WordVectors } from './embed/word-vectors.ts';
+import { gatedIndexSource } from '../../test/helpers/gated-index-source.ts';
 
 let dir: string;
 let ledger: Ledger;
@@ -64,39 +65,6 @@ async function documentsIn(dir: string): Promise<[string, string][]> {
   } finally {
     db.close();
   }
-}
-
-/**
- * The ledger as the index's source, with the indexer held on rows of `space` (it reads their linked words
- * through a gate) until `open()`: the rows written after them stay queued.
- */
-function heldOn(ledger: Ledger, space: string): { source: IndexSource; open: () => void; hold: () => Promise<unknown> } {
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const source: IndexSource = {
-    renumberedAbove: () => ledger.renumberedAbove(),
-    linksView: async (tenant, nodes) => {
-      if (nodes.some((n) => n.space === space)) await gate;
-      return ledger.linksView(tenant, nodes);
-    },
-    isDropping: (tenant) => ledger.isDropping(tenant),
-    isImported: (row) => ledger.isImported(row),
-    onCommit: (listener) => ledger.onCommit(listener),
-    onTenantDropped: (listener) => ledger.onTenantDropped(listener),
-    committedSeq: () => ledger.committedSeq(),
-    nodesBetween: (after, upTo, limit) => ledger.nodesBetween(after, upTo, limit),
-  };
-  // Linked, so the indexer reads their words (first versions of unlinked ids are worded without it).
-  const hold = () =>
-    ledger.write('t', {
-      space,
-      nodes: [
-        { id: `${space}-held-0`, kind: 'claim', statement: 'Held row' },
-        { id: `${space}-held-1`, kind: 'claim', statement: 'Held row too' },
-      ],
-      edges: [{ source_id: `${space}-held-0`, target_id: `${space}-held-1`, edge_type: 'CAUSES' }],
-    });
-  return { source, open, hold };
 }
 
 describe('search index derived from the ledger', () => {
@@ -395,7 +363,7 @@ describe('search index derived from the ledger', () => {
     // A ledger of its own (as below), whose indexer is held on the rows of space B.
     const base = mkdtempSync(join(tmpdir(), 'search-text-only-'));
     const ledger = await Ledger.open(join(base, 'data'));
-    const { source, open, hold } = heldOn(ledger, 'B');
+    const { source, open, hold } = gatedIndexSource(ledger, 'B');
     // Copies hold their space's vectors up to 2 rows here: space C's copy holds its full text only.
     const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), source, null, undefined, { spaceCopyRows: 2 });
     const told = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -489,7 +457,7 @@ describe('search index derived from the ledger', () => {
     const ledger = own;
     // The indexer is held on the rows of space B, so the rows written to A after it stay queued until the
     // search itself embeds them.
-    const { source, open, hold } = heldOn(ledger, 'B');
+    const { source, open, hold } = gatedIndexSource(ledger, 'B');
     const index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), source);
     // A write resolves just before the ledger tells its commit listener: a turn of the event loop lets it.
     const told = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
