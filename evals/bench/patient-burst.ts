@@ -42,8 +42,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * One request; `ms` counts from the moment the request was handed to the kernel ('finish'), not from the
- * call: the burst's first wave makes 1,024 calls in one synchronous stretch of this process (~0.3 s on the
- * shared 2-core machine), and counted from the call, every first request carried that stretch as well.
+ * call: the burst's first wave makes 1,024 calls in one synchronous stretch of this process, and counted
+ * from the call, every first request carried that stretch as well (docs/load.md).
  */
 function send(agent: Agent, base: URL, r: PatientRequest, timeoutMs: number): Promise<{ status: number; retryAfterS: number; ms: number }> {
   return new Promise((resolve, reject) => {
