@@ -80,6 +80,20 @@ describe('rows the index holds while writes outrun it', () => {
     await index.close();
   });
 
+  it('lets every waiting write go on once it is closed, and holds none after', async () => {
+    const { source, hold } = gatedIndexSource(ledger, 'gate');
+    const index = await SearchIndex.open(join(dir, 'search'), new LocalEmbedder(), source, null, PAGE, {}, PAGE);
+    await index.caughtUp();
+    await hold();
+    const writes = writeInTurn(6);
+    await settle();
+    expect(writes.acked()).toBeLessThan(6);
+    // The gate stays shut: the batch under way is left to the next start (after CLOSE_WAIT_MS).
+    await index.close();
+    await writes.done;
+    expect(writes.acked()).toBe(6);
+  });
+
   it('does not hold writes up during a catch-up: commits past the bound are read from the store, each once', async () => {
     const { source, open, hold } = gatedIndexSource(ledger, 'gate');
     await hold();

@@ -431,7 +431,8 @@ export class SearchIndex {
     for (const rows of [group.nodes, group.edges, group.declarations, group.verdicts]) for (const r of rows) seq = Math.max(seq, r.seq);
     if (this.#catchingUp === null) {
       this.#admit(group, seq);
-      return this.#queuedRows >= this.#queueRows ? this.#room() : undefined;
+      // Closed, nothing is queued any more: the writes go on (a stop's last commits must not wait forever).
+      return this.#queuedRows >= this.#queueRows && !this.#closed ? this.#room() : undefined;
     }
     // Still catching up: rows the store held when it began are read by it; the rest follow it in order,
     // held here up to #queueRows and past that let go, for the catch-up to read from the store as well
