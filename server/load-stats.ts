@@ -21,7 +21,7 @@ export interface LoadStatsSources {
    * With HTTP threads, which hold the public connections (the server above then holds only theirs, passed
    * on): their connections open now and accepted since the start. Their sockets' states are not sampled.
    */
-  threads?: () => { open: number; accepted: number } | undefined;
+  threads?: () => { open: number; accepted: number; loop: { p99Ms: number; maxMs: number } } | undefined;
 }
 
 export function startLoadStats(sources: LoadStatsSources, everyMs = Number(process.env.SVC_LOAD_STATS_MS ?? 10_000)): () => void {
@@ -63,7 +63,13 @@ export function startLoadStats(sources: LoadStatsSources, everyMs = Number(proce
   const connections = (): Record<string, number> => {
     const held = threads?.();
     if (held) {
-      const line = { connections_open: held.open, connections_accepted: held.accepted - threadsAccepted };
+      const line = {
+        connections_open: held.open,
+        connections_accepted: held.accepted - threadsAccepted,
+        // The HTTP threads' own loops: a refusal they make waits for theirs alone.
+        http_loop_p99_ms: round(held.loop.p99Ms),
+        http_loop_max_ms: round(held.loop.maxMs),
+      };
       threadsAccepted = held.accepted;
       return line;
     }

@@ -131,7 +131,7 @@ export async function runServe(): Promise<void> {
     return own && { ledger: own.ledger, services: own.services };
   };
   let listening: { close: () => Promise<void> | void } | undefined;
-  let threadConnections: (() => { open: number; accepted: number }) | undefined;
+  let threadConnections: (() => { open: number; accepted: number; loop: { p99Ms: number; maxMs: number } }) | undefined;
   const listened: Promise<{ address: AddressInfo; close: () => Promise<void> | void }> =
     threads > 0
       ? listenWide(server, { port: 0, host: '127.0.0.1', backlog: config.listenBacklog, sockets: 1 }).then(async (inner) => {
@@ -155,7 +155,7 @@ export async function runServe(): Promise<void> {
             server.close();
             throw error;
           });
-          threadConnections = () => fronts.connections();
+          threadConnections = () => ({ ...fronts.connections(), loop: fronts.takeLoopDelay() });
           const family = config.host.includes(':') ? 'IPv6' : 'IPv4';
           return {
             address: { address: config.host, port: fronts.port, family },

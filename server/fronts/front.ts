@@ -5,6 +5,7 @@
 // holds, and ends.
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import { listenWide } from '../listen-wide.ts';
 import { frontListener } from './front-listener.ts';
@@ -25,6 +26,7 @@ control.once('message', ({ start: data }: FrontStart) => {
     Atomics.add(counts, FRONT_COUNTS.accepted, 1);
     socket.once('close', () => Atomics.sub(counts, FRONT_COUNTS.open, 1));
   });
+  if (process.env.SVC_LOAD_STATS === '1') reportLoopDelay(counts);
   listenWide(server, data.listen).then(
     (wide) => {
       const address = server.address();
@@ -43,3 +45,18 @@ control.once('message', ({ start: data }: FrontStart) => {
     (error: NodeJS.ErrnoException) => control.postMessage({ failed: error.message, code: error.code } satisfies FrontStarted),
   );
 });
+
+/** Every second, raises the shared event-loop slots to this thread's p99 and maximum delay of that second. */
+function reportLoopDelay(counts: Int32Array): void {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const raise = (slot: number, us: number): void => {
+    for (let seen = Atomics.load(counts, slot); us > seen; seen = Atomics.load(counts, slot))
+      if (Atomics.compareExchange(counts, slot, seen, us) === seen) return;
+  };
+  setInterval(() => {
+    raise(FRONT_COUNTS.loopP99Us, Math.round(delay.percentile(99) / 1000));
+    raise(FRONT_COUNTS.loopMaxUs, Math.round(delay.max / 1000));
+    delay.reset();
+  }, 1000).unref();
+}

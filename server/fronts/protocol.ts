@@ -69,8 +69,12 @@ export interface FrontData {
   readonly legacyEra: LegacyEra;
 }
 
-/** Where each count lies in `FrontData.inside`. */
-export const FRONT_COUNTS = { requests: 0, open: 1, accepted: 2, length: 3 } as const;
+/**
+ * Where each count lies in `FrontData.inside`. With SVC_LOAD_STATS=1 each thread also raises the two
+ * event-loop slots to the highest p99 and maximum delay (µs) of its last second, and the load-stats line
+ * takes and clears them: a refusal made here waits for that loop, not the ledger thread's.
+ */
+export const FRONT_COUNTS = { requests: 0, open: 1, accepted: 2, loopP99Us: 3, loopMaxUs: 4, length: 5 } as const;
 
 /** The ledger thread's first message to an HTTP thread: its settings and its channel for calls. */
 export interface FrontStart {

@@ -14,6 +14,8 @@ export interface Fronts {
   readonly port: number;
   /** Connections the threads hold open now, and those they accepted since the start. */
   connections(): { open: number; accepted: number };
+  /** The threads' event-loop delay since the last call, ms: the highest of their per-second p99s and maxima (SVC_LOAD_STATS=1). */
+  takeLoopDelay(): { p99Ms: number; maxMs: number };
   /** Stops accepting, lets each thread finish the requests it holds (at most `graceMs`), and ends them. */
   close(graceMs?: number): Promise<void>;
 }
@@ -107,6 +109,10 @@ export async function startFronts(
   return {
     port,
     connections: () => ({ open: Atomics.load(counts, FRONT_COUNTS.open), accepted: Atomics.load(counts, FRONT_COUNTS.accepted) }),
+    takeLoopDelay: () => ({
+      p99Ms: Atomics.exchange(counts, FRONT_COUNTS.loopP99Us, 0) / 1000,
+      maxMs: Atomics.exchange(counts, FRONT_COUNTS.loopMaxUs, 0) / 1000,
+    }),
     async close(graceMs = 10_000) {
       closing = true;
       const all = [...running];
