@@ -28,7 +28,7 @@ export function coreChecks(config: Config, ledger: Ledger): CheckProvider[] {
         return {
           name: 'graph_store',
           ok: true,
-          detail: `kuzu: ${JSON.stringify(counts)}; ${r.tenants} tenant read model(s) in memory, ~${Math.round(r.bytes / 1048576)} of ${Math.round(r.budget / 1048576)} MB (SVC_MEMORY_MB), ${r.evictions} evicted so far, ${r.reloads} loaded again within a minute of their eviction${r.reloads > 0 ? ' (raise SVC_MEMORY_MB)' : ''}`,
+          detail: `kuzu: ${JSON.stringify(counts)}; read models of ${r.spaces} space(s) and ${r.tenants} whole tenant(s) in memory, ~${Math.round(r.bytes / 1048576)} of ${Math.round(r.budget / 1048576)} MB (SVC_MEMORY_MB), ${r.evictions} evicted so far, ${r.reloads} loaded again within a minute of their eviction${r.reloads > 0 ? ' (raise SVC_MEMORY_MB)' : ''}`,
         };
       } catch (error) {
         return { name: 'graph_store', ok: false, detail: (error as Error).message };

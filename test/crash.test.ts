@@ -184,7 +184,7 @@ describe('crash safety', () => {
               `crash: ${ROUNDS} kills, ${sent.length - unacked.length} acknowledged requests present, ` +
                 `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows ` +
                 `in ${new Set(sent.map((x) => x.space)).size} spaces of ${KEYS.length} tenants; ${evicted} read models evicted ` +
-                `during the run (SVC_MEMORY_MB=1; eviction is per tenant in this release)`,
+                `during the run (SVC_MEMORY_MB=1; a read model is one space's or a whole tenant's)`,
             );
             break;
           }
