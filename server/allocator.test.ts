@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALLOCATOR_ENV, allocatorEnv, isGlibc } from './allocator.ts';
 
-const linux = { platform: 'linux' as const, glibc: true, canExec: true };
+const linux = { platform: 'linux' as const, glibc: () => true, canExec: true };
 
 describe('allocatorEnv', () => {
   it('adds both settings when neither was given', () => {
@@ -18,12 +18,15 @@ describe('allocatorEnv', () => {
   it('keeps what was given around the process, even one of the two', () => {
     expect(allocatorEnv({ MALLOC_ARENA_MAX: '8' }, linux)).toBeNull();
     expect(allocatorEnv({ MALLOC_MMAP_THRESHOLD_: '65536' }, linux)).toBeNull();
+    // The process started again has both: it reads no diagnostic report to learn its C library.
+    const unasked = { ...linux, glibc: () => expect.unreachable('glibc asked') };
+    expect(allocatorEnv({ ...ALLOCATOR_ENV }, unasked)).toBeNull();
   });
 
   it('starts nothing again with SVC_ALLOCATOR=system, off Linux, without glibc or without execve', () => {
     expect(allocatorEnv({ SVC_ALLOCATOR: 'system' }, linux)).toBeNull();
     expect(allocatorEnv({}, { ...linux, platform: 'darwin' })).toBeNull();
-    expect(allocatorEnv({}, { ...linux, glibc: false })).toBeNull();
+    expect(allocatorEnv({}, { ...linux, glibc: () => false })).toBeNull();
     expect(allocatorEnv({}, { ...linux, canExec: false })).toBeNull();
   });
 

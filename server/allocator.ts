@@ -12,8 +12,8 @@ export const ALLOCATOR_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MA
 
 export interface ProcessFacts {
   platform: NodeJS.Platform;
-  /** The C library is glibc (musl and others read neither setting). */
-  glibc: boolean;
+  /** Whether the C library is glibc (musl and others read neither setting); asked only when nothing else decides. */
+  glibc: () => boolean;
   /** `process.execve` exists (Node 22.15 and later, 23.11 and later). */
   canExec: boolean;
 }
@@ -27,10 +27,11 @@ export function allocatorEnv(env: NodeJS.ProcessEnv, facts: ProcessFacts): NodeJ
     error.name = 'ConfigError';
     throw error;
   }
-  if (mode === 'system' || facts.platform !== 'linux' || !facts.glibc || !facts.canExec) return null;
-  // Either one given around the process means its caller chose: nothing is added to or overridden.
+  if (mode === 'system' || facts.platform !== 'linux' || !facts.canExec) return null;
+  // Either one given around the process means its caller chose: nothing is added to or overridden. So it
+  // is in the process started again, which then reads no diagnostic report (~2–3 ms) to learn its C library.
   if (Object.keys(ALLOCATOR_ENV).some((name) => env[name] !== undefined)) return null;
-  return { ...env, ...ALLOCATOR_ENV };
+  return facts.glibc() ? { ...env, ...ALLOCATOR_ENV } : null;
 }
 
 /** Whether the C library this process runs on is glibc (its version in Node's diagnostic report header). */
@@ -44,7 +45,7 @@ export function startWithAllocator(): void {
   const execve = process.execve?.bind(process);
   const next = allocatorEnv(process.env, {
     platform: process.platform,
-    glibc: process.platform === 'linux' && isGlibc(),
+    glibc: isGlibc,
     canExec: !!execve,
   });
   if (next && execve) execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], next);
