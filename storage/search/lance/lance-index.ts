@@ -579,20 +579,17 @@ export class LanceIndex {
     const removed = await this.#changing(state, async () => {
       const step = traceStart();
       const cleanupOlderThan = Date.now() - this.#keepVersionsMs;
+      const apart = state.large ? this.#apart : null;
       let counts: OptimizeCounts;
-      if (this.#apart && state.large) {
-        counts = await this.#apart.optimize({ kind: 'optimize', dir: this.#dir, table: state.name, cleanupOlderThan });
+      if (apart) {
+        counts = await apart.optimize({ kind: 'optimize', dir: this.#dir, table: state.name, cleanupOlderThan });
         await state.table.checkoutLatest();
       } else counts = (await state.table.optimize({ cleanupOlderThan: new Date(cleanupOlderThan) })).compaction;
       if (step)
-        trace(
-          step,
-          `optimize (${why}${state.large && this.#apart ? ', apart' : ''}) rows=${await state.table.countRows()} appends=${appends}`,
-          {
-            fragmentsRemoved: counts.fragmentsRemoved,
-            fragmentsAdded: counts.fragmentsAdded,
-          },
-        );
+        trace(step, `optimize (${why}${apart ? ', apart' : ''}) rows=${await state.table.countRows()} appends=${appends}`, {
+          fragmentsRemoved: counts.fragmentsRemoved,
+          fragmentsAdded: counts.fragmentsAdded,
+        });
       await this.#noteIndexed(state);
       return counts.fragmentsRemoved;
     });
