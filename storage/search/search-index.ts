@@ -391,14 +391,10 @@ export class SearchIndex {
   }
 
   #untilQueueBelow(rows: number): Promise<void> {
-    if (this.#pendingRows() < rows || this.#closed) return Promise.resolve();
+    if (this.#queuedRows < rows || this.#closed) return Promise.resolve();
     return new Promise((resolve) => {
       this.#queueShort = resolve;
     });
-  }
-
-  #pendingRows(): number {
-    return this.#queuedRows;
   }
 
   /**
@@ -987,7 +983,7 @@ export class SearchIndex {
       embedder: this.embedder.id,
       dimension: this.#lance.dimension,
       indexedSeq: this.#seq,
-      pendingRows: this.#pendingRows() + this.#heldRows + this.#open.size,
+      pendingRows: this.#queuedRows + this.#heldRows + this.#open.size,
       failure: this.#failure,
     };
   }
@@ -1055,7 +1051,7 @@ export class SearchIndex {
     if (!stopped) this.#leftAtClose = true;
     await this.#metaWriting;
     if (!stopped) {
-      console.error(`search index: closed with rows still being indexed (${this.#pendingRows()} queued); the next start indexes them`);
+      console.error(`search index: closed with rows still being indexed (${this.#queuedRows} queued); the next start indexes them`);
       return;
     }
     await this.#thread?.close();
