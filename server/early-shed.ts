@@ -1,7 +1,7 @@
 // Overload answered before a request is read. Each operation request passes `Admission.arrive` as it
 // reaches the app, before its body is read, parsed or validated: over SVC_MAX_REQUESTS, or (for a route
 // whose operation is heavy whatever its input, e.g. GET /v1/export) when the heavy queue would refuse it
-// anyway, the answer is given at once. `runOperation`'s `admit` still makes the full decision later (the
+// anyway, or (for a search) when both queues a search may wait in would refuse it, the answer is given at once. `runOperation`'s `admit` still makes the full decision later (the
 // key's share, input-dependent heavy writes); this only moves the refusals it can decide without the body
 // to the front. Open routes (version, docs, the UI, discovery) never pass here.
 //
@@ -22,15 +22,21 @@ import { SvcError } from '../tools/errors.ts';
 import { operationNamed } from '../tools/index.ts';
 import { mcpRefusal, plainRefusal, restRefusal } from './refusals.ts';
 
-const alwaysHeavy = new Map(routes.map((r) => [r, operationNamed(r.operation).heavy === 'always']));
+const gates = new Map(
+  routes.map((r) => {
+    const op = operationNamed(r.operation);
+    return [r, { heavy: op.heavy === 'always', searches: op.searchSlot === true }];
+  }),
+);
 
-type Door = { kind: 'rest'; heavy: boolean } | { kind: 'mcp' } | null;
+type Door = { kind: 'rest'; heavy: boolean; searches: boolean } | { kind: 'mcp' } | null;
 
-/** Which door a request is for, and whether its operation is heavy whatever its input; null: not gated. */
+/** Which door a request is for, and whether its operation is heavy whatever its input or takes a search lane; null: not gated. */
 function doorOf(method: string, path: string): Door {
   if (path.startsWith('/v1/')) {
     for (const route of routes) {
-      if (route.method === method && matchPath(route.path, path)) return { kind: 'rest', heavy: alwaysHeavy.get(route) ?? false };
+      if (route.method === method && matchPath(route.path, path))
+        return { kind: 'rest', heavy: false, searches: false, ...gates.get(route) };
     }
     return null;
   }
@@ -44,7 +50,7 @@ export function earlyShed(admission: Admission): MiddlewareHandler<RestEnv> {
     if (!door) return next();
     let arrived;
     try {
-      arrived = admission.arrive(door.kind === 'rest' && door.heavy);
+      arrived = door.kind === 'rest' ? admission.arrive(door.heavy, door.searches) : admission.arrive(false);
     } catch (error) {
       if (!(error instanceof SvcError)) throw error;
       return door.kind === 'rest' ? restRefusal(error) : mcpRefusal(c.req.raw, error);
@@ -73,7 +79,7 @@ export function refusalBeforeApp(
   const query = url.indexOf('?');
   const door = doorOf(method, query < 0 ? url : url.slice(0, query));
   if (door?.kind !== 'rest') return null;
-  const refusal = admission.refusal(door.heavy);
+  const refusal = admission.refusal(door.heavy, door.searches);
   return refusal ? plainRefusal(refusal) : null;
 }
 

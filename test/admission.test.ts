@@ -298,6 +298,48 @@ describe('overload answered before the body is read', () => {
   });
 });
 
+describe('a search refused before it is read', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ SVC_API_KEYS: 'ka=alpha', SVC_MAX_HEAVY: '1', SVC_MAX_SEARCHES: '1', SVC_HEAVY_QUEUE: '1' });
+  });
+  afterAll(() => t.close());
+
+  const endlessSearch = (): Promise<Response> =>
+    Promise.resolve(
+      t.app.request('http://ledger.test/v1/search', {
+        method: 'POST',
+        headers: { authorization: 'Bearer ka', 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"query": "harvest", '));
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit),
+    );
+
+  it('while both queues a search may wait in are full, a search gets 503 + Retry-After unread; a list is answered', async () => {
+    const heavy = await gate(t).admit('holder', 'heavy');
+    const heavyQueued = gate(t).admit('holder', 'heavy');
+    const searching = await gate(t).admit('holder', 'search');
+    const searchQueued = gate(t).admit('holder', 'search');
+    const shed = gate(t).stats().shed;
+    const refused = await endlessSearch();
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as any).detail.why).toMatch(/searches and other expensive requests wait/);
+    expect(gate(t).stats().shed).toBe(shed + 1);
+    // A list is not a search: answered.
+    expect((await t.call('GET', '/v1/memories', { key: 'ka', query: { as_of: 'now' } })).status).toBe(200);
+    searching.release();
+    (await searchQueued).release();
+    heavy.release();
+    (await heavyQueued).release();
+    expect((await search(t, 'ka')).status).toBe(200);
+  });
+});
+
 describe('overload answered by the HTTP listener, before the app', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -166,4 +166,44 @@ describe('the gate', () => {
     running.release();
     expect(gate.stats().inFlight).toBe(0);
   });
+
+  it('tells a watcher, at every change, when a search would be refused whichever lane it took, and refuses it before reading', async () => {
+    const gate = new Admission({ ...limits, heavyQueue: 1, perKeyQueue: 1, maxRequests: 100 });
+    const told: number[] = [];
+    gate.watchSearchesCrowded((retryAfterS) => told.push(retryAfterS));
+    expect(told).toEqual([0]);
+    const heavy = await gate.admit('a', 'heavy');
+    const heavyWaiting = gate.admit('b', 'heavy');
+    // The heavy lane is full; a search in memory would still go by its own lane.
+    expect(told.at(-1)).toBe(0);
+    expect(gate.refusal(false, true)).toBeNull();
+    const search = await gate.admit('a', 'search');
+    const searchWaiting = gate.admit('b', 'search');
+    expect(told.at(-1)).toBeGreaterThanOrEqual(1);
+    const shed = gate.stats().shed;
+    const refused = gate.refusal(false, true);
+    expect(refused?.code).toBe('overloaded');
+    expect(refused?.retryAfter).toBe(told.at(-1));
+    expect(gate.stats().shed).toBe(shed + 1);
+    // A list is not a search: let through.
+    expect(gate.refusal(false, false)).toBeNull();
+    search.release();
+    (await searchWaiting).release();
+    expect(told.at(-1)).toBe(0);
+    expect(gate.refusal(false, true)).toBeNull();
+    heavy.release();
+    (await heavyWaiting).release();
+  });
+
+  it('tells the watcher when a slot is given back with nobody waiting (a wait bound of 0: any wait is too long)', async () => {
+    const gate = new Admission({ ...limits, maxWaitMs: 0, maxRequests: 100 });
+    const told: number[] = [];
+    gate.watchSearchesCrowded((retryAfterS) => told.push(retryAfterS));
+    const heavy = await gate.admit('a', 'heavy');
+    const search = await gate.admit('a', 'search');
+    expect(told.at(-1)).toBeGreaterThanOrEqual(1);
+    search.release();
+    expect(told.at(-1)).toBe(0);
+    heavy.release();
+  });
 });

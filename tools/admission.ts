@@ -9,7 +9,7 @@
 // everything in flight that keeps memory per server bounded.
 import { availableParallelism } from 'node:os';
 import { SvcError } from './errors.ts';
-import { once, overloaded, SlotPool } from './slot-pool.ts';
+import { once, overloaded, searchesCrowded, SlotPool } from './slot-pool.ts';
 
 export interface AdmissionLimits {
   /** Expensive operations running at once (SVC_MAX_HEAVY). */
@@ -103,10 +103,39 @@ export class Admission {
 
   constructor(readonly limits: AdmissionLimits) {
     const waits = { perKeyQueue: limits.perKeyQueue, maxWaitMs: Math.min(limits.maxWaitMs, limits.requestTimeoutMs) };
-    this.#heavy = new SlotPool({ slots: limits.maxHeavy, queue: limits.heavyQueue, ...waits }, 'searches or other expensive requests');
+    const changed = (): void => this.#tellSearchesCrowded();
+    this.#heavy = new SlotPool(
+      { slots: limits.maxHeavy, queue: limits.heavyQueue, ...waits },
+      'searches or other expensive requests',
+      changed,
+    );
     // The searches' queue holds what a heavy one may (each waiting search is a few KB of input); it is the
     // expected wait that bounds it in practice.
-    this.#searches = new SlotPool({ slots: limits.maxSearches, queue: limits.heavyQueue, ...waits }, 'searches');
+    this.#searches = new SlotPool({ slots: limits.maxSearches, queue: limits.heavyQueue, ...waits }, 'searches', changed);
+  }
+
+  #searchesWatch: ((retryAfterS: number) => void) | null = null;
+
+  /**
+   * The Retry-After (s) a search arriving now is refused with whichever lane it would take, both pools
+   * being crowded; 0 when it may be taken. A search's lane (heavy, or its own) depends on its input and on
+   * what is in memory, so only a refusal of both can be told before its body is read.
+   */
+  #searchesCrowdedFor(): number {
+    return this.#heavy.crowded() && this.#searches.crowded() ? Math.max(this.#heavy.retryAfter(), this.#searches.retryAfter()) : 0;
+  }
+
+  #tellSearchesCrowded(): void {
+    this.#searchesWatch?.(this.#searchesCrowdedFor());
+  }
+
+  /**
+   * Tells `watch` now, and after every change of the pools, what `#searchesCrowdedFor` says: the HTTP
+   * threads (server/fronts/) refuse searches from it before reading them, as `refusal` does here.
+   */
+  watchSearchesCrowded(watch: (retryAfterS: number) => void): void {
+    this.#searchesWatch = watch;
+    this.#tellSearchesCrowded();
   }
 
   stats(): AdmissionStats {
@@ -136,8 +165,8 @@ export class Admission {
    * Call `release` when the answer has been handed back. `admit` still decides (per key, input-dependent
    * heavy operations): passing here promises nothing.
    */
-  arrive(heavy: boolean): Admitted {
-    const refusal = this.refusal(heavy);
+  arrive(heavy: boolean, searches = false): Admitted {
+    const refusal = this.refusal(heavy, searches);
     if (refusal) throw refusal;
     this.#arrived++;
     const arrival = { at: performance.now() };
@@ -153,15 +182,19 @@ export class Admission {
   /**
    * What `arrive` would refuse a request arriving now with, counted as shed; null when it would take it
    * (and nothing is taken: a request let through still calls `arrive`). Lets the HTTP listener answer a
-   * refusal before the request reaches the app (server/early-shed.ts).
+   * refusal before the request reaches the app (server/early-shed.ts). `searches`: the operation takes a
+   * search lane (a search), refused when both would refuse it.
    */
-  refusal(heavy: boolean): SvcError | null {
+  refusal(heavy: boolean, searches = false): SvcError | null {
+    const crowdedFor = !heavy && searches ? this.#searchesCrowdedFor() : 0;
     const refusal =
       this.#arrived >= this.limits.maxRequests
         ? overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0))
         : heavy
           ? this.#heavy.refusal()
-          : null;
+          : crowdedFor > 0
+            ? searchesCrowded(crowdedFor)
+            : null;
     if (refusal) this.#shed++;
     return refusal;
   }

@@ -27,10 +27,14 @@ export class SlotPool {
   /** Mean time a request holds its slot, for the retry-after and the wait estimate. */
   #serviceMs = 50;
 
-  /** `what`: the requests the pool's refusals name ("expensive requests", "searches"). */
+  /**
+   * `what`: the requests the pool's refusals name ("expensive requests", "searches"); `onChange`: told
+   * after every start, end, wait and departure from the queue, when what `crowded` says may have changed.
+   */
   constructor(
     readonly limits: PoolLimits,
     readonly what: string,
+    readonly onChange: () => void = () => {},
   ) {}
 
   get running(): number {
@@ -51,6 +55,15 @@ export class SlotPool {
     return this.#running < this.limits.slots && this.#queued === 0;
   }
 
+  /** Whether any request arriving now would be refused, whoever sent it (a full queue, too long a wait): `refusal` without a tenant, without building the error. */
+  crowded(): boolean {
+    return !this.free() && (this.#queued >= this.limits.queue || this.#expectedWaitMs() > this.limits.maxWaitMs);
+  }
+
+  #expectedWaitMs(): number {
+    return ((this.#queued + 1) * this.#serviceMs) / this.limits.slots;
+  }
+
   /** Why a request of `tenant` arriving now would not be queued (a full queue, the key's share, too long a wait); null: it would. */
   refusal(tenant?: string): SvcError | null {
     if (this.free()) return null;
@@ -65,7 +78,7 @@ export class SlotPool {
       );
     }
     // A wait longer than the bound is refused now rather than served late.
-    const expectedWaitMs = ((this.#queued + 1) * this.#serviceMs) / this.limits.slots;
+    const expectedWaitMs = this.#expectedWaitMs();
     if (expectedWaitMs > this.limits.maxWaitMs) {
       return overloaded(
         `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
@@ -78,11 +91,13 @@ export class SlotPool {
   /** Takes a slot now; call the returned release exactly once when the work has stopped. */
   start(): () => void {
     this.#running++;
+    this.onChange();
     const t0 = performance.now();
     return once(() => {
       this.#running--;
       this.#serviceMs = this.#serviceMs * 0.9 + (performance.now() - t0) * 0.1;
       this.#next();
+      this.onChange();
     });
   }
 
@@ -93,6 +108,7 @@ export class SlotPool {
     const queue = this.#queues.get(tenant);
     if (queue) queue.push(waiter);
     else this.#queues.set(tenant, [waiter]);
+    this.onChange();
     return () => {
       const mine = this.#queues.get(tenant);
       const at = mine?.indexOf(waiter) ?? -1;
@@ -100,6 +116,7 @@ export class SlotPool {
       mine.splice(at, 1);
       if (mine.length === 0) this.#queues.delete(tenant);
       this.#queued--;
+      this.onChange();
       return true;
     };
   }
@@ -131,4 +148,9 @@ export function once(fn: () => void): () => void {
 
 export function overloaded(why: string, retryAfter: number): SvcError {
   return new SvcError('overloaded', `the server is busy (${why}); retry after ${retryAfter} s`, [], retryAfter);
+}
+
+/** A search refused before it is read: both pools a search can wait in are as full as this server queues (tools/admission.ts). */
+export function searchesCrowded(retryAfterS: number): SvcError {
+  return overloaded('searches and other expensive requests wait as many or as long as this server queues', retryAfterS);
 }

@@ -37,7 +37,10 @@ export function answerCalls(port: MessagePort | Worker, answering: Answering): v
     try {
       // The early refusal, as the door applies it to a request read here: the ceiling on requests in
       // flight, and for a REST route heavy whatever its input (why), a heavy queue that would refuse it anyway.
-      arrived = own.services.admission?.arrive(call.door === 'rest' && op.heavy === 'always');
+      arrived = own.services.admission?.arrive(
+        call.door === 'rest' && op.heavy === 'always',
+        call.door === 'rest' && op.searchSlot === true,
+      );
     } catch (error) {
       running.delete(call.id);
       const refused = errorAnswer(error, () => 'body');

@@ -20,14 +20,21 @@ const json = (body: string, status: number, retryAfter?: number): Response => {
   return new Response(body, { status, headers });
 };
 
-/** Whether a request may be answered here (decided from its method and path alone, before reading it). */
-export function answeredHere(routes: readonly FrontRoute[], method: string | undefined, url: string | undefined): boolean {
-  if (!url) return false;
+/**
+ * Whether a request may be answered here, decided from its method and path alone, before reading it: its
+ * REST route, 'mcp' for an MCP POST, null when it is sent on whole.
+ */
+export function answeredHere(
+  routes: readonly FrontRoute[],
+  method: string | undefined,
+  url: string | undefined,
+): FrontRoute | 'mcp' | null {
+  if (!url) return null;
   const query = url.indexOf('?');
   const path = query < 0 ? url : url.slice(0, query);
-  if (method === 'POST' && (path === '/mcp' || path.startsWith('/mcp/') || path.startsWith('/apps/'))) return true;
-  if ((method !== 'GET' && method !== 'POST') || !path.startsWith('/v1/')) return false;
-  return routes.some((r) => r.method === method && matchPath(r.path, path) !== null);
+  if (method === 'POST' && (path === '/mcp' || path.startsWith('/mcp/') || path.startsWith('/apps/'))) return 'mcp';
+  if ((method !== 'GET' && method !== 'POST') || !path.startsWith('/v1/')) return null;
+  return routes.find((r) => r.method === method && matchPath(r.path, path) !== null) ?? null;
 }
 
 /** What answering needs of an HTTP thread's settings; `host`, the address it listens on (a local bind checks origins). */

@@ -1,18 +1,19 @@
 // The HTTP threads' ceiling on requests in flight: counted across threads from arrival, a request past it is
 // refused at once (REST 503 with Retry-After, MCP an error result naming its id) without a call to the
-// ledger thread, and the count falls again as answers are given.
+// ledger thread, and the count falls again as answers are given. And a REST search, while the ledger
+// thread says the search queues are full, is refused the same way.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frontListener } from './front-listener.ts';
-import type { FrontReply } from './protocol.ts';
+import { FRONT_COUNTS, type FrontReply } from './protocol.ts';
 import { frontCatalog } from './start-fronts.ts';
 
 let server: Server;
 let base = '';
 const held: ((reply: FrontReply) => void)[] = [];
 const called: string[] = [];
-const inside = new SharedArrayBuffer(4);
+const inside = new SharedArrayBuffer(4 * FRONT_COUNTS.length);
 
 beforeAll(async () => {
   const calls = {
@@ -88,5 +89,40 @@ describe('an HTTP thread over SVC_MAX_REQUESTS', () => {
     await until(() => held.length === 1);
     held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"items":[]}' });
     expect((await again).status).toBe(200);
+  });
+});
+
+describe('an HTTP thread while the search queues are full', () => {
+  const search = (): Promise<Response> =>
+    fetch(`${base}/v1/search`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer ka', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'x', as_of: 'now' }),
+    });
+
+  it('refuses a REST search with the Retry-After the ledger thread gave, without calling it; other requests go on', async () => {
+    const counts = new Int32Array(inside);
+    called.length = 0;
+    Atomics.store(counts, FRONT_COUNTS.searchesCrowdedFor, 3);
+    try {
+      const refused = await search();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('3');
+      expect(((await refused.json()) as { detail: { error: string } }).detail.error).toBe('overloaded');
+      expect(called).toEqual([]);
+      const listed = list();
+      await until(() => held.length === 1);
+      held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"items":[]}' });
+      expect((await listed).status).toBe(200);
+      expect(called).toEqual(['list_memories']);
+    } finally {
+      Atomics.store(counts, FRONT_COUNTS.searchesCrowdedFor, 0);
+    }
+    const taken = search();
+    await until(() => held.length === 1);
+    expect(called).toEqual(['list_memories', 'search_memory']);
+    held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"results":[]}' });
+    expect((await taken).status).toBe(200);
+    await until(() => counts[FRONT_COUNTS.requests] === 0);
   });
 });

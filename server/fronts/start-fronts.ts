@@ -4,6 +4,8 @@
 // are started first.
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import { routes } from '../../bridge/routes.ts';
+import type { Admission } from '../../tools/admission.ts';
+import { operationNamed } from '../../tools/index.ts';
 import { LEGACY_ERA } from '../mcp/handler.ts';
 import { answerCalls, type Answering } from './answer-calls.ts';
 import { hasEnded, loadFront } from './load-fronts.ts';
@@ -20,13 +22,14 @@ export interface Fronts {
   close(graceMs?: number): Promise<void>;
 }
 
-export type FrontOptions = Omit<FrontData, 'listen' | 'inside' | 'routes' | 'tools' | 'legacyEra'> & {
+export type FrontOptions = Omit<FrontData, 'listen' | 'inside' | 'routes' | 'searchOperations' | 'tools' | 'legacyEra'> & {
   listen: Omit<FrontData['listen'], 'probe'>;
 };
 
 /** What a thread is told of the operations and the protocol, as data it can be sent (FrontData). */
-export const frontCatalog: Pick<FrontData, 'routes' | 'tools' | 'legacyEra'> = {
+export const frontCatalog: Pick<FrontData, 'routes' | 'searchOperations' | 'tools' | 'legacyEra'> = {
   routes: routes.filter((r) => !r.respond).map(({ method, path, operation, from }) => ({ method, path, operation, from })),
+  searchOperations: routes.map((r) => r.operation).filter((name) => operationNamed(name).searchSlot === true),
   tools: routes.map((r) => r.operation),
   legacyEra: LEGACY_ERA,
 };
@@ -60,10 +63,22 @@ export async function startFronts(
   const counts = new Int32Array(inside);
   let port = options.listen.port;
   let closing = false;
+  // The admission answering now tells the threads when searches are refused (it changes when this process
+  // takes the ledger again after another held it).
+  let watched: Admission | undefined;
+  const answeringWatched: Answering = () => {
+    const own = answering();
+    const admission = own?.services.admission;
+    if (admission && admission !== watched) {
+      watched = admission;
+      admission.watchSearchesCrowded((retryAfterS) => Atomics.store(counts, FRONT_COUNTS.searchesCrowdedFor, retryAfterS));
+    }
+    return own;
+  };
 
   const start = async (probe: boolean): Promise<Worker> => {
     const { port1, port2 } = new MessageChannel();
-    answerCalls(port1, answering);
+    answerCalls(port1, answeringWatched);
     let worker = loaded.shift();
     while (worker && hasEnded(worker)) worker = loaded.shift();
     worker ??= loadFront();
