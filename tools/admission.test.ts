@@ -167,43 +167,79 @@ describe('the gate', () => {
     expect(gate.stats().inFlight).toBe(0);
   });
 
-  it('tells a watcher, at every change, when a search would be refused whichever lane it took, and refuses it before reading', async () => {
+  /** What a gate watcher was told last: each lane's crowded value, and each lane's share per tenant. */
+  function recorder() {
+    const last = new Map<string, number>();
+    const watch = {
+      crowded: (lane: string, retryAfterS: number) => void last.set(lane, retryAfterS),
+      share: (lane: string, tenant: string, retryAfterS: number) => void last.set(`${lane} ${tenant}`, retryAfterS),
+    };
+    return { last, watch };
+  }
+
+  it("tells the gate each lane's state at every change, and refuses a search unread only when both lanes would", async () => {
     const gate = new Admission({ ...limits, heavyQueue: 1, perKeyQueue: 1, maxRequests: 100 });
-    const told: number[] = [];
-    gate.watchSearchesCrowded((retryAfterS) => told.push(retryAfterS));
-    expect(told).toEqual([0]);
+    const { last, watch } = recorder();
+    gate.watchSearchGate(watch);
+    expect(last).toEqual(
+      new Map([
+        ['heavy', 0],
+        ['searches', 0],
+      ]),
+    );
     const heavy = await gate.admit('a', 'heavy');
     const heavyWaiting = gate.admit('b', 'heavy');
+    expect(last.get('heavy')).toBeGreaterThanOrEqual(1);
     // The heavy lane is full; a search in memory would still go by its own lane.
-    expect(told.at(-1)).toBe(0);
     expect(gate.refusal(false, true)).toBeNull();
     const search = await gate.admit('a', 'search');
     const searchWaiting = gate.admit('b', 'search');
-    expect(told.at(-1)).toBeGreaterThanOrEqual(1);
+    expect(last.get('searches')).toBeGreaterThanOrEqual(1);
     const shed = gate.stats().shed;
     const refused = gate.refusal(false, true);
     expect(refused?.code).toBe('overloaded');
-    expect(refused?.retryAfter).toBe(told.at(-1));
+    expect(refused?.retryAfter).toBe(Math.max(last.get('heavy') ?? 0, last.get('searches') ?? 0));
     expect(gate.stats().shed).toBe(shed + 1);
     // A list is not a search: let through.
     expect(gate.refusal(false, false)).toBeNull();
     search.release();
     (await searchWaiting).release();
-    expect(told.at(-1)).toBe(0);
+    expect(last.get('searches')).toBe(0);
     expect(gate.refusal(false, true)).toBeNull();
     heavy.release();
     (await heavyWaiting).release();
+    expect(last.get('heavy')).toBe(0);
   });
 
-  it('tells the watcher when a slot is given back with nobody waiting (a wait bound of 0: any wait is too long)', async () => {
+  it("refuses a key's search unread when its share of both lanes' queues is full, 429, while another key's is read", async () => {
+    const gate = new Admission({ ...limits, heavyQueue: 4, perKeyQueue: 1, maxRequests: 100 });
+    const { last, watch } = recorder();
+    gate.watchSearchGate(watch);
+    const held = [await gate.admit('a', 'heavy'), await gate.admit('a', 'search')];
+    const waiting = [gate.admit('a', 'heavy'), gate.admit('a', 'search')];
+    expect(last.get('heavy a')).toBeGreaterThanOrEqual(1);
+    expect(last.get('searches a')).toBeGreaterThanOrEqual(1);
+    expect(last.get('heavy')).toBe(0);
+    const refused = gate.refusal(false, true, 'a');
+    expect(refused?.code).toBe('over_share');
+    expect(refused?.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(gate.refusal(false, true, 'b')).toBeNull();
+    for (const h of held) h.release();
+    for (const w of waiting) (await w).release();
+    expect(last.get('heavy a')).toBe(0);
+    expect(last.get('searches a')).toBe(0);
+    expect(gate.refusal(false, true, 'a')).toBeNull();
+  });
+
+  it('tells the gate when a slot is given back with nobody waiting (a wait bound of 0: any wait is too long)', async () => {
     const gate = new Admission({ ...limits, maxWaitMs: 0, maxRequests: 100 });
-    const told: number[] = [];
-    gate.watchSearchesCrowded((retryAfterS) => told.push(retryAfterS));
+    const { last, watch } = recorder();
+    gate.watchSearchGate(watch);
     const heavy = await gate.admit('a', 'heavy');
     const search = await gate.admit('a', 'search');
-    expect(told.at(-1)).toBeGreaterThanOrEqual(1);
+    expect(last.get('searches')).toBeGreaterThanOrEqual(1);
     search.release();
-    expect(told.at(-1)).toBe(0);
+    expect(last.get('searches')).toBe(0);
     heavy.release();
   });
 });

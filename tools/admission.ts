@@ -9,7 +9,8 @@
 // everything in flight that keeps memory per server bounded.
 import { availableParallelism } from 'node:os';
 import { SvcError } from './errors.ts';
-import { once, overloaded, searchesCrowded, SlotPool } from './slot-pool.ts';
+import { searchRefusal, type LaneState } from './search-gate.ts';
+import { once, overloaded, SlotPool } from './slot-pool.ts';
 
 export interface AdmissionLimits {
   /** Expensive operations running at once (SVC_MAX_HEAVY). */
@@ -72,6 +73,12 @@ export function describeLimits(l: AdmissionLimits, heavy: readonly string[]): st
 /** How a request is admitted: never queued (`light`), or for a slot of the searches' or the heavy pool. */
 export type Lane = 'light' | 'search' | 'heavy';
 
+/** Told each search lane's state as it changes (Admission.watchSearchGate): Retry-After seconds, 0 for none. */
+export interface SearchGateWatch {
+  crowded(lane: 'heavy' | 'searches', retryAfterS: number): void;
+  share(lane: 'heavy' | 'searches', tenant: string, retryAfterS: number): void;
+}
+
 /** What `admit` gives back: call `release` exactly once when the work has stopped. */
 export interface Admitted {
   release(): void;
@@ -103,39 +110,43 @@ export class Admission {
 
   constructor(readonly limits: AdmissionLimits) {
     const waits = { perKeyQueue: limits.perKeyQueue, maxWaitMs: Math.min(limits.maxWaitMs, limits.requestTimeoutMs) };
-    const changed = (): void => this.#tellSearchesCrowded();
+    const changed = (lane: 'heavy' | 'searches') => (tenant?: string) => this.#tell(lane, tenant);
     this.#heavy = new SlotPool(
       { slots: limits.maxHeavy, queue: limits.heavyQueue, ...waits },
       'searches or other expensive requests',
-      changed,
+      changed('heavy'),
     );
     // The searches' queue holds what a heavy one may (each waiting search is a few KB of input); it is the
     // expected wait that bounds it in practice.
-    this.#searches = new SlotPool({ slots: limits.maxSearches, queue: limits.heavyQueue, ...waits }, 'searches', changed);
+    this.#searches = new SlotPool({ slots: limits.maxSearches, queue: limits.heavyQueue, ...waits }, 'searches', changed('searches'));
   }
 
-  #searchesWatch: ((retryAfterS: number) => void) | null = null;
+  #gate: SearchGateWatch | null = null;
 
-  /**
-   * The Retry-After (s) a search arriving now is refused with whichever lane it would take, both pools
-   * being crowded; 0 when it may be taken. A search's lane (heavy, or its own) depends on its input and on
-   * what is in memory, so only a refusal of both can be told before its body is read.
-   */
-  #searchesCrowdedFor(): number {
-    return this.#heavy.crowded() && this.#searches.crowded() ? Math.max(this.#heavy.retryAfter(), this.#searches.retryAfter()) : 0;
-  }
-
-  #tellSearchesCrowded(): void {
-    this.#searchesWatch?.(this.#searchesCrowdedFor());
+  #tell(lane: 'heavy' | 'searches', tenant?: string): void {
+    if (!this.#gate) return;
+    const pool = lane === 'heavy' ? this.#heavy : this.#searches;
+    this.#gate.crowded(lane, pool.crowdedFor());
+    if (tenant !== undefined) this.#gate.share(lane, tenant, pool.shareFor(tenant));
   }
 
   /**
-   * Tells `watch` now, and after every change of the pools, what `#searchesCrowdedFor` says: the HTTP
-   * threads (server/fronts/) refuse searches from it before reading them, as `refusal` does here.
+   * Tells `gate` the search lanes' states now and after every change, so that an HTTP thread refuses a
+   * search before reading it as `refusal` does here (tools/search-gate.ts).
    */
-  watchSearchesCrowded(watch: (retryAfterS: number) => void): void {
-    this.#searchesWatch = watch;
-    this.#tellSearchesCrowded();
+  watchSearchGate(gate: SearchGateWatch): void {
+    this.#gate = gate;
+    for (const lane of ['heavy', 'searches'] as const) {
+      const pool = lane === 'heavy' ? this.#heavy : this.#searches;
+      gate.crowded(lane, pool.crowdedFor());
+      for (const tenant of pool.waitingTenants()) gate.share(lane, tenant, pool.shareFor(tenant));
+    }
+  }
+
+  /** A search of `tenant` arriving now, refused unread when both lanes would refuse it (tools/search-gate.ts). */
+  #searchRefusal(tenant?: string): SvcError | null {
+    const state = (pool: SlotPool): LaneState => ({ crowded: pool.crowdedFor(), share: tenant === undefined ? 0 : pool.shareFor(tenant) });
+    return searchRefusal(state(this.#heavy), state(this.#searches));
   }
 
   stats(): AdmissionStats {
@@ -165,8 +176,8 @@ export class Admission {
    * Call `release` when the answer has been handed back. `admit` still decides (per key, input-dependent
    * heavy operations): passing here promises nothing.
    */
-  arrive(heavy: boolean, searches = false): Admitted {
-    const refusal = this.refusal(heavy, searches);
+  arrive(heavy: boolean, searches = false, tenant?: string): Admitted {
+    const refusal = this.refusal(heavy, searches, tenant);
     if (refusal) throw refusal;
     this.#arrived++;
     const arrival = { at: performance.now() };
@@ -183,17 +194,16 @@ export class Admission {
    * What `arrive` would refuse a request arriving now with, counted as shed; null when it would take it
    * (and nothing is taken: a request let through still calls `arrive`). Lets the HTTP listener answer a
    * refusal before the request reaches the app (server/early-shed.ts). `searches`: the operation takes a
-   * search lane (a search), refused when both would refuse it.
+   * search lane (a search), refused when both would refuse it, for `tenant`'s share too when it is known.
    */
-  refusal(heavy: boolean, searches = false): SvcError | null {
-    const crowdedFor = !heavy && searches ? this.#searchesCrowdedFor() : 0;
+  refusal(heavy: boolean, searches = false, tenant?: string): SvcError | null {
     const refusal =
       this.#arrived >= this.limits.maxRequests
         ? overloaded(`${this.#arrived} requests are in flight, the most this server takes at once`, this.retryAfter(0))
         : heavy
           ? this.#heavy.refusal()
-          : crowdedFor > 0
-            ? searchesCrowded(crowdedFor)
+          : searches
+            ? this.#searchRefusal(tenant)
             : null;
     if (refusal) this.#shed++;
     return refusal;

@@ -29,12 +29,13 @@ export class SlotPool {
 
   /**
    * `what`: the requests the pool's refusals name ("expensive requests", "searches"); `onChange`: told
-   * after every start, end, wait and departure from the queue, when what `crowded` says may have changed.
+   * after every start, end, wait and departure from the queue, when what `crowded` says may have changed,
+   * with the tenant whose queue changed (its `shareFor` too).
    */
   constructor(
     readonly limits: PoolLimits,
     readonly what: string,
-    readonly onChange: () => void = () => {},
+    readonly onChange: (tenant?: string) => void = () => {},
   ) {}
 
   get running(): number {
@@ -55,9 +56,23 @@ export class SlotPool {
     return this.#running < this.limits.slots && this.#queued === 0;
   }
 
-  /** Whether any request arriving now would be refused, whoever sent it (a full queue, too long a wait): `refusal` without a tenant, without building the error. */
-  crowded(): boolean {
-    return !this.free() && (this.#queued >= this.limits.queue || this.#expectedWaitMs() > this.limits.maxWaitMs);
+  /** The Retry-After (s) any request arriving now is refused with, whoever sent it (a full queue, no share for anyone, too long a wait); 0: none. */
+  crowdedFor(): number {
+    const crowded =
+      !this.free() &&
+      (this.#queued >= this.limits.queue || this.limits.perKeyQueue === 0 || this.#expectedWaitMs() > this.limits.maxWaitMs);
+    return crowded ? this.retryAfter() : 0;
+  }
+
+  /** The Retry-After (s) a request of `tenant` is refused with for its share of the queue being full; 0: it is not. */
+  shareFor(tenant: string): number {
+    const mine = this.#queues.get(tenant)?.length ?? 0;
+    return mine > 0 && mine >= this.limits.perKeyQueue ? this.retryAfter(mine) : 0;
+  }
+
+  /** The tenants with requests waiting. */
+  waitingTenants(): IterableIterator<string> {
+    return this.#queues.keys();
   }
 
   #expectedWaitMs(): number {
@@ -108,7 +123,7 @@ export class SlotPool {
     const queue = this.#queues.get(tenant);
     if (queue) queue.push(waiter);
     else this.#queues.set(tenant, [waiter]);
-    this.onChange();
+    this.onChange(tenant);
     return () => {
       const mine = this.#queues.get(tenant);
       const at = mine?.indexOf(waiter) ?? -1;
@@ -116,7 +131,7 @@ export class SlotPool {
       mine.splice(at, 1);
       if (mine.length === 0) this.#queues.delete(tenant);
       this.#queued--;
-      this.onChange();
+      this.onChange(tenant);
       return true;
     };
   }
@@ -132,6 +147,7 @@ export class SlotPool {
       if (queue.length > 0) this.#queues.set(tenant, queue);
       if (!waiter) continue;
       this.#queued--;
+      this.onChange(tenant);
       waiter.start();
     }
   }
@@ -148,9 +164,4 @@ export function once(fn: () => void): () => void {
 
 export function overloaded(why: string, retryAfter: number): SvcError {
   return new SvcError('overloaded', `the server is busy (${why}); retry after ${retryAfter} s`, [], retryAfter);
-}
-
-/** A search refused before it is read: both pools a search can wait in are as full as this server queues (tools/admission.ts). */
-export function searchesCrowded(retryAfterS: number): SvcError {
-  return overloaded('searches and other expensive requests wait as many or as long as this server queues', retryAfterS);
 }

@@ -40,6 +40,7 @@ export function answerCalls(port: MessagePort | Worker, answering: Answering): v
       arrived = own.services.admission?.arrive(
         call.door === 'rest' && op.heavy === 'always',
         call.door === 'rest' && op.searchSlot === true,
+        call.tenant,
       );
     } catch (error) {
       running.delete(call.id);

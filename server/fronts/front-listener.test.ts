@@ -7,13 +7,15 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frontListener } from './front-listener.ts';
 import { FRONT_COUNTS, type FrontReply } from './protocol.ts';
-import { frontCatalog } from './start-fronts.ts';
+import { frontCatalog, searchGateWatch } from './start-fronts.ts';
+import { gateLength } from '../../tools/search-gate.ts';
 
 let server: Server;
 let base = '';
 const held: ((reply: FrontReply) => void)[] = [];
 const called: string[] = [];
 const inside = new SharedArrayBuffer(4 * FRONT_COUNTS.length);
+const gate = new SharedArrayBuffer(4 * gateLength(2));
 
 beforeAll(async () => {
   const calls = {
@@ -29,12 +31,17 @@ beforeAll(async () => {
   const listener = frontListener(
     {
       ...frontCatalog,
-      apiKeys: new Map([['ka', 'alpha']]),
+      apiKeys: new Map([
+        ['ka', 'alpha'],
+        ['kb', 'beta'],
+      ]),
       tenant: 'local',
       host: '127.0.0.1',
       maxBodyBytes: 1 << 20,
       maxRequests: 2,
       inside,
+      gate,
+      gateTenants: ['alpha', 'beta'],
     },
     calls,
     passOn,
@@ -92,18 +99,19 @@ describe('an HTTP thread over SVC_MAX_REQUESTS', () => {
   });
 });
 
-describe('an HTTP thread while the search queues are full', () => {
-  const search = (): Promise<Response> =>
+describe('an HTTP thread while the search lanes would refuse a search', () => {
+  const search = (key = 'ka'): Promise<Response> =>
     fetch(`${base}/v1/search`, {
       method: 'POST',
-      headers: { authorization: 'Bearer ka', 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ query: 'x', as_of: 'now' }),
     });
+  const watch = searchGateWatch(new Int32Array(gate), ['alpha', 'beta']);
 
-  it('refuses a REST search with the Retry-After the ledger thread gave, without calling it; other requests go on', async () => {
-    const counts = new Int32Array(inside);
+  it("refuses a REST search unread when both lanes are crowded (503) or its key's share of both is full (429); other requests go on", async () => {
     called.length = 0;
-    Atomics.store(counts, FRONT_COUNTS.searchesCrowdedFor, 3);
+    watch.crowded('heavy', 3);
+    watch.crowded('searches', 2);
     try {
       const refused = await search();
       expect(refused.status).toBe(503);
@@ -115,14 +123,28 @@ describe('an HTTP thread while the search queues are full', () => {
       held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"items":[]}' });
       expect((await listed).status).toBe(200);
       expect(called).toEqual(['list_memories']);
+      // One lane crowded, the key's share of the other full: refused for that key only.
+      watch.crowded('searches', 0);
+      watch.share('searches', 'alpha', 4);
+      const overShare = await search('ka');
+      expect(overShare.status).toBe(429);
+      expect(overShare.headers.get('retry-after')).toBe('4');
+      expect(called).toEqual(['list_memories']);
+      const other = search('kb');
+      await until(() => held.length === 1);
+      expect(called).toEqual(['list_memories', 'search_memory']);
+      held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"results":[]}' });
+      expect((await other).status).toBe(200);
     } finally {
-      Atomics.store(counts, FRONT_COUNTS.searchesCrowdedFor, 0);
+      watch.crowded('heavy', 0);
+      watch.crowded('searches', 0);
+      watch.share('searches', 'alpha', 0);
     }
     const taken = search();
     await until(() => held.length === 1);
-    expect(called).toEqual(['list_memories', 'search_memory']);
+    expect(called).toEqual(['list_memories', 'search_memory', 'search_memory']);
     held.splice(0)[0]?.({ id: 0, kind: 'rest', status: 200, body: '{"results":[]}' });
     expect((await taken).status).toBe(200);
-    await until(() => counts[FRONT_COUNTS.requests] === 0);
+    await until(() => new Int32Array(inside)[FRONT_COUNTS.requests] === 0);
   });
 });

@@ -1,12 +1,14 @@
 // An HTTP thread's request listener: operation requests are counted across the threads from arrival,
 // before anything of them is read, and refused at once past SVC_MAX_REQUESTS, or for a REST search when
-// the ledger thread says the queues a search may wait in are full (FRONT_COUNTS.searchesCrowdedFor), as the
-// ledger thread's own listener refuses (server/refusals.ts); the rest are answered here (./front-answers.ts)
-// or passed on.
+// both search lanes would refuse it (their states kept by the ledger thread, tools/search-gate.ts), as the
+// ledger thread refuses them (server/refusals.ts); the rest are answered here (./front-answers.ts) or
+// passed on.
 import type { RequestListener, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { SvcError } from '../../tools/errors.ts';
-import { overloaded, searchesCrowded } from '../../tools/slot-pool.ts';
+import { gateStates, searchRefusal } from '../../tools/search-gate.ts';
+import { overloaded } from '../../tools/slot-pool.ts';
+import { tenantResolver } from '../auth.ts';
 import { mcpRefusal, plainRefusal } from '../refusals.ts';
 import { answeredHere, frontAnswers, type FrontSettings } from './front-answers.ts';
 import type { LedgerCalls } from './ledger-calls.ts';
@@ -14,7 +16,7 @@ import type { PassOn } from './pass-on.ts';
 import { FRONT_COUNTS, type FrontData } from './protocol.ts';
 
 export function frontListener(
-  data: FrontSettings & Pick<FrontData, 'maxRequests' | 'inside' | 'searchOperations'>,
+  data: FrontSettings & Pick<FrontData, 'maxRequests' | 'inside' | 'searchOperations' | 'gate' | 'gateTenants'>,
   calls: Pick<LedgerCalls, 'call'>,
   passOn: Pick<PassOn, 'read' | 'raw'>,
 ): RequestListener {
@@ -24,6 +26,14 @@ export function frontListener(
   // An MCP refusal names the call's JSON-RPC id, so a small body is read for it.
   const refuseMcp = getRequestListener((request) => mcpRefusal(request, over()));
   const searches = new Set(data.searchOperations);
+  const gate = new Int32Array(data.gate);
+  const gateAt = new Map(data.gateTenants.map((t, i) => [t, i]));
+  const tenantOf = tenantResolver(data);
+  /** Why a search is refused before it is read; null: it is read (a request without a known key is answered 401 there). */
+  const searchRefused = (authorization: string | undefined): SvcError | null => {
+    const tenant = tenantOf(authorization);
+    return tenant === null ? null : searchRefusal(...gateStates(gate, gateAt.get(tenant)));
+  };
   const refuse = (res: ServerResponse, error: SvcError): void => {
     const refused = plainRefusal(error);
     res.writeHead(refused.status, refused.headers).end(refused.body);
@@ -34,8 +44,8 @@ export function frontListener(
     const count = Atomics.add(inside, FRONT_COUNTS.requests, 1) + 1;
     res.once('close', () => Atomics.sub(inside, FRONT_COUNTS.requests, 1));
     if (count > data.maxRequests) return route === 'mcp' ? void refuseMcp(req, res) : refuse(res, over());
-    const crowdedFor = route !== 'mcp' && searches.has(route.operation) ? Atomics.load(inside, FRONT_COUNTS.searchesCrowdedFor) : 0;
-    if (crowdedFor > 0) return refuse(res, searchesCrowded(crowdedFor));
+    const refusal = route !== 'mcp' && searches.has(route.operation) ? searchRefused(req.headers.authorization) : null;
+    if (refusal) return refuse(res, refusal);
     void answer(req, res);
   };
 }

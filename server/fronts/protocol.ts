@@ -60,25 +60,29 @@ export interface FrontData {
    */
   readonly inside: SharedArrayBuffer;
   /**
+   * Int32s the ledger thread keeps: the search lanes' states (tools/search-gate.ts), each tenant's share at
+   * its place in `gateTenants` (the tenants of the keys at start).
+   */
+  readonly gate: SharedArrayBuffer;
+  readonly gateTenants: readonly string[];
+  /**
    * What the operations and the SDK say, given as data so a thread loads neither (most of a thread's
    * memory, docs/load.md): the routes answered with JSON (the export's, answered with a file, is passed on whole), every
    * tool's name, and the 2025 protocol era.
    */
   readonly routes: readonly FrontRoute[];
-  /** The operations that wait in the search queues (a REST route of one is refused when they are full). */
+  /** The operations that wait in the search lanes (a REST route of one is refused unread when both would refuse it). */
   readonly searchOperations: readonly string[];
   readonly tools: readonly string[];
   readonly legacyEra: LegacyEra;
 }
 
 /**
- * Where each count lies in `FrontData.inside`. `searchesCrowdedFor` is the ledger thread's: the Retry-After
- * (s) a search arriving now is refused with, the queues it may wait in being full (0: it may be taken;
- * `Admission.watchSearchesCrowded`). With SVC_LOAD_STATS=1 each thread also raises the two
+ * Where each count lies in `FrontData.inside`. With SVC_LOAD_STATS=1 each thread also raises the two
  * event-loop slots to the highest p99 and maximum delay (µs) of its last second, and the load-stats line
  * takes and clears them: a refusal made here waits for that loop, not the ledger thread's.
  */
-export const FRONT_COUNTS = { requests: 0, open: 1, accepted: 2, loopP99Us: 3, loopMaxUs: 4, searchesCrowdedFor: 5, length: 6 } as const;
+export const FRONT_COUNTS = { requests: 0, open: 1, accepted: 2, loopP99Us: 3, loopMaxUs: 4, length: 5 } as const;
 
 /** The ledger thread's first message to an HTTP thread: its settings and its channel for calls. */
 export interface FrontStart {

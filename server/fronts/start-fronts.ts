@@ -4,7 +4,8 @@
 // are started first.
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import { routes } from '../../bridge/routes.ts';
-import type { Admission } from '../../tools/admission.ts';
+import type { Admission, SearchGateWatch } from '../../tools/admission.ts';
+import { gateLength, GATE_SLOTS, shareSlot } from '../../tools/search-gate.ts';
 import { operationNamed } from '../../tools/index.ts';
 import { LEGACY_ERA } from '../mcp/handler.ts';
 import { answerCalls, type Answering } from './answer-calls.ts';
@@ -22,7 +23,10 @@ export interface Fronts {
   close(graceMs?: number): Promise<void>;
 }
 
-export type FrontOptions = Omit<FrontData, 'listen' | 'inside' | 'routes' | 'searchOperations' | 'tools' | 'legacyEra'> & {
+export type FrontOptions = Omit<
+  FrontData,
+  'listen' | 'inside' | 'gate' | 'gateTenants' | 'routes' | 'searchOperations' | 'tools' | 'legacyEra'
+> & {
   listen: Omit<FrontData['listen'], 'probe'>;
 };
 
@@ -63,15 +67,18 @@ export async function startFronts(
   const counts = new Int32Array(inside);
   let port = options.listen.port;
   let closing = false;
-  // The admission answering now tells the threads when searches are refused (it changes when this process
-  // takes the ledger again after another held it).
+  // The admission answering now keeps the search lanes' states where the threads read them (it changes
+  // when this process takes the ledger again after another held it).
+  const gateTenants = options.apiKeys ? [...new Set(options.apiKeys.values())] : [options.tenant];
+  const gate = new SharedArrayBuffer(4 * gateLength(gateTenants.length));
+  const gateWatch = searchGateWatch(new Int32Array(gate), gateTenants);
   let watched: Admission | undefined;
   const answeringWatched: Answering = () => {
     const own = answering();
     const admission = own?.services.admission;
     if (admission && admission !== watched) {
       watched = admission;
-      admission.watchSearchesCrowded((retryAfterS) => Atomics.store(counts, FRONT_COUNTS.searchesCrowdedFor, retryAfterS));
+      admission.watchSearchGate(gateWatch);
     }
     return own;
   };
@@ -88,7 +95,7 @@ export async function startFronts(
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`an HTTP thread ended (code ${code}) before it listened`)));
       const start: FrontStart = {
-        start: { ...options, ...frontCatalog, inside, listen: { ...options.listen, port, probe }, calls: port2 },
+        start: { ...options, ...frontCatalog, inside, gate, gateTenants, listen: { ...options.listen, port, probe }, calls: port2 },
       };
       worker.postMessage(start, [port2]);
     }).catch((error: unknown) => {
@@ -133,6 +140,19 @@ export async function startFronts(
       const all = [...running];
       for (const w of all) w.postMessage({ close: true });
       await Promise.all(all.map((w) => ended(w, graceMs)));
+    },
+  };
+}
+
+/** Writes the lanes' states where the threads read them (tools/search-gate.ts); a tenant not listed has no share slot. */
+export function searchGateWatch(gate: Int32Array, tenants: readonly string[]): SearchGateWatch {
+  const at = new Map(tenants.map((t, i) => [t, i]));
+  return {
+    crowded: (lane, retryAfterS) =>
+      Atomics.store(gate, lane === 'heavy' ? GATE_SLOTS.heavyCrowded : GATE_SLOTS.searchesCrowded, retryAfterS),
+    share: (lane, tenant, retryAfterS) => {
+      const i = at.get(tenant);
+      if (i !== undefined) Atomics.store(gate, shareSlot(i, lane === 'heavy' ? 0 : 1), retryAfterS);
     },
   };
 }
