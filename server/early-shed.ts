@@ -1,9 +1,10 @@
 // Overload answered before a request is read. Each operation request passes `Admission.arrive` as it
 // reaches the app, before its body is read, parsed or validated: over SVC_MAX_REQUESTS, or (for a route
 // whose operation is heavy whatever its input, e.g. GET /v1/export) when the heavy queue would refuse it
-// anyway, or (for a search) when both queues a search may wait in would refuse it, the answer is given at once. `runOperation`'s `admit` still makes the full decision later (the
-// key's share, input-dependent heavy writes); this only moves the refusals it can decide without the body
-// to the front. Open routes (version, docs, the UI, discovery) never pass here.
+// anyway, or (for a search) when both lanes a search may wait in refuse everybody (tools/search-gate.ts),
+// the answer is given at once. `runOperation`'s `admit` still makes the full decision later (the key's
+// share, input-dependent heavy writes); this only moves the refusals it can decide without the body to
+// the front. Open routes (version, docs, the UI, discovery) never pass here.
 //
 // MCP names its tool in the body, so an MCP POST meets only the ceiling on requests in flight here. Its
 // refusal is still an MCP answer: a small body is read (the JSON-RPC id is in it) to send the tool's
