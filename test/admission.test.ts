@@ -237,6 +237,23 @@ describe('deadlines', () => {
   });
 });
 
+/** A POST whose body never ends: a server that tried to read it would never answer. */
+function postEndless(t: TestApp, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"query": "harvest", '));
+    },
+  });
+  return Promise.resolve(
+    t.app.request(`http://ledger.test${path}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer ka', 'content-type': 'application/json', ...headers },
+      body,
+      duplex: 'half',
+    } as RequestInit),
+  );
+}
+
 describe('overload answered before the body is read', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -244,22 +261,7 @@ describe('overload answered before the body is read', () => {
   });
   afterAll(() => t.close());
 
-  /** A body that never ends: a server that tried to read it would never answer. */
-  const endless = (): ReadableStream<Uint8Array> =>
-    new ReadableStream({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode('{"query": "harvest", '));
-      },
-    });
-  const post = (path: string, headers: Record<string, string> = {}): Promise<Response> =>
-    Promise.resolve(
-      t.app.request(`http://ledger.test${path}`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer ka', 'content-type': 'application/json', ...headers },
-        body: endless(),
-        duplex: 'half',
-      } as RequestInit),
-    );
+  const post = (path: string, headers: Record<string, string> = {}): Promise<Response> => postEndless(t, path, headers);
 
   it('an always-heavy request meeting a full heavy queue gets 503 + Retry-After before its input is read', async () => {
     const held = await holdSlots(t);
@@ -305,19 +307,7 @@ describe('a search refused before it is read', () => {
   });
   afterAll(() => t.close());
 
-  const endlessSearch = (): Promise<Response> =>
-    Promise.resolve(
-      t.app.request('http://ledger.test/v1/search', {
-        method: 'POST',
-        headers: { authorization: 'Bearer ka', 'content-type': 'application/json' },
-        body: new ReadableStream({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode('{"query": "harvest", '));
-          },
-        }),
-        duplex: 'half',
-      } as RequestInit),
-    );
+  const endlessSearch = (): Promise<Response> => postEndless(t, '/v1/search');
 
   it('while both queues a search may wait in are full, a search gets 503 + Retry-After unread; a list is answered', async () => {
     const heavy = await gate(t).admit('holder', 'heavy');
