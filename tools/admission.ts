@@ -123,9 +123,13 @@ export class Admission {
 
   #gate: SearchGateWatch | null = null;
 
+  #pool(lane: 'heavy' | 'searches'): SlotPool {
+    return lane === 'heavy' ? this.#heavy : this.#searches;
+  }
+
   #tell(lane: 'heavy' | 'searches', tenant?: string): void {
     if (!this.#gate) return;
-    const pool = lane === 'heavy' ? this.#heavy : this.#searches;
+    const pool = this.#pool(lane);
     this.#gate.crowded(lane, pool.crowdedFor());
     if (tenant !== undefined) this.#gate.share(lane, tenant, pool.shareFor(tenant));
   }
@@ -137,7 +141,7 @@ export class Admission {
   watchSearchGate(gate: SearchGateWatch): void {
     this.#gate = gate;
     for (const lane of ['heavy', 'searches'] as const) {
-      const pool = lane === 'heavy' ? this.#heavy : this.#searches;
+      const pool = this.#pool(lane);
       gate.crowded(lane, pool.crowdedFor());
       for (const tenant of pool.waitingTenants()) gate.share(lane, tenant, pool.shareFor(tenant));
     }

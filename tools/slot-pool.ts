@@ -58,16 +58,14 @@ export class SlotPool {
 
   /** The Retry-After (s) any request arriving now is refused with, whoever sent it (a full queue, no share for anyone, too long a wait); 0: none. */
   crowdedFor(): number {
-    const crowded =
-      !this.free() &&
-      (this.#queued >= this.limits.queue || this.limits.perKeyQueue === 0 || this.#expectedWaitMs() > this.limits.maxWaitMs);
+    const crowded = !this.free() && (this.#queueFull() || this.limits.perKeyQueue === 0 || this.#waitTooLong(this.#expectedWaitMs()));
     return crowded ? this.retryAfter() : 0;
   }
 
   /** The Retry-After (s) a request of `tenant` is refused with for its share of the queue being full; 0: it is not. */
   shareFor(tenant: string): number {
-    const mine = this.#queues.get(tenant)?.length ?? 0;
-    return mine > 0 && mine >= this.limits.perKeyQueue ? this.retryAfter(mine) : 0;
+    const mine = this.#waiting(tenant);
+    return mine > 0 && this.#shareFull(mine) ? this.retryAfter(mine) : 0;
   }
 
   /** The tenants with requests waiting. */
@@ -75,16 +73,33 @@ export class SlotPool {
     return this.#queues.keys();
   }
 
+  // The three reasons a pool that is not free refuses, shared by `refusal` and the states the search gate reads.
+  #queueFull(): boolean {
+    return this.#queued >= this.limits.queue;
+  }
+
+  #waiting(tenant: string): number {
+    return this.#queues.get(tenant)?.length ?? 0;
+  }
+
+  #shareFull(mine: number): boolean {
+    return mine >= this.limits.perKeyQueue;
+  }
+
   #expectedWaitMs(): number {
     return ((this.#queued + 1) * this.#serviceMs) / this.limits.slots;
+  }
+
+  #waitTooLong(expectedWaitMs: number): boolean {
+    return expectedWaitMs > this.limits.maxWaitMs;
   }
 
   /** Why a request of `tenant` arriving now would not be queued (a full queue, the key's share, too long a wait); null: it would. */
   refusal(tenant?: string): SvcError | null {
     if (this.free()) return null;
-    if (this.#queued >= this.limits.queue) return overloaded(`${this.#queued} ${this.what} are already waiting`, this.retryAfter());
-    const mine = tenant === undefined ? 0 : (this.#queues.get(tenant)?.length ?? 0);
-    if (tenant !== undefined && mine >= this.limits.perKeyQueue) {
+    if (this.#queueFull()) return overloaded(`${this.#queued} ${this.what} are already waiting`, this.retryAfter());
+    const mine = tenant === undefined ? 0 : this.#waiting(tenant);
+    if (tenant !== undefined && this.#shareFull(mine)) {
       return new SvcError(
         'over_share',
         `this key already has ${mine} ${this.what} waiting, its share of the queue; retry after ${this.retryAfter(mine)} s`,
@@ -94,7 +109,7 @@ export class SlotPool {
     }
     // A wait longer than the bound is refused now rather than served late.
     const expectedWaitMs = this.#expectedWaitMs();
-    if (expectedWaitMs > this.limits.maxWaitMs) {
+    if (this.#waitTooLong(expectedWaitMs)) {
       return overloaded(
         `the expected wait for a turn (${Math.round(expectedWaitMs)} ms) is longer than this server queues for`,
         this.retryAfter(),
