@@ -40,12 +40,13 @@ export function answeredHere(
 /** What answering needs of an HTTP thread's settings; `host`, the address it listens on (a local bind checks origins). */
 export type FrontSettings = Pick<FrontData, 'apiKeys' | 'tenant' | 'maxBodyBytes' | 'routes' | 'tools' | 'legacyEra'> & { host: string };
 
+/** `tenantOf`: the thread's one resolver of keys, whose cache of matched keys its listener shares. */
 export function frontAnswers(
   data: FrontSettings,
   calls: Pick<LedgerCalls, 'call'>,
   passOn: Pick<PassOn, 'read'>,
+  tenantOf: ReturnType<typeof tenantResolver> = tenantResolver(data),
 ): (request: Request) => Promise<Response> {
-  const tenantOf = tenantResolver(data);
   const hosted = data.apiKeys !== null;
   const toolNames = new Set(data.tools);
 

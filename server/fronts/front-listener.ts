@@ -20,7 +20,9 @@ export function frontListener(
   calls: Pick<LedgerCalls, 'call'>,
   passOn: Pick<PassOn, 'read' | 'raw'>,
 ): RequestListener {
-  const answer = getRequestListener(frontAnswers(data, calls, passOn));
+  // One resolver of keys for the search gate here and the answer: a key is hashed and matched once.
+  const tenantOf = tenantResolver(data);
+  const answer = getRequestListener(frontAnswers(data, calls, passOn, tenantOf));
   const inside = new Int32Array(data.inside);
   const over = (): SvcError => overloaded(`${data.maxRequests} requests are in flight, the most this server takes at once`, 1);
   // An MCP refusal names the call's JSON-RPC id, so a small body is read for it.
@@ -28,7 +30,6 @@ export function frontListener(
   const searches = new Set(data.searchOperations);
   const gate = new Int32Array(data.gate);
   const gateAt = new Map(data.gateTenants.map((t, i) => [t, i]));
-  const tenantOf = tenantResolver(data);
   /** Why a search is refused before it is read; null: it is read (a request without a known key is answered 401 there). */
   const searchRefused = (authorization: string | undefined): SvcError | null => {
     const tenant = tenantOf(authorization);
