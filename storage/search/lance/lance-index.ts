@@ -7,6 +7,7 @@
 // few enough rows for an exact answer (exactVectorRows). Every answer is in a total order, a tie at the
 // cut settled among all its rows (closed-cut.ts), so it does not depend on how the table was built.
 import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import type { Schema, Table as ArrowTable } from 'apache-arrow';
 import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
@@ -286,7 +287,7 @@ export class LanceIndex {
   ) {
     this.#db = db;
     this.#dir = dir;
-    this.#apart = vectors.workApart === false ? null : new WorkApartRunner();
+    this.#apart = vectors.workApart === false ? null : new WorkApartRunner(join(dirname(dir), 'work-apart'));
     this.#textMirrorRows = textMirrorRows;
     this.#vectorIndexRows = vectors.indexRows ?? HNSW_MIN_ROWS;
     this.#partitionRows = vectors.partitionRows ?? HNSW_PARTITION_ROWS;

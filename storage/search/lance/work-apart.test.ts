@@ -1,7 +1,7 @@
 // A large table's vector index builds and optimizes run in a child process: the server's handle then
 // finds the child's work committed, rows appended meanwhile are still found, and work that fails or is
 // ended says so.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
@@ -12,11 +12,17 @@ import { WorkApartRunner } from './work-apart.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'work-apart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+});
 
 describe("a large table's heavy maintenance in a child process", () => {
   it('builds vector indexes into the table the server holds, and rows appended meanwhile are found', async () => {
     const at = join(dir, 'apart');
+    // The children's temporary files land in the index's own folder, not in the server's TMPDIR.
+    const serverTmp = mkdtempSync(join(dir, 'server-tmp-'));
+    vi.stubEnv('TMPDIR', serverTmp);
     const index = await LanceIndex.open(at, 8, 4, 0, 0, 0, { indexRows: 300, exactRows: 0 });
     const vs = vectors(450, 8, 7);
     const ws = vectors(450, 4, 11);
@@ -61,6 +67,11 @@ describe("a large table's heavy maintenance in a child process", () => {
     }
     expect(found).toEqual(['n0', 'n200', 'n401', 'n420', 'n449']);
     await index.close();
+    // LanceDB shuffled the rows through files in the child's TMPDIR and left them there; each child's
+    // folder went with the child. (The server's own LanceDB keeps an empty folder there while it runs.)
+    const files = readdirSync(serverTmp, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => entry.name)).toEqual([]);
+    expect(readdirSync(join(dir, 'work-apart'))).toEqual([]);
   }, 60_000);
 
   it('optimizes: the full-text index covers every row, and the search answers from it', async () => {
@@ -83,8 +94,24 @@ describe("a large table's heavy maintenance in a child process", () => {
     await index.close();
   }, 60_000);
 
+  it("remove the temporary folders a killed server's children left, and no running server's", async () => {
+    const scratch = join(dir, 'scratch');
+    const left = (pid: number) => {
+      const folder = join(scratch, `${pid}-t_00-abc`, '.tmpX');
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'shuffle_data.lance'), 'x');
+      return `${pid}-t_00-abc`;
+    };
+    const dead = 2 ** 22 + 1; // above Linux's largest pid
+    left(dead);
+    const mine = left(process.pid);
+    mkdirSync(join(scratch, 'not-a-pid'));
+    new WorkApartRunner(scratch);
+    expect(readdirSync(scratch)).toEqual([mine]);
+  });
+
   it('say why when they fail, and end on a close', async () => {
-    const runner = new WorkApartRunner();
+    const runner = new WorkApartRunner(join(dir, 'scratch-fail'));
     const work = {
       kind: 'vector index' as const,
       dir: join(dir, 'none'),
@@ -100,5 +127,6 @@ describe("a large table's heavy maintenance in a child process", () => {
     const running = runner.vectorIndex(work);
     await runner.end();
     await expect(running).rejects.toThrow(/was ended by SIGKILL/);
+    expect(readdirSync(join(dir, 'scratch-fail'))).toEqual([]);
   }, 30_000);
 });

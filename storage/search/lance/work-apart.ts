@@ -7,7 +7,9 @@
 // at the table's next maintenance. LanceDB commits the child's work beside the server's appends, and the
 // server's handle then reads the table's latest version.
 import { fork, type ChildProcess } from 'node:child_process';
-import { extname } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** One piece of work on one table of the index's folder, with the server's options. */
@@ -30,9 +32,36 @@ const CHILD = fileURLToPath(new URL(`./work-apart-child${extname(fileURLToPath(i
 /** A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs). */
 const CHILD_ARGV = CHILD.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
 
+/** Whether a process of this id still runs (a signal 0 reaches it, or it is another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Each child gets a folder of its own under `scratch` as its TMPDIR, removed once it ends however it
+ * ended. LanceDB shuffles a vector index's rows through files in the temporary folder (~300 bytes a row:
+ * 891 MB for a 3M-row table) and left them there after every build: in /tmp, which is memory on a tmpfs,
+ * one more copy of the table each build, never removed. Folders of a server that was killed are removed
+ * by the next runner on the folder.
+ */
 export class WorkApartRunner {
   /** The work in flight, by table. */
   readonly #running = new Map<ChildProcess, string>();
+  readonly #scratch: string;
+
+  constructor(scratch: string) {
+    this.#scratch = scratch;
+    mkdirSync(scratch, { recursive: true });
+    for (const name of readdirSync(scratch)) {
+      const pid = Number(name.split('-')[0]);
+      if (!Number.isInteger(pid) || !alive(pid)) rmSync(join(scratch, name), { recursive: true, force: true });
+    }
+  }
 
   /** Builds a vector index in a child; resolves once it is committed, rejects with the child's failure. */
   async vectorIndex(work: Extract<WorkApart, { kind: 'vector index' }>): Promise<void> {
@@ -47,7 +76,12 @@ export class WorkApartRunner {
   }
 
   #run(work: WorkApart): Promise<OptimizeCounts | undefined> {
-    const child = fork(CHILD, [JSON.stringify(work)], { execArgv: CHILD_ARGV, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const tmp = mkdtempSync(join(this.#scratch, `${process.pid}-${work.table}-`));
+    const child = fork(CHILD, [JSON.stringify(work)], {
+      execArgv: CHILD_ARGV,
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: { ...process.env, TMPDIR: tmp },
+    });
     this.#running.set(child, work.table);
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
@@ -62,11 +96,14 @@ export class WorkApartRunner {
     return new Promise((resolve, reject) => {
       child.once('error', (error) => {
         this.#running.delete(child);
-        reject(error);
+        void rm(tmp, { recursive: true, force: true })
+          .catch(() => undefined)
+          .finally(() => reject(error));
       });
       // 'close', not 'exit': it comes once the channel is drained too, so the counts sent before exiting are in.
-      child.once('close', (code, signal) => {
+      child.once('close', async (code, signal) => {
         this.#running.delete(child);
+        await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
         if (code === 0) resolve(counts);
         else
           reject(
