@@ -19,6 +19,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import type { Cell, TableRows } from './table-rows.ts';
 import { encodeRecord, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
+import { LAST_WRITTEN_FILE, lastWritten, readFloors, saveFloors, type Floors, type LastWritten } from './last-written.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
 import { SPACE_LOADS_PER_TURN, SpaceLoadTurns } from './space-load-turns.ts';
 import type { TurnStats } from './shared-turns.ts';
@@ -287,7 +288,7 @@ export interface GraphStore {
   loadTenantWide(tenant: string): Promise<Pick<LoadedLedger, 'batches' | 'declarations' | 'verdicts'>>;
   /** Node rows with `after` < seq <= `upTo`, in seq order, at most `limit` of them. */
   nodesBetween(after: number, upTo: number, limit: number): Promise<NodeVersion[]>;
-  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }>;
+  lastWritten(): Promise<LastWritten>;
   /** One tenant's rows with `after` < tseq <= `upTo`, at most `limit` per table, each table in tseq order. */
   tenantRows(tenant: string, after: number, upTo: number, limit: number): Promise<CommitGroup>;
   tenantLastTseq(tenant: string): Promise<number>;
@@ -358,6 +359,8 @@ export class KuzuGraph implements GraphStore {
   readonly #writer: Connection;
   readonly #reader: Connection;
   readonly #dir: string;
+  /** Where the last read of the latest written found each column's maximum (./last-written.ts). */
+  #floors: Floors;
   readonly #stage: string;
   readonly #journal: WriteJournal;
   readonly #journalMaxRows: number;
@@ -461,6 +464,7 @@ export class KuzuGraph implements GraphStore {
     this.#scanner = new kuzu.Connection(this.#db);
     this.#lookups = new kuzu.Connection(this.#db, 1);
     this.#dir = dir;
+    this.#floors = readFloors(dir);
     this.#migrations = {
       dir,
       run: (on, statement) => this.#run(on === 'writer' ? this.#writer : this.#reader, statement),
@@ -1517,32 +1521,23 @@ export class KuzuGraph implements GraphStore {
    * The latest capture instant, sequence number and per-tenant sequence number written (the last two
    * differ once rows were imported from another server), for the clock and the sequence on open.
    */
-  lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
+  lastWritten(): Promise<LastWritten> {
     return this.#read(() => this.#lastWritten());
   }
 
-  async #lastWritten(): Promise<{ instant: number; seq: number; tseq: number }> {
-    let instant = 0,
-      seq = 0,
-      tseq = 0;
-    const tables: [string, string][] = [
-      [BATCH.table, 'captured_at'],
-      [NODE.table, 'captured_at'],
-      [EDGE.table, 'captured_at'],
-      [DECLARATION.table, 'declared_at'],
-      [VERDICT.table, 'decided_at'],
-      [INVALIDATION.table, 'invalidated_at'],
-    ];
-    for (const [table, clock] of tables) {
-      const [row] = await this.#run(
-        this.#reader,
-        `MATCH (x:${table}) RETURN max(x.${clock}) AS i, max(x.tseq) AS ts${table === BATCH.table ? '' : ', max(x.seq) AS s'}`,
-      );
-      if (row?.i !== null && row?.i !== undefined) instant = Math.max(instant, decodeInt(row.i));
-      if (row?.s !== null && row?.s !== undefined) seq = Math.max(seq, decodeInt(row.s));
-      if (row?.ts !== null && row?.ts !== undefined) tseq = Math.max(tseq, decodeInt(row.ts));
+  async #lastWritten(): Promise<LastWritten> {
+    const { last, floors } = await lastWritten(async (statement) => {
+      const [row] = await this.#run(this.#reader, statement);
+      return row?.m === null || row?.m === undefined ? null : decodeInt(row.m);
+    }, this.#floors);
+    this.#floors = floors;
+    try {
+      saveFloors(this.#dir, floors);
+    } catch (error) {
+      // Only slower: the next open reads the columns whole.
+      console.error(`graph store: ${LAST_WRITTEN_FILE} not saved:`, error);
     }
-    return { instant, seq, tseq };
+    return last;
   }
 
   /**
@@ -1730,7 +1725,15 @@ export class KuzuGraph implements GraphStore {
     if (this.#closed) return;
     this.#closed = true;
     // A failed copy leaves the rows in the journal, where the next open finds them.
-    await this.#drain().catch((error: unknown) => console.error('write journal: copy on close failed, kept for the next open:', error));
+    const drained = await this.#drain().then(
+      () => true,
+      (error: unknown) => {
+        console.error('write journal: copy on close failed, kept for the next open:', error);
+        return false;
+      },
+    );
+    // The next open then reads no row of the columns it takes its clock from.
+    if (drained) await this.#lastWritten().catch(() => undefined);
     await this.#closeEngine();
   }
 }
