@@ -301,7 +301,8 @@ export class Ledger {
     } = {},
   ): Promise<Ledger> {
     mkdirSync(dataDir, { recursive: true });
-    const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph);
+    // Options for the store are tests' seams, which a recovery in a child process would not run through.
+    const graph = await KuzuGraph.open(join(dataDir, 'graph'), opts.graph ?? { recoverApart: true });
     const last = await graph.lastWritten();
     // Above every tseq too: rows imported from another server may carry numbers above this server's seq.
     const ledger = new Ledger(

@@ -19,6 +19,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import type { Cell, TableRows } from './table-rows.ts';
 import { encodeRecord, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
+import { recoverApart } from './store-repair.ts';
 import { LAST_WRITTEN_FILE, lastWritten, readFloors, saveFloors, type Floors, type LastWritten } from './last-written.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
 import { SPACE_LOADS_PER_TURN, SpaceLoadTurns } from './space-load-turns.ts';
@@ -206,6 +207,11 @@ export interface WriteStats {
 export type FaultPoint = 'before-commit' | 'after-commit' | 'after-delete-part';
 
 export interface KuzuGraphOptions {
+  /**
+   * After an unclean stop, copy the journal in from a child process first, and rebuild the store when
+   * that crashes the engine (./store-repair.ts). The ledger's default; off here (tests of the engine).
+   */
+  recoverApart?: boolean;
   /** The largest group journaled; journalMaxRows() unless set (tests). */
   journalMaxRows?: number;
   /**
@@ -496,6 +502,7 @@ export class KuzuGraph implements GraphStore {
 
   /** Opens the store; rows a crash left in the journal are copied into the engine before it returns. */
   static async open(dir: string, options: KuzuGraphOptions = {}): Promise<KuzuGraph> {
+    if (options.recoverApart) await recoverApart(dir, (line) => console.error(line));
     const graph = new KuzuGraph(dir, options);
     const written = writtenLayout(dir);
     const refused = refusedLayout(dir, written);

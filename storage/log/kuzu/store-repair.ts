@@ -1,0 +1,128 @@
+// Opening the graph store after an unclean stop, safely. Kuzu 0.11.3 can be left by a SIGKILL during a
+// checkpoint with a primary-key index that no longer matches its pages: it reads back, but the next
+// insert into that table crashes the process (SIGSEGV in the index's disk array), so the copy of the write
+// journal on open killed every start that followed (docs/storage.md, "A kill during a checkpoint").
+//
+// After an unclean stop the store is therefore first opened in a child process, which copies the journal
+// in and closes. A child ended by a signal is the engine crashing, not a failure it reports: the store is
+// then rebuilt from its rows (Kuzu's EXPORT DATABASE of the store opened read-only, which reads its WAL
+// too, and IMPORT DATABASE into a new file, every table's count checked), the old files are kept aside in
+// `broken-<time>/`, and the journal is copied into the rebuilt store by a second child. A failure the
+// engine reports (a full disk, a permission) is left to the open in this process, which says it.
+import { fork } from 'node:child_process';
+import { existsSync, fsyncSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const STORE_FILE = 'graph.kuzu';
+/** Where a rebuild is made; `ready` in it once the rebuilt store is complete and checked. */
+export const REBUILD_DIR = 'rebuild';
+export const READY = 'ready';
+/** Files of the engine's that go aside with the store they belong to. */
+const ENGINE_FILES = [STORE_FILE, `${STORE_FILE}.wal`, `${STORE_FILE}.shadow`];
+
+export type RepairStep = 'recover' | 'rebuild';
+
+/** How a child ended: done (with the lines it logged), a failure it reported, or ended by a signal. */
+export type ChildEnd = { ok: true; logged: string[] } | { ok: false; signal: NodeJS.Signals | null; message: string };
+
+const CHILD = fileURLToPath(new URL(`./store-repair-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+/** A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs). */
+const CHILD_ARGV = CHILD.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+/** The end of the child's stderr kept for the error: the engine's message, not its whole log. */
+const KEPT_STDERR = 4096;
+
+/** Runs one step on the store in `dir` in a child process. */
+export function runStep(dir: string, step: RepairStep, env: NodeJS.ProcessEnv = process.env): Promise<ChildEnd> {
+  const child = fork(CHILD, [step, dir], { execArgv: CHILD_ARGV, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr = (stderr + text).slice(-KEPT_STDERR);
+  });
+  return new Promise((resolve) => {
+    child.once('error', (error) => resolve({ ok: false, signal: null, message: error.message }));
+    child.once('close', (code, signal) =>
+      resolve(
+        code === 0
+          ? { ok: true, logged: stderr.split('\n').filter((line) => line.trim() !== '') }
+          : { ok: false, signal, message: stderr.trim() || (signal ? `ended by ${signal}` : `exited with ${code}`) },
+      ),
+    );
+  });
+}
+
+/** Whether the store was left by an unclean stop: the engine's WAL or shadow file, or rows still in the journal. */
+export function uncleanStore(dir: string): boolean {
+  if (existsSync(join(dir, `${STORE_FILE}.wal`)) || existsSync(join(dir, `${STORE_FILE}.shadow`))) return true;
+  if (!existsSync(dir)) return false;
+  return readdirSync(dir).some((name) => /^journal-\d+\.log$/.test(name) && statSync(join(dir, name)).size > 0);
+}
+
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Puts a checked rebuild in place of the store, the old files moved to `broken-<time>/`; also finishes a
+ * swap a stop interrupted. Returns the folder the old files went to, or null when there was no rebuild.
+ */
+export function swapRebuilt(dir: string, now: Date = new Date()): string | null {
+  const rebuild = join(dir, REBUILD_DIR);
+  if (!existsSync(join(rebuild, READY))) {
+    // An unfinished rebuild is only a scratch folder: the store it was made from is untouched.
+    rmSync(rebuild, { recursive: true, force: true });
+    return null;
+  }
+  const rebuilt = join(rebuild, STORE_FILE);
+  let aside: string | null = null;
+  if (existsSync(rebuilt)) {
+    aside = join(dir, `broken-${now.toISOString().replace(/[:.]/g, '-')}`);
+    mkdirSync(aside, { recursive: true });
+    for (const name of ENGINE_FILES) if (existsSync(join(dir, name))) renameSync(join(dir, name), join(aside, name));
+    renameSync(rebuilt, join(dir, STORE_FILE));
+    syncDir(dir);
+  }
+  rmSync(rebuild, { recursive: true, force: true });
+  return aside;
+}
+
+/**
+ * Makes the store in `dir` safe to open in this process: after an unclean stop its recovery runs in a
+ * child first, and a store whose recovery crashes the engine is rebuilt. Throws when even the rebuilt
+ * store cannot be recovered, or the store cannot be read to rebuild it, saying where its files are.
+ */
+export async function recoverApart(dir: string, log: (line: string) => void, run: typeof runStep = runStep): Promise<void> {
+  swapRebuilt(dir);
+  if (!uncleanStore(dir)) return;
+  const first = await run(dir, 'recover');
+  // What the recovery logged (a migration, an index built again) is the server's to say.
+  if (first.ok) return first.logged.forEach((line) => log(line));
+  if (!first.signal) return;
+  log(
+    `graph store: copying the write journal in after an unclean stop ended the process (${first.signal}); ` +
+      `rebuilding the store from its rows (Kuzu's EXPORT DATABASE and IMPORT DATABASE), the old files kept aside`,
+  );
+  const t0 = performance.now();
+  const rebuilt = await run(dir, 'rebuild');
+  if (!rebuilt.ok) {
+    rmSync(join(dir, REBUILD_DIR), { recursive: true, force: true });
+    throw new Error(
+      `graph store ${dir}: copying the write journal in ended the process (${first.signal}), and the store could not be ` +
+        `rebuilt from its rows: ${rebuilt.message}. Its files are untouched; restore the folder from a backup or an export bundle.`,
+    );
+  }
+  const aside = swapRebuilt(dir);
+  log(`graph store: rebuilt in ${Math.round(performance.now() - t0)} ms, every table's rows counted equal; the old files are in ${aside}`);
+  const again = await run(dir, 'recover');
+  if (again.ok) again.logged.forEach((line) => log(line));
+  else if (again.signal)
+    throw new Error(
+      `graph store ${dir}: copying the write journal into the rebuilt store ended the process too (${again.signal}); ` +
+        `the store before the rebuild is in ${aside}, the journal is kept: nothing acknowledged was removed.`,
+    );
+}
