@@ -11,7 +11,7 @@
 // mid-append, mid-copy and between a copy's commit and the journal's release; every restart replays what
 // the journal holds.
 // KEEP_CRASH_DIR=1 keeps the data folder afterwards (its path is printed) for inspection.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -134,11 +134,16 @@ describe('crash safety', () => {
       const sent: Sent[] = [];
       const lastCaptured = new Map<string, string>();
       let evicted = 0;
+      let checkpointKills = 0;
+      let walsAside = 0;
+      let rebuilt = 0;
       let server: ServerProcess | null = null;
       try {
         for (let round = 0; round <= ROUNDS; round++) {
           // The store opens every time, after every kill.
           server = await spawnServer({ dataDir, env: ENV, timeoutMs: 120_000 });
+          if (/graph store: .* set aside in/.test(server.log())) walsAside++;
+          if (/graph store: rebuilt in/.test(server.log())) rebuilt++;
           const byId = new Map<string, Row>();
           let rowCount = 0;
           for (const key of KEYS) {
@@ -181,7 +186,9 @@ describe('crash safety', () => {
             const unacked = sent.filter((x) => !x.acked);
             const committed = unacked.filter((x) => byId.has(`${x.key}/${x.nodes[0]!.id}`)).length;
             console.log(
-              `crash: ${ROUNDS} kills, ${sent.length - unacked.length} acknowledged requests present, ` +
+              `crash: ${ROUNDS} kills (${checkpointKills} as a checkpoint began; after them the engine's WAL set aside ${walsAside} times, ` +
+                `the store rebuilt ${rebuilt} times), ` +
+                `${sent.length - unacked.length} acknowledged requests present, ` +
                 `${committed} unacknowledged but committed, ${unacked.length - committed} lost before commit, ${rowCount} rows ` +
                 `in ${new Set(sent.map((x) => x.space)).size} spaces of ${KEYS.length} tenants; ${evicted} read models evicted ` +
                 `during the run (SVC_MEMORY_MB=1; a read model is one space's or a whole tenant's)`,
@@ -239,8 +246,19 @@ describe('crash safety', () => {
               s.acked = true;
             }
           });
-          await new Promise((r) => setTimeout(r, 300 + Math.floor(rand() * 1500)));
-          evicted += await evictions(base);
+          const delay = 300 + Math.floor(rand() * 1500);
+          if (round % 2 === 0) {
+            await new Promise((r) => setTimeout(r, delay));
+            evicted += await evictions(base);
+          } else {
+            // Every other kill lands as Kuzu begins a checkpoint (its shadow file appears), if one begins
+            // within 3 s: a kill there left stores whose journal copy crashed the engine at every start.
+            evicted += await evictions(base);
+            const shadow = join(dataDir, 'graph', 'graph.kuzu.shadow');
+            const until = Date.now() + delay + 3000;
+            while (Date.now() < until && !existsSync(shadow)) await new Promise((r) => setTimeout(r, 2));
+            if (existsSync(shadow)) checkpointKills++;
+          }
           await server.kill();
           stop = true;
           await Promise.all(writers);

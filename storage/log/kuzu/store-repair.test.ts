@@ -109,6 +109,25 @@ describe('opening the store after an unclean stop', () => {
     await graph.close();
   }, 60_000);
 
+  it("sets the engine's WAL aside when replaying it crashes the engine, and copies the journal in again", async () => {
+    const at = join(dir, 'wal');
+    await leftByAKill(at);
+    // Kuzu 0.11.3 replaying a WAL that a kill during a COPY's forced checkpoint left (docs/storage.md).
+    writeFileSync(join(at, `${STORE_FILE}.wal`), 'a WAL the engine crashes on');
+    const steps: RepairStep[] = [];
+    const lines: string[] = [];
+    const crashing = async (d: string, step: RepairStep) => {
+      steps.push(step);
+      if (existsSync(join(d, `${STORE_FILE}.wal`))) return { ok: false as const, signal: 'SIGSEGV' as const, message: 'ended by SIGSEGV' };
+      return runStep(d, step);
+    };
+    await recoverApart(at, (line) => lines.push(line), crashing, new Date('2026-11-29T10:00:00Z'));
+    expect(steps).toEqual(['recover', 'recover']);
+    expect(lines.join('\n')).toMatch(/the engine's graph.kuzu.wal set aside in .*broken-2026-11-29T10-00-00-000Z/);
+    expect(readdirSync(join(at, 'broken-2026-11-29T10-00-00-000Z'))).toEqual([`${STORE_FILE}.wal`]);
+    expect(await ids(at)).toBe(50);
+  }, 60_000);
+
   it('refuses with where the files are when the store cannot be read to rebuild it, and leaves them untouched', async () => {
     const at = join(dir, 'unreadable');
     mkdirSync(at, { recursive: true });
@@ -116,10 +135,11 @@ describe('opening the store after an unclean stop', () => {
     writeFileSync(join(at, `${STORE_FILE}.wal`), 'x');
     const crashing = async (d: string, step: RepairStep) =>
       step === 'recover' ? { ok: false as const, signal: 'SIGSEGV' as const, message: 'ended by SIGSEGV' } : runStep(d, step);
-    await expect(recoverApart(at, () => undefined, crashing)).rejects.toThrow(
-      /ended the process \(SIGSEGV\), and the store could not be rebuilt from its rows: .+ Its files are untouched/,
+    await expect(recoverApart(at, () => undefined, crashing, new Date('2026-11-29T10:00:00Z'))).rejects.toThrow(
+      /ended the process \(SIGSEGV\), and the store could not be rebuilt from its rows: .+ The store is where it was, its WAL in .*broken-/,
     );
-    expect(readdirSync(at).sort()).toEqual([STORE_FILE, `${STORE_FILE}.wal`]);
+    expect(readdirSync(at).sort()).toEqual(['broken-2026-11-29T10-00-00-000Z', STORE_FILE]);
+    expect(readdirSync(join(at, 'broken-2026-11-29T10-00-00-000Z'))).toEqual([`${STORE_FILE}.wal`]);
   }, 60_000);
 
   it('finishes a swap a stop interrupted, and drops a rebuild that was never completed', async () => {
@@ -132,7 +152,7 @@ describe('opening the store after an unclean stop', () => {
     writeFileSync(join(at, STORE_FILE), 'old');
     writeFileSync(join(at, REBUILD_DIR, STORE_FILE), 'rebuilt');
     writeFileSync(join(at, REBUILD_DIR, READY), '{}');
-    const aside = swapRebuilt(at, new Date('2026-11-29T10:00:00Z'));
+    const aside = swapRebuilt(at, join(at, 'broken-2026-11-29T10-00-00-000Z'));
     expect(aside).toBe(join(at, 'broken-2026-11-29T10-00-00-000Z'));
     expect(readdirSync(at).sort()).toEqual(['broken-2026-11-29T10-00-00-000Z', STORE_FILE]);
   });

@@ -67,11 +67,24 @@ function syncDir(dir: string): void {
   }
 }
 
+/** The folder a store's old files go to, named for the time. */
+const asideFor = (dir: string, now: Date): string => join(dir, `broken-${now.toISOString().replace(/[:.]/g, '-')}`);
+
+/** Moves those of `names` that exist from `dir` to `aside`; returns the ones moved. */
+function moveAside(dir: string, names: readonly string[], aside: string): string[] {
+  const moved = names.filter((name) => existsSync(join(dir, name)));
+  if (moved.length === 0) return moved;
+  mkdirSync(aside, { recursive: true });
+  for (const name of moved) renameSync(join(dir, name), join(aside, name));
+  syncDir(dir);
+  return moved;
+}
+
 /**
- * Puts a checked rebuild in place of the store, the old files moved to `broken-<time>/`; also finishes a
- * swap a stop interrupted. Returns the folder the old files went to, or null when there was no rebuild.
+ * Puts a checked rebuild in place of the store, the old files moved to `aside`; also finishes a swap a
+ * stop interrupted. Returns the folder the old files went to, or null when there was no rebuild.
  */
-export function swapRebuilt(dir: string, now: Date = new Date()): string | null {
+export function swapRebuilt(dir: string, aside: string = asideFor(dir, new Date())): string | null {
   const rebuild = join(dir, REBUILD_DIR);
   if (!existsSync(join(rebuild, READY))) {
     // An unfinished rebuild is only a scratch folder: the store it was made from is untouched.
@@ -79,11 +92,8 @@ export function swapRebuilt(dir: string, now: Date = new Date()): string | null 
     return null;
   }
   const rebuilt = join(rebuild, STORE_FILE);
-  let aside: string | null = null;
   if (existsSync(rebuilt)) {
-    aside = join(dir, `broken-${now.toISOString().replace(/[:.]/g, '-')}`);
-    mkdirSync(aside, { recursive: true });
-    for (const name of ENGINE_FILES) if (existsSync(join(dir, name))) renameSync(join(dir, name), join(aside, name));
+    moveAside(dir, ENGINE_FILES, aside);
     renameSync(rebuilt, join(dir, STORE_FILE));
     syncDir(dir);
   }
@@ -93,19 +103,42 @@ export function swapRebuilt(dir: string, now: Date = new Date()): string | null 
 
 /**
  * Makes the store in `dir` safe to open in this process: after an unclean stop its recovery runs in a
- * child first, and a store whose recovery crashes the engine is rebuilt. Throws when even the rebuilt
- * store cannot be recovered, or the store cannot be read to rebuild it, saying where its files are.
+ * child first. When the engine kills that child, its WAL is set aside and the journal copied in again;
+ * when that crashes too, the store is rebuilt from its rows. Throws when even that fails, saying where
+ * the files are.
  */
-export async function recoverApart(dir: string, log: (line: string) => void, run: typeof runStep = runStep): Promise<void> {
+export async function recoverApart(
+  dir: string,
+  log: (line: string) => void,
+  run: typeof runStep = runStep,
+  now: Date = new Date(),
+): Promise<void> {
   swapRebuilt(dir);
   if (!uncleanStore(dir)) return;
+  const aside = asideFor(dir, now);
+  // What a recovery logged (a migration, an index built again) is the server's to say.
+  const relay = (end: ChildEnd): void => {
+    if (end.ok) for (const line of end.logged) log(line);
+  };
   const first = await run(dir, 'recover');
-  // What the recovery logged (a migration, an index built again) is the server's to say.
-  if (first.ok) return first.logged.forEach((line) => log(line));
-  if (!first.signal) return;
+  relay(first);
+  if (first.ok || !first.signal) return;
+  // A COPY that skipped stored keys (ignore_errors) logs their deletion in the WAL, and Kuzu 0.11.3
+  // crashes replaying it when a kill cut the COPY's forced checkpoint short, at every open. That copy had
+  // not returned, so its rows are still in the write journal, which is copied in again without the WAL.
+  const moved = moveAside(dir, [`${STORE_FILE}.wal`, `${STORE_FILE}.shadow`], aside);
+  if (moved.length > 0) {
+    log(
+      `graph store: copying the write journal in after an unclean stop ended the process (${first.signal}); ` +
+        `the engine's ${moved.join(' and ')} set aside in ${aside} (the copy they hold is still in the write journal), copying the journal in again`,
+    );
+    const second = await run(dir, 'recover');
+    relay(second);
+    if (second.ok || !second.signal) return;
+  }
   log(
-    `graph store: copying the write journal in after an unclean stop ended the process (${first.signal}); ` +
-      `rebuilding the store from its rows (Kuzu's EXPORT DATABASE and IMPORT DATABASE), the old files kept aside`,
+    `graph store: copying the write journal in ended the process (${first.signal}) again; ` +
+      `rebuilding the store from its rows (Kuzu's EXPORT DATABASE and IMPORT DATABASE), the old files kept in ${aside}`,
   );
   const t0 = performance.now();
   const rebuilt = await run(dir, 'rebuild');
@@ -113,14 +146,15 @@ export async function recoverApart(dir: string, log: (line: string) => void, run
     rmSync(join(dir, REBUILD_DIR), { recursive: true, force: true });
     throw new Error(
       `graph store ${dir}: copying the write journal in ended the process (${first.signal}), and the store could not be ` +
-        `rebuilt from its rows: ${rebuilt.message}. Its files are untouched; restore the folder from a backup or an export bundle.`,
+        `rebuilt from its rows: ${rebuilt.message}. The store is where it was${moved.length > 0 ? `, its WAL in ${aside}` : ''}; ` +
+        `restore the folder from a backup or an export bundle.`,
     );
   }
-  const aside = swapRebuilt(dir);
+  swapRebuilt(dir, aside);
   log(`graph store: rebuilt in ${Math.round(performance.now() - t0)} ms, every table's rows counted equal; the old files are in ${aside}`);
   const again = await run(dir, 'recover');
-  if (again.ok) again.logged.forEach((line) => log(line));
-  else if (again.signal)
+  relay(again);
+  if (!again.ok && again.signal)
     throw new Error(
       `graph store ${dir}: copying the write journal into the rebuilt store ended the process too (${again.signal}); ` +
         `the store before the rebuild is in ${aside}, the journal is kept: nothing acknowledged was removed.`,
