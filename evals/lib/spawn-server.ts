@@ -13,8 +13,8 @@ export interface ServerProcess {
   dataDir: string;
   child: ChildProcess;
   log(): string;
-  /** SIGTERM, then SIGKILL after `graceMs`. */
-  stop(graceMs?: number): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs`; how long it took and whether the SIGKILL was needed. */
+  stop(graceMs?: number): Promise<{ ms: number; killed: boolean }>;
   kill(): Promise<void>;
 }
 
@@ -115,11 +115,17 @@ export async function spawnServer(
     child,
     log: () => log,
     async stop(graceMs = 10_000) {
-      if (!running()) return;
+      if (!running()) return { ms: 0, killed: false };
+      const t0 = performance.now();
+      let killed = false;
       child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const t = setTimeout(() => {
+        killed = true;
+        child.kill('SIGKILL');
+      }, graceMs);
       await exited;
       clearTimeout(t);
+      return { ms: performance.now() - t0, killed };
     },
     async kill() {
       if (!running()) return;
