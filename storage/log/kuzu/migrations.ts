@@ -106,6 +106,9 @@ export async function upgradeLayout(store: MigrationStore, written: number | nul
   if (from < LAYOUT_HOLDS) await migrateHolds(store, from);
   if (from < LAYOUT_IDENT) await migrateIdents(store, from);
   if (written !== LAYOUT) {
+    // The migration into the data file before the layout says it is done: a WAL the engine crashes on is
+    // set aside on open (./store-repair.ts), and a migration only in it would be lost under a newer layout.
+    await store.run('writer', 'CHECKPOINT');
     writeFileSync(join(store.dir, LAYOUT_FILE), String(LAYOUT), { flush: true });
     syncDir(store.dir);
   }

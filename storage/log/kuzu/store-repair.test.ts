@@ -142,6 +142,17 @@ describe('opening the store after an unclean stop', () => {
     expect(readdirSync(join(at, 'broken-2026-11-29T10-00-00-000Z'))).toEqual([`${STORE_FILE}.wal`]);
   }, 60_000);
 
+  it("puts a tenant's deletion into the data file before it is done, so no WAL set aside can bring its rows back", async () => {
+    const at = join(dir, 'drop');
+    const graph = await KuzuGraph.open(at, { journalMaxRows: 0 });
+    await graph.commit({ ...emptyGroup(), nodes: Array.from({ length: 20 }, (_, i) => node(i + 1)) });
+    expect(existsSync(join(at, `${STORE_FILE}.wal`))).toBe(false);
+    let done = false;
+    while (!done) done = (await graph.deleteTenantPart('a', 8)).done;
+    expect(existsSync(join(at, `${STORE_FILE}.wal`))).toBe(false);
+    await graph.close();
+  });
+
   it('finishes a swap a stop interrupted, and drops a rebuild that was never completed', async () => {
     const at = join(dir, 'swap');
     mkdirSync(join(at, REBUILD_DIR), { recursive: true });
