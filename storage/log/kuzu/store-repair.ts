@@ -1,18 +1,20 @@
-// Opening the graph store after an unclean stop, safely. Kuzu 0.11.3 can be left by a SIGKILL during a
-// checkpoint with a primary-key index that no longer matches its pages: it reads back, but the next
-// insert into that table crashes the process (SIGSEGV in the index's disk array), so the copy of the write
-// journal on open killed every start that followed (docs/storage.md, "A kill during a checkpoint").
+// Opening the graph store after an unclean stop, safely. A SIGKILL during one of Kuzu 0.11.3's
+// checkpoints can leave a store on which the engine crashes (SIGSEGV) at every later open: a WAL it cannot
+// replay (the deletions a COPY with ignore_errors logs for the keys it skipped), or a primary-key index out
+// of step with its pages (docs/storage.md, "A kill during a checkpoint").
 //
-// After an unclean stop the store is therefore first opened in a child process, which copies the journal
-// in and closes. A child ended by a signal is the engine crashing, not a failure it reports: the store is
-// then rebuilt from its rows (Kuzu's EXPORT DATABASE of the store opened read-only, which reads its WAL
-// too, and IMPORT DATABASE into a new file, every table's count checked), the old files are kept aside in
-// `broken-<time>/`, and the journal is copied into the rebuilt store by a second child. A failure the
-// engine reports (a full disk, a permission) is left to the open in this process, which says it.
+// After an unclean stop the journal is therefore first copied in by a child process. A child ended by a
+// signal is the engine crashing, not a failure it reports: the engine's WAL and shadow file are set aside
+// in `broken-<time>/` and the journal copied in again (the copy the WAL holds had not returned, so its rows
+// are in the journal); when that crashes too, the store is rebuilt from its rows (EXPORT DATABASE of the
+// store opened read-only, IMPORT DATABASE into a new file, every table's count checked), the old file goes
+// aside as well, and the journal is copied into the rebuilt store. A failure the engine reports (a full
+// disk, a permission) is left to the open in this process, which says it.
 import { fork } from 'node:child_process';
-import { existsSync, fsyncSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { syncDir } from './write-journal.ts';
 
 export const STORE_FILE = 'graph.kuzu';
 /** Where a rebuild is made; `ready` in it once the rebuilt store is complete and checked. */
@@ -56,15 +58,6 @@ export function uncleanStore(dir: string): boolean {
   if (existsSync(join(dir, `${STORE_FILE}.wal`)) || existsSync(join(dir, `${STORE_FILE}.shadow`))) return true;
   if (!existsSync(dir)) return false;
   return readdirSync(dir).some((name) => /^journal-\d+\.log$/.test(name) && statSync(join(dir, name)).size > 0);
-}
-
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The folder a store's old files go to, named for the time. */
