@@ -174,8 +174,7 @@ export class LocalLink {
     const door = import('./holder-door.ts');
     door.catch(() => undefined); // met below, after the store's
     const starting: Promise<StartedServices> = import('../services.ts').then((s) => s.startServices(config, opening));
-    starting.catch(() => undefined); // its failure is met below, after the store's
-    starting.then(() => (took.services = performance.now() - t0)).catch(() => undefined);
+    starting.then(() => (took.services = performance.now() - t0)).catch(() => undefined); // its failure is met below, after the store's
     try {
       ledger = await opening;
     } catch (error) {

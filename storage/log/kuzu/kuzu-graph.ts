@@ -19,7 +19,7 @@ import { envMegabytes, envWholeNumber } from '../../env-megabytes.ts';
 import type { Cell, TableRows } from './table-rows.ts';
 import { encodeRecord, WriteJournal } from './write-journal.ts';
 import { landed, renumbered, storedPrefix, type StoredProbe } from './recovery.ts';
-import { recoverApart } from './store-repair.ts';
+import { recoverApart, STORE_FILE } from './store-repair.ts';
 import { LAST_WRITTEN_FILE, lastWritten, readFloors, saveFloors, type Floors, type LastWritten } from './last-written.ts';
 import { IDENT_LOOKUPS_PER_TURN, IdentTurns } from './ident-turns.ts';
 import { SPACE_LOADS_PER_TURN, SpaceLoadTurns } from './space-load-turns.ts';
@@ -464,7 +464,7 @@ export class KuzuGraph implements GraphStore {
 
   private constructor(dir: string, options: KuzuGraphOptions) {
     mkdirSync(dir, { recursive: true });
-    this.#db = new kuzu.Database(join(dir, 'graph.kuzu'), kuzuBufferMb() * 1024 * 1024);
+    this.#db = new kuzu.Database(join(dir, STORE_FILE), kuzuBufferMb() * 1024 * 1024);
     this.#writer = new kuzu.Connection(this.#db);
     this.#reader = new kuzu.Connection(this.#db);
     this.#scanner = new kuzu.Connection(this.#db);
@@ -1540,13 +1540,15 @@ export class KuzuGraph implements GraphStore {
       const [row] = await this.#run(this.#reader, statement);
       return row?.m === null || row?.m === undefined ? null : decodeInt(row.m);
     }, this.#floors);
+    const changed = JSON.stringify(floors) !== JSON.stringify(this.#floors);
     this.#floors = floors;
-    try {
-      saveFloors(this.#dir, floors);
-    } catch (error) {
-      // Only slower: the next open reads the columns whole.
-      console.error(`graph store: ${LAST_WRITTEN_FILE} not saved:`, error);
-    }
+    if (changed)
+      try {
+        saveFloors(this.#dir, floors);
+      } catch (error) {
+        // Only slower: the next open reads the columns whole.
+        console.error(`graph store: ${LAST_WRITTEN_FILE} not saved:`, error);
+      }
     return last;
   }
 

@@ -4,7 +4,7 @@
 // then `rebuild/ready`. Exit 0 when done, else 1 with the failure on stderr; a crash of the engine ends it
 // by a signal, which is what the parent looks for.
 import kuzu, { type Connection } from 'kuzu';
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KuzuGraph, kuzuBufferMb } from './kuzu-graph.ts';
 import { READY, REBUILD_DIR, STORE_FILE, type RepairStep } from './store-repair.ts';
@@ -56,11 +56,7 @@ async function rebuild(): Promise<void> {
   if (differ.length > 0)
     throw new Error(`the rebuilt store's rows differ: ${differ.map((t) => `${t} ${before.get(t)} → ${after.get(t)}`).join(', ')}`);
   rmSync(exported, { recursive: true, force: true });
-  const ready = join(into, READY);
-  writeFileSync(ready, JSON.stringify(Object.fromEntries(after)));
-  const fd = openSync(ready, 'r');
-  fsyncSync(fd);
-  closeSync(fd);
+  writeFileSync(join(into, READY), JSON.stringify(Object.fromEntries(after)), { flush: true });
 }
 
 try {

@@ -10,11 +10,10 @@
 // store opened read-only, IMPORT DATABASE into a new file, every table's count checked), the old file goes
 // aside as well, and the journal is copied into the rebuilt store. A failure the engine reports (a full
 // disk, a permission) is left to the open in this process, which says it.
-import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { syncDir } from './write-journal.ts';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { besideCaller, forkApart } from '../../fork-apart.ts';
+import { segmentName, segmentsIn, syncDir } from './write-journal.ts';
 
 export const STORE_FILE = 'graph.kuzu';
 /** Where a rebuild is made; `ready` in it once the rebuilt store is complete and checked. */
@@ -28,36 +27,24 @@ export type RepairStep = 'recover' | 'rebuild';
 /** How a child ended: done (with the lines it logged), a failure it reported, or ended by a signal. */
 export type ChildEnd = { ok: true; logged: string[] } | { ok: false; signal: NodeJS.Signals | null; message: string };
 
-const CHILD = fileURLToPath(new URL(`./store-repair-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
-/** A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs). */
-const CHILD_ARGV = CHILD.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
-/** The end of the child's stderr kept for the error: the engine's message, not its whole log. */
-const KEPT_STDERR = 4096;
+const CHILD = besideCaller(import.meta.url, 'store-repair-child');
 
 /** Runs one step on the store in `dir` in a child process. */
-export function runStep(dir: string, step: RepairStep, env: NodeJS.ProcessEnv = process.env): Promise<ChildEnd> {
-  const child = fork(CHILD, [step, dir], { execArgv: CHILD_ARGV, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-    stderr = (stderr + text).slice(-KEPT_STDERR);
-  });
-  return new Promise((resolve) => {
-    child.once('error', (error) => resolve({ ok: false, signal: null, message: error.message }));
-    child.once('close', (code, signal) =>
-      resolve(
-        code === 0
-          ? { ok: true, logged: stderr.split('\n').filter((line) => line.trim() !== '') }
-          : { ok: false, signal, message: stderr.trim() || (signal ? `ended by ${signal}` : `exited with ${code}`) },
-      ),
-    );
-  });
+export async function runStep(dir: string, step: RepairStep, env: NodeJS.ProcessEnv = process.env): Promise<ChildEnd> {
+  try {
+    const { code, signal, stderr } = await forkApart(CHILD, [step, dir], env).exited;
+    if (code === 0) return { ok: true, logged: stderr.split('\n').filter((line) => line.trim() !== '') };
+    return { ok: false, signal, message: stderr.trim() || (signal ? `ended by ${signal}` : `exited with ${code}`) };
+  } catch (error) {
+    return { ok: false, signal: null, message: (error as Error).message };
+  }
 }
 
 /** Whether the store was left by an unclean stop: the engine's WAL or shadow file, or rows still in the journal. */
 export function uncleanStore(dir: string): boolean {
   if (existsSync(join(dir, `${STORE_FILE}.wal`)) || existsSync(join(dir, `${STORE_FILE}.shadow`))) return true;
   if (!existsSync(dir)) return false;
-  return readdirSync(dir).some((name) => /^journal-\d+\.log$/.test(name) && statSync(join(dir, name)).size > 0);
+  return segmentsIn(dir).some((n) => statSync(join(dir, segmentName(n))).size > 0);
 }
 
 /** The folder a store's old files go to, named for the time. */

@@ -24,7 +24,16 @@ export interface JournalRecord {
 const SEGMENT = /^journal-(\d{10})\.log$/;
 const HEADER = 8;
 
-const segmentName = (n: number): string => `journal-${String(n).padStart(10, '0')}.log`;
+export const segmentName = (n: number): string => `journal-${String(n).padStart(10, '0')}.log`;
+
+/** The numbers of the journal's segments in `dir`, oldest first. */
+export function segmentsIn(dir: string): number[] {
+  return readdirSync(dir)
+    .map((f) => SEGMENT.exec(f))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+}
 
 export function syncDir(dir: string): void {
   // The new or removed file name must survive a power loss, not only the file's bytes.
@@ -115,11 +124,7 @@ export class WriteJournal {
    * be copied into the engine (`take`), and appends go to a new segment.
    */
   static open(dir: string): WriteJournal {
-    const found = readdirSync(dir)
-      .map((f) => SEGMENT.exec(f))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => a - b);
+    const found = segmentsIn(dir);
     const sealed = found.map((n) => ({ n, records: readSegment(join(dir, segmentName(n))) }));
     return new WriteJournal(dir, sealed, (found.at(-1) ?? 0) + 1);
   }

@@ -6,11 +6,11 @@
 // it ends with the child, which a memory limit may kill without the server; the work is then tried again
 // at the table's next maintenance. LanceDB commits the child's work beside the server's appends, and the
 // server's handle then reads the table's latest version.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { besideCaller, forkApart } from '../../fork-apart.ts';
 
 /** One piece of work on one table of the index's folder, with the server's options. */
 export type WorkApart = { dir: string; table: string } & (
@@ -25,12 +25,7 @@ export interface OptimizeCounts {
   fragmentsAdded: number;
 }
 
-/** The end of the child's stderr kept for the error: LanceDB's message, not its whole log. */
-const KEPT_STDERR = 4096;
-
-const CHILD = fileURLToPath(new URL(`./work-apart-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
-/** A source checkout runs TypeScript: the child loads tsx, as the server did (bin/memory-ledger.mjs). */
-const CHILD_ARGV = CHILD.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+const CHILD = besideCaller(import.meta.url, 'work-apart-child');
 
 /** Whether a process of this id still runs (a signal 0 reaches it, or it is another user's). */
 function alive(pid: number): boolean {
@@ -75,46 +70,28 @@ export class WorkApartRunner {
     return counts;
   }
 
-  #run(work: WorkApart): Promise<OptimizeCounts | undefined> {
+  async #run(work: WorkApart): Promise<OptimizeCounts | undefined> {
     const tmp = mkdtempSync(join(this.#scratch, `${process.pid}-${work.table}-`));
-    const child = fork(CHILD, [JSON.stringify(work)], {
-      execArgv: CHILD_ARGV,
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      env: { ...process.env, TMPDIR: tmp },
-    });
+    const { child, exited } = forkApart(CHILD, [JSON.stringify(work)], { ...process.env, TMPDIR: tmp });
     this.#running.set(child, work.table);
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-      stderr = (stderr + text).slice(-KEPT_STDERR);
-    });
     let counts: OptimizeCounts | undefined;
     child.on('message', (message: OptimizeCounts) => {
       counts = message;
     });
-    const what =
-      work.kind === 'vector index' ? `the ${work.column} index of ${work.table} was not built` : `${work.table} was not optimized`;
-    return new Promise((resolve, reject) => {
-      child.once('error', (error) => {
-        this.#running.delete(child);
-        void rm(tmp, { recursive: true, force: true })
-          .catch(() => undefined)
-          .finally(() => reject(error));
-      });
-      // 'close', not 'exit': it comes once the channel is drained too, so the counts sent before exiting are in.
-      child.once('close', async (code, signal) => {
-        this.#running.delete(child);
-        await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-        if (code === 0) resolve(counts);
-        else
-          reject(
-            new Error(
-              `${what}: its process ${signal ? `was ended by ${signal}` : `exited with ${code}`}` +
-                (stderr.trim() ? `: ${stderr.trim()}` : '') +
-                '; the next maintenance of the table tries again',
-            ),
-          );
-      });
-    });
+    try {
+      const { code, signal, stderr } = await exited;
+      if (code === 0) return counts;
+      const what =
+        work.kind === 'vector index' ? `the ${work.column} index of ${work.table} was not built` : `${work.table} was not optimized`;
+      throw new Error(
+        `${what}: its process ${signal ? `was ended by ${signal}` : `exited with ${code}`}` +
+          (stderr.trim() ? `: ${stderr.trim()}` : '') +
+          '; the next maintenance of the table tries again',
+      );
+    } finally {
+      this.#running.delete(child);
+      await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 
   /**
