@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockEmbeddingModelV3 } from 'ai/test';
 import * as lancedb from '@lancedb/lancedb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ledger } from '../log/ledger.ts';
 import { LocalEmbedder } from './embed/local-embedder.ts';
 import { OpenAIEmbedder } from './embed/openai-embedder.ts';
 import { SearchIndex, type IndexSource } from './search-index.ts';
+import { LanceIndex } from './lance/lance-index.ts';
 import { WordVectors } from './embed/word-vectors.ts';
 import { gatedIndexSource } from '../../test/helpers/gated-index-source.ts';
 
@@ -89,6 +90,49 @@ describe('search index derived from the ledger', () => {
     await index.idle();
     expect(meta().seq).toBeGreaterThan(seq);
     await index.close();
+  });
+
+  it('a start after a clean close skips looking for rows indexed past the progress; after a crash it looks', async () => {
+    const own = await Ledger.open(join(dir, 'clean-close-data'));
+    const at = join(dir, 'clean-close-search');
+    const metaAt = () => JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as { seq: number; closedClean?: boolean };
+    const looked = vi.spyOn(LanceIndex.prototype, 'deleteAbove');
+    try {
+      const writeIds = (ids: string[]) =>
+        own.write('t', { space: 's', nodes: ids.map((id) => ({ id, kind: 'claim', statement: `Harbour crane ${id}` })), edges: [] });
+      let index = await SearchIndex.open(at, new LocalEmbedder(), own, null);
+      await writeIds(['c1', 'c2']);
+      await index.caughtUp();
+      await index.idle();
+      expect(looked).toHaveBeenCalledTimes(0); // a fresh index has nothing to look for
+      await index.close();
+      expect(metaAt().closedClean).toBe(true);
+
+      index = await SearchIndex.open(at, new LocalEmbedder(), own, null);
+      await index.caughtUp();
+      expect(looked).toHaveBeenCalledTimes(0);
+      await writeIds(['c3']);
+      await index.caughtUp();
+      await index.idle();
+      await index.close();
+      expect(metaAt().closedClean).toBe(true);
+
+      // Cleared, durably, as the tables open and before anything is indexed: a run that crashes from here on
+      // (this one is never attached) leaves the next start to look.
+      const prepared = await SearchIndex.prepare(at, new LocalEmbedder(), null);
+      expect(prepared.closedClean).toBe(true);
+      expect(metaAt().closedClean).toBeUndefined();
+      await SearchIndex.closePrepared(prepared);
+
+      index = await SearchIndex.open(at, new LocalEmbedder(), own, null);
+      await index.caughtUp();
+      expect(looked).toHaveBeenCalledTimes(1);
+      expect(await index.countRows()).toBe(3);
+      await index.close();
+    } finally {
+      looked.mockRestore();
+      await own.close();
+    }
   });
 
   it('closes without waiting for maintenance in flight, its indexing done and recorded', async () => {
@@ -198,7 +242,8 @@ describe('search index derived from the ledger', () => {
 
   it('drops rows written after the recorded progress (a crash between add and record) and redoes them', async () => {
     const m = meta();
-    writeFileSync(join(indexDir(), 'meta.json'), JSON.stringify({ ...m, seq: 2 }));
+    // A crash leaves the progress recorded before its last appends, and no clean close's mark.
+    writeFileSync(join(indexDir(), 'meta.json'), JSON.stringify({ ...m, seq: 2, closedClean: undefined }));
     const index = await SearchIndex.open(indexDir(), new LocalEmbedder(), ledger);
     await index.caughtUp();
     expect(await index.countRows()).toBe(5);
@@ -222,7 +267,7 @@ describe('search index derived from the ledger', () => {
       await index.idle();
       await index.close();
       const saved = JSON.parse(readFileSync(join(at, 'meta.json'), 'utf8')) as Record<string, unknown>;
-      writeFileSync(join(at, 'meta.json'), JSON.stringify({ ...saved, seq: 0 }));
+      writeFileSync(join(at, 'meta.json'), JSON.stringify({ ...saved, seq: 0, closedClean: undefined }));
       index = await SearchIndex.open(at, new LocalEmbedder(), own);
       await crane(['d']); // lands while the rows above the progress are being dropped
       await index.caughtUp();
