@@ -207,7 +207,7 @@ export const SPACE: TableSpec<SpaceRow> = {
 // A space of one tenant (key: tenant + space), the source of the relationships below: the rows a space
 // holds are found from it through a CSR adjacency list, not by scanning a table for the space's name
 // (Kuzu 0.11.3 has no index but the primary key's). Written with the rows, in the same transaction, and
-// loaded with `ignore_errors=true`, as the Space table: a row for a pair the store holds is skipped.
+// loaded by mergeFrom, as the Space table: a row for a pair the store holds is left out.
 export interface SpaceKeyRow {
   tenant: string;
   space: string;
@@ -242,8 +242,8 @@ export const isHolds = (table: string): boolean => HOLDS.some((h) => h.table ===
 // Which spaces of a tenant hold an id (a version of it, or an edge touching it), found by one primary-key
 // lookup of the id's Ident row and its adjacency list (layout 5): a write of one space learns which other
 // spaces' views it must plan against without loading the tenant, and without the scan spacesOfIds makes.
-// Written with the rows, in the same transaction; Ident rows with `ignore_errors=true` (a stored id is
-// skipped), IdentIn rows once per (id, space) pair as far as this process remembers (a repeat is harmless:
+// Written with the rows, in the same transaction; Ident rows by mergeFrom (a stored id is left out), IdentIn
+// rows once per (id, space) pair as far as this process remembers (a repeat is harmless:
 // a lookup returns each space once).
 export interface IdentSpaceRow {
   tenant: string;
@@ -554,6 +554,22 @@ export const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
       : 'seq';
 /** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
 export const isRowTable = (table: string): boolean => table !== SPACE.table && !isIndex(table);
+/**
+ * A statement loading `file` (`part`'s rows as toCsv writes them) into its table that creates only the rows
+ * whose key the store does not hold, the first of a repeated key in the file winning: for the tables whose
+ * rows are written again for stored keys (Space, TenantSpace, Ident). A `COPY … (ignore_errors=true)`
+ * skipped those too, but logged each one as a deletion in the WAL, and Kuzu 0.11.3 crashes replaying such a
+ * WAL when a kill cut the copy's checkpoint (docs/storage.md, "A kill during a checkpoint"); a MERGE that
+ * finds its key writes nothing. The file's columns are named c0, c1, … (a column may be named `key`).
+ */
+export function mergeFrom(part: Pick<TableRows, 'table' | 'columns'>, file: string, options: string): string {
+  const key = keyColumn(part);
+  const k = part.columns.findIndex((c) => c.name === key);
+  if (k < 0) throw new Error(`${part.table} has no column ${key}`);
+  const load = part.columns.map((c, i) => `c${i} ${KUZU_TYPE[c.type]}`).join(', ');
+  const sets = part.columns.flatMap((c, i) => (i === k ? [] : [`x.${c.name} = c${i}`])).join(', ');
+  return `LOAD WITH HEADERS (${load}) FROM '${file}' (${options}) MERGE (x:${part.table} {${key}: c${k}})${sets ? ` ON CREATE SET ${sets}` : ''}`;
+}
 /** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
 const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
   if (isRel(spec.table)) return (row) => `${String(row[0])}${IDENT_SEP}${String(row[1])}`;
