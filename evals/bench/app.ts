@@ -150,7 +150,7 @@ interface SizeFigures {
   restartRead: [string, number][] | null;
   /** The same, restarted again straight after: the store's pages in the page cache. */
   restartAgainMs: number;
-  /** Then once more with the pages dropped again: from disk, but not the first start after the fill. */
+  /** Then once more with the store's pages dropped again and the program's left cached. */
   restartDiskAgainMs: number;
   restartDiskAgainDisk: DiskCounters | null;
   restartDiskAgainRead: [string, number][] | null;
@@ -158,9 +158,9 @@ interface SizeFigures {
   settle: Awaited<ReturnType<typeof untilQuiet>>;
   rssStart: number;
   coldMs: number;
-  /** What reached the device during those five reads (the store's pages dropped from the page cache first). */
+  /** What reached the device during those reads (the store's pages dropped from the page cache first). */
   coldDisk: DiskCounters | null;
-  /** Five more cold users, the store's files read through first (its pages in the page cache). */
+  /** As many other cold users, the store's files read through first (its pages in the page cache). */
   coldCachedMs: number;
   /** First reads of cold users while the import ran, one at a time, 200 ms apart. */
   coldDuringImport: number[];
@@ -248,7 +248,7 @@ async function measure(size: string): Promise<SizeFigures> {
     const restartDiskAgainMs = performance.now() - r2;
     const restartDiskAgainDisk = diskSince(disk0, diskCounters(device));
     const restartDiskAgainRead = readInto(resident0, residentBytes(watched()), fileKind(dataDir));
-    // Five users spread over the application, none of them used before; the reads during the import skip them.
+    // Users spread over the application, none of them used before; the reads during the import skip them.
     // Twenty of each: with five, right after the start, the median moved ×0.98–×2.7 between runs (a new
     // process's first reads cost 16–32 ms at either size; forty cold reads on a kept folder gave p50s of
     // 13.2–15.4 ms at both 30k and 3M, 2026-11-29).
@@ -260,7 +260,7 @@ async function measure(size: string): Promise<SizeFigures> {
     disk0 = diskCounters(device);
     for (const u of coldUsers) colds.push(await call(server.base, listUser(u)));
     const coldDisk = diskSince(disk0, diskCounters(device));
-    // And five more with the store's files in the page cache, as a server with memory to spare has them.
+    // And as many others with the store's files in the page cache, as a server with memory to spare has them.
     readThrough(join(dataDir, 'graph'));
     const coldsCached: number[] = [];
     for (const u of coldUsers) coldsCached.push(await call(server.base, listUser(u + 1)));

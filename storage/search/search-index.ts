@@ -1015,16 +1015,17 @@ export class SearchIndex {
     return this.#lance.spaceCopies();
   }
 
+  /** The progress as meta.json records it. */
+  #meta(): Meta {
+    return { embedder: this.embedder.id, dimension: this.#lance.dimension, seq: this.#seq, layout: layout(this.words) };
+  }
+
   /**
    * Records the progress off the event loop (a synchronous write and rename took ~3 ms a commit on a
    * loaded machine, right when a search follows the write): one write at a time, each of the state when
    * it starts, so a commit arriving meanwhile is recorded by the next. A record that lags only makes the
    * next start index a few rows again.
    */
-  #meta(): Meta {
-    return { embedder: this.embedder.id, dimension: this.#lance.dimension, seq: this.#seq, layout: layout(this.words) };
-  }
-
   #writeMeta(): void {
     if (this.#metaQueued) return;
     this.#metaQueued = true;

@@ -157,9 +157,9 @@ const IDENT_LOOKUPS_MAX = 40;
  * 6.7 s or timed out, for minutes. A lookup costs the same at any size, and reads pass between two.
  */
 const IDENT_SCAN_ROWS_MAX = 1_000_000;
-/** An id's Ident row and the TenantSpace rows of the spaces holding it (as `i` and `s`). */
 /** Tables whose rows are written again for keys the store holds: loaded by mergeFrom, not COPY. */
 const MERGED = new Set([SPACE.table, TENANT_SPACE.table, IDENT.table]);
+/** An id's Ident row and the TenantSpace rows of the spaces holding it (as `i` and `s`). */
 const IDENT_PATH = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
 /** (id, space) pairs remembered as written before the set starts over. */
 const STORED_IDENTS_MAX = 200_000;
