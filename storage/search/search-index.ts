@@ -4,6 +4,7 @@
 // Commits are queued, not awaited by the writer; a search first waits until every row committed
 // before it was called is indexed, so a search right after an acknowledged write finds it.
 import { TenantDropping } from '../log/tenant-drops.ts';
+import { syncDir } from '../log/kuzu/write-journal.ts';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -1092,12 +1093,7 @@ function writeMetaDurably(dir: string, meta: Meta): void {
     closeSync(fd);
   }
   renameSync(tmp, join(dir, 'meta.json'));
-  const folder = openSync(dir, 'r');
-  try {
-    fsyncSync(folder);
-  } finally {
-    closeSync(folder);
-  }
+  syncDir(dir);
 }
 
 function readMeta(dir: string): Meta | null {

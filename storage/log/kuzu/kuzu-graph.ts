@@ -29,6 +29,7 @@ import {
   asRead,
   BATCH,
   cypherString,
+  CSV_OPTIONS,
   DECLARATION,
   DECODE,
   decodeInt,
@@ -843,9 +844,8 @@ export class KuzuGraph implements GraphStore {
       // Written off the event loop: the copy runs after the write is acknowledged, and a synchronous
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
-      const options = `header=false, quote='"', escape='"', parallel=false`;
       // A row whose key is stored already is left out, not an error (a Space row: the older is the first writer).
-      copies.push(MERGED.has(part.table) ? mergeFrom(part, file, options) : `COPY ${part.table} FROM '${file}' (${options})`);
+      copies.push(MERGED.has(part.table) ? mergeFrom(part, file, CSV_OPTIONS) : `COPY ${part.table} FROM '${file}' (${CSV_OPTIONS})`);
     }
     this.#stats.stageMs += performance.now() - t0;
     const tables = parts.map((p) => p.table);

@@ -4,12 +4,10 @@ import { join } from 'node:path';
 import kuzu from 'kuzu';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tableRows } from './table-rows.ts';
-import { ddlOf, IDENT, mergeFrom, SPACE, toCsv } from './tables.ts';
+import { CSV_OPTIONS, ddlOf, IDENT, mergeFrom, SPACE, toCsv } from './tables.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'merge-from-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const OPTIONS = `header=false, quote='"', escape='"', parallel=false`;
 
 /** A statement's rows, its results closed (a result left open when its database closes crashed the process). */
 async function rows(c: kuzu.Connection, query: string): Promise<Record<string, unknown>[]> {
@@ -33,7 +31,7 @@ describe('loading rows whose keys the store may hold', () => {
       const load = async (list: ReturnType<typeof space>[]): Promise<void> => {
         const part = tableRows(SPACE, list);
         writeFileSync(file, toCsv(part));
-        await rows(c, mergeFrom(part, file, OPTIONS));
+        await rows(c, mergeFrom(part, file, CSV_OPTIONS));
       };
       await load([space('s1', 'first', 1)]);
       await load([space('s1', 'second', 2), space('s2', 'second', 3), space('s2', 'third', 4), space('a "quoted" name', 'x', 5)]);
@@ -65,7 +63,7 @@ describe('loading rows whose keys the store may hold', () => {
           ids.map((id) => ({ tenant: 't', id })),
         );
         writeFileSync(file, toCsv(part));
-        await rows(c, mergeFrom(part, file, OPTIONS));
+        await rows(c, mergeFrom(part, file, CSV_OPTIONS));
       }
       expect(await rows(c, 'MATCH (x:Ident) RETURN count(*) AS n')).toEqual([{ n: 3 }]);
     } finally {

@@ -308,6 +308,9 @@ function csvCell(cell: Cell, type: Scalar): string {
 
 const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** The CSV dialect toCsv writes, as Kuzu's COPY FROM and LOAD FROM are told it (no header row). */
+export const CSV_OPTIONS = `header=false, quote='"', escape='"', parallel=false`;
+
 export function toCsv(part: TableRows): string {
   let out = '';
   for (const cells of part.cells()) out += cells.map((v, i) => csvCell(v, part.columns[i]?.type ?? 'text')).join(',') + '\n';
