@@ -125,7 +125,7 @@ describe('copies failing without a kill', () => {
 
 /**
  * A key the engine's index keeps though no row holds it (Kuzu 0.11.3 after a SIGKILL during a copy of a
- * large store) is found by the load of its row, which leaves the row out, and the relationships from it fail.
+ * large store) is refused as a duplicate, skipped by `ignore_errors`, and the relationships from it fail.
  * Emulated here by cutting the key's row from the copy's staged file for the first `times` attempts: the
  * copy fails the same way, and it must be repaired rather than fail every later copy and every open.
  */

@@ -29,7 +29,7 @@ import {
   asRead,
   BATCH,
   cypherString,
-  CSV_OPTIONS,
+  copyFrom,
   DECLARATION,
   DECODE,
   decodeInt,
@@ -50,7 +50,6 @@ import {
   journalRecord,
   journalRowsOfSpaces,
   keyColumn,
-  mergeFrom,
   merged,
   MISSING_KEY,
   NODE,
@@ -158,8 +157,6 @@ const IDENT_LOOKUPS_MAX = 40;
  * 6.7 s or timed out, for minutes. A lookup costs the same at any size, and reads pass between two.
  */
 const IDENT_SCAN_ROWS_MAX = 1_000_000;
-/** Tables whose rows are written again for keys the store holds: loaded by mergeFrom, not COPY. */
-const MERGED = new Set([SPACE.table, TENANT_SPACE.table, IDENT.table]);
 /** An id's Ident row and the TenantSpace rows of the spaces holding it (as `i` and `s`). */
 const IDENT_PATH = `MATCH (i:${IDENT.table})-[:${IDENT_IN.table}]->(s:${TENANT_SPACE.table})`;
 /** (id, space) pairs remembered as written before the set starts over. */
@@ -765,8 +762,8 @@ export class KuzuGraph implements GraphStore {
    * from them. Kuzu 0.11.3 can keep, after a SIGKILL during a copy, primary-key entries of the killed
    * transaction whose rows were never stored (measured: a 3M-row store killed during the copy on close
    * kept 3 such Ident keys). Sequence numbers are moved past them (#renumbered), but a natural key (an
-   * Ident row's tenant and id, a TenantSpace row's tenant and space) cannot be: loading it again finds the
-   * key and leaves the row out (mergeFrom), and the relationships from it then fail with "Unable
+   * Ident row's tenant and id, a TenantSpace row's tenant and space) cannot be: copying it again is refused
+   * as a duplicate, which `ignore_errors` passes over, and the relationships from it then fail with "Unable
    * to find primary key value" at every open, so the data folder could not be opened again. Both indexes
    * are derived from the stored rows, so they are dropped (the orphan keys with them) and built again.
    */
@@ -845,7 +842,7 @@ export class KuzuGraph implements GraphStore {
       // write held the loop ~6 ms a copy on a loaded machine, when the writer's next read often follows.
       await writeFile(file, toCsv(part));
       // A row whose key is stored already is left out, not an error (a Space row: the older is the first writer).
-      copies.push(MERGED.has(part.table) ? mergeFrom(part, file, CSV_OPTIONS) : `COPY ${part.table} FROM '${file}' (${CSV_OPTIONS})`);
+      copies.push(copyFrom(part, file));
     }
     this.#stats.stageMs += performance.now() - t0;
     const tables = parts.map((p) => p.table);

@@ -103,9 +103,9 @@ export async function recoverApart(
   const first = await run(dir, 'recover');
   relay(first);
   if (first.ok || !first.signal) return;
-  // A COPY that skipped stored keys (ignore_errors: the ledger's copies of Space, TenantSpace and Ident rows
-  // until they became MERGEs, so a WAL written before may hold one) logs their deletion in the WAL, and Kuzu 0.11.3
-  // crashes replaying it when a kill cut the COPY's forced checkpoint short, at every open. That copy had
+  // A COPY that skipped stored keys (ignore_errors: the ledger's copies of Space, TenantSpace and Ident rows,
+  // copyFrom in tables.ts) logs their deletion in the WAL, and Kuzu 0.11.3 crashes replaying it when a kill
+  // cut the COPY's forced checkpoint short, at every open. That copy had
   // not returned, so its rows are still in the write journal, which is copied in again without the WAL.
   const moved = moveAside(dir, [`${STORE_FILE}.wal`, `${STORE_FILE}.shadow`], aside);
   if (moved.length > 0) {

@@ -207,7 +207,7 @@ export const SPACE: TableSpec<SpaceRow> = {
 // A space of one tenant (key: tenant + space), the source of the relationships below: the rows a space
 // holds are found from it through a CSR adjacency list, not by scanning a table for the space's name
 // (Kuzu 0.11.3 has no index but the primary key's). Written with the rows, in the same transaction, and
-// loaded by mergeFrom, as the Space table: a row for a pair the store holds is left out.
+// loaded by copyFrom, as the Space table: a row for a pair the store holds is left out.
 export interface SpaceKeyRow {
   tenant: string;
   space: string;
@@ -242,7 +242,7 @@ export const isHolds = (table: string): boolean => HOLDS.some((h) => h.table ===
 // Which spaces of a tenant hold an id (a version of it, or an edge touching it), found by one primary-key
 // lookup of the id's Ident row and its adjacency list (layout 5): a write of one space learns which other
 // spaces' views it must plan against without loading the tenant, and without the scan spacesOfIds makes.
-// Written with the rows, in the same transaction; Ident rows by mergeFrom (a stored id is left out), IdentIn
+// Written with the rows, in the same transaction; Ident rows by copyFrom (a stored id is left out), IdentIn
 // rows once per (id, space) pair as far as this process remembers (a repeat is harmless:
 // a lookup returns each space once).
 export interface IdentSpaceRow {
@@ -557,21 +557,20 @@ export const keyColumn = (spec: Pick<TableRows, 'table'>): string =>
       : 'seq';
 /** Tables whose rows stand for a commit in the journal's probes: one per commit group, with a unique key. */
 export const isRowTable = (table: string): boolean => table !== SPACE.table && !isIndex(table);
+/** Tables whose rows are written again for keys the store holds (Space, TenantSpace, Ident). */
+const SKIPS_STORED_KEYS: ReadonlySet<string> = new Set([SPACE.table, TENANT_SPACE.table, IDENT.table]);
 /**
- * A statement loading `file` (`part`'s rows as toCsv writes them) into its table that creates only the rows
- * whose key the store does not hold, the first of a repeated key in the file winning: for the tables whose
- * rows are written again for stored keys (Space, TenantSpace, Ident). A `COPY … (ignore_errors=true)`
- * skipped those too, but logged each one as a deletion in the WAL, and Kuzu 0.11.3 crashes replaying such a
- * WAL when a kill cut the copy's checkpoint (docs/storage.md, "A kill during a checkpoint"); a MERGE that
- * finds its key writes nothing. The file's columns are named c0, c1, … (a column may be named `key`).
+ * The statement loading `file` (`part`'s rows as toCsv writes them) into its table. For the tables whose
+ * rows are written again for stored keys, a row whose key the store holds, or an earlier row of the file
+ * holds, is left out (`ignore_errors`): the first writer stays. Kuzu 0.11.3 logs each row left out as a
+ * deletion in the WAL, which it cannot replay when a kill cut the copy's checkpoint short; the open then
+ * sets that WAL aside and copies the write journal in again (store-repair.ts). A `MERGE` writes nothing
+ * for a stored key, but joins the file with a hash table of every key of the table: at 2.4M Ident keys it
+ * needed more than the 256 MB buffer pool for a file of 1,000 rows, and every copy failed
+ * (docs/storage.md, "A kill during a checkpoint").
  */
-export function mergeFrom(part: Pick<TableRows, 'table' | 'columns'>, file: string, options: string): string {
-  const key = keyColumn(part);
-  const k = part.columns.findIndex((c) => c.name === key);
-  if (k < 0) throw new Error(`${part.table} has no column ${key}`);
-  const load = part.columns.map((c, i) => `c${i} ${KUZU_TYPE[c.type]}`).join(', ');
-  const sets = part.columns.flatMap((c, i) => (i === k ? [] : [`x.${c.name} = c${i}`])).join(', ');
-  return `LOAD WITH HEADERS (${load}) FROM '${file}' (${options}) MERGE (x:${part.table} {${key}: c${k}})${sets ? ` ON CREATE SET ${sets}` : ''}`;
+export function copyFrom(part: Pick<TableRows, 'table'>, file: string): string {
+  return `COPY ${part.table} FROM '${file}' (${CSV_OPTIONS}${SKIPS_STORED_KEYS.has(part.table) ? ', ignore_errors=true' : ''})`;
 }
 /** A journal row's identity within its table, for dropping repeats: the primary key, or a relationship's two ends. */
 const rowIdentity = (spec: Pick<TableRows, 'table' | 'columns'>): ((row: readonly Cell[]) => Cell) => {
