@@ -404,6 +404,57 @@ describe('search index derived from the ledger', () => {
     }
   });
 
+  it("gathers a large table's batches from the first writes after a restart, before any maintenance there", async () => {
+    // Before, a table counted as large only once this process had maintained it: a restarted server wrote
+    // one LanceDB version a batch into a 3M-row table (28 in the app bench's 200 writes) until then.
+    const base = mkdtempSync(join(tmpdir(), 'search-gather-restart-'));
+    const options = { spacedRows: 20, appendGatherMs: 60_000 };
+    let own = await Ledger.open(join(base, 'data'));
+    let index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), own, null, undefined, options);
+    let release = (): void => {};
+    try {
+      await own.write('t', {
+        space: 'A',
+        nodes: Array.from({ length: 30 }, (_, i) => ({ id: `a${i}`, kind: 'claim', statement: `Crane ${i} serviced` })),
+        edges: [],
+      });
+      await index.settled();
+      await index.close();
+      await own.close();
+      own = await Ledger.open(join(base, 'data'));
+      // Maintenance held from its start: the table's size must not wait for this process's first one.
+      const held = new Promise<void>((r) => (release = r));
+      index = await SearchIndex.open(join(base, 'search'), new LocalEmbedder(), own, null, undefined, {
+        ...options,
+        beforeMaintain: () => held,
+      });
+      await index.caughtUp('t'); // the start's catch-up done (nothing to index)
+      const write = (id: string) =>
+        own.write('t', { space: 'A', nodes: [{ id, kind: 'claim', statement: `Crane ${id} gantry serviced` }], edges: [] });
+      // Until `done` holds, at most 10 s.
+      const until = async (done: () => boolean): Promise<void> => {
+        for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      // The first batch goes at once (none before it in this process) and opens the table.
+      await write('late1');
+      const first = await own.committedSeq();
+      await until(() => index.status().indexedSeq >= first);
+      expect(index.gatheredBatches).toBe(0);
+      await write('late2');
+      await write('late3');
+      const last = await own.committedSeq();
+      // The next batch waits to gather, or (before) was written at once.
+      await until(() => index.gatheredBatches > 0 || index.status().indexedSeq >= last);
+      expect(index.gatheredBatches).toBe(1);
+      expect(index.status().indexedSeq).toBeLessThan(last);
+    } finally {
+      release();
+      await index.close();
+      await own.close();
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   it('a space copied as full text only waits for its own queued rows, whose vectors the table answers', async () => {
     // A ledger of its own (as below), whose indexer is held on the rows of space B.
     const base = mkdtempSync(join(tmpdir(), 'search-text-only-'));
