@@ -105,8 +105,8 @@ export async function recoverApart(
   if (first.ok || !first.signal) return;
   // A COPY that skipped stored keys (ignore_errors: the ledger's copies of Space, TenantSpace and Ident rows,
   // copyFrom in tables.ts) logs their deletion in the WAL, and Kuzu 0.11.3 crashes replaying it when a kill
-  // cut the COPY's forced checkpoint short, at every open. That copy had
-  // not returned, so its rows are still in the write journal, which is copied in again without the WAL.
+  // cut the COPY's forced checkpoint short, at every open. That copy had not returned, so its rows are still
+  // in the write journal, which is copied in again without the WAL.
   const moved = moveAside(dir, [`${STORE_FILE}.wal`, `${STORE_FILE}.shadow`], aside);
   if (moved.length > 0) {
     log(

@@ -222,7 +222,7 @@ interface TableState {
   table: lancedb.Table;
   /** The table's name in the folder. */
   name: string;
-  /** At least spacedRows rows at its last maintenance: optimized in a child process (./work-apart.ts). */
+  /** At least spacedRows rows at its open or last maintenance: optimized in a child process (./work-apart.ts). */
   large: boolean;
   appends: number;
   /** Searched by full text since its last optimize: only then is the flat scan of unindexed rows paid. */
