@@ -5,7 +5,7 @@
 // before it was called is indexed, so a search right after an acknowledged write finds it.
 import { TenantDropping } from '../log/tenant-drops.ts';
 import { syncDir } from '../log/kuzu/write-journal.ts';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -1085,13 +1085,7 @@ const spaceKey = (tenant: string, space: string): string => `${tenant}\u0000${sp
 /** meta.json replaced whole and synced, with its folder: a start's or a close's one write, not a commit's. */
 function writeMetaDurably(dir: string, meta: Meta): void {
   const tmp = join(dir, 'meta.json.tmp');
-  const fd = openSync(tmp, 'w');
-  try {
-    writeSync(fd, JSON.stringify(meta));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeFileSync(tmp, JSON.stringify(meta), { flush: true });
   renameSync(tmp, join(dir, 'meta.json'));
   syncDir(dir);
 }
