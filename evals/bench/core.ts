@@ -15,6 +15,7 @@ import { spawnServer, type ServerProcess } from '../lib/spawn-server.ts';
 import { fmt, median, percentile, progress } from '../lib/stats.ts';
 import type { BenchRow, BenchSection } from './section.ts';
 import { rng } from '../lib/rng.ts';
+import { CSV_OPTIONS } from '../../storage/log/kuzu/tables.ts';
 
 const BATCH = 1000;
 const CLIENTS = 4;
@@ -216,7 +217,7 @@ async function bareKuzu(nodes: NodeSpec[], edges: EdgeSpec[], smallWrites: numbe
     const copyFile = join(dir, 'batch.csv');
     const copyRows = async (table: string, lines: string[]): Promise<void> => {
       writeFileSync(copyFile, lines.join('\n') + '\n');
-      const r = await conn.query(`COPY ${table} FROM '${copyFile}' (header=false, quote='"', escape='"', parallel=false)`);
+      const r = await conn.query(`COPY ${table} FROM '${copyFile}' (${CSV_OPTIONS})`);
       for (const x of Array.isArray(r) ? r : [r]) x.close();
     };
     const t1 = performance.now();
