@@ -20,6 +20,18 @@ async function rows(c: kuzu.Connection, query: string): Promise<Record<string, u
   }
 }
 
+/** `body` on a new store in `file` (Kuzu's default buffer pool unless given), closed after. */
+async function withStore(file: string, body: (c: kuzu.Connection) => Promise<void>, poolBytes?: number): Promise<void> {
+  const db = new kuzu.Database(join(dir, file), poolBytes);
+  const c = new kuzu.Connection(db);
+  try {
+    await body(c);
+  } finally {
+    await c.close();
+    await db.close();
+  }
+}
+
 const idents = (from: number, to: number) =>
   tableRows(
     IDENT,
@@ -27,10 +39,8 @@ const idents = (from: number, to: number) =>
   );
 
 describe('copying rows whose keys the store may hold', () => {
-  it('creates the new keys once, the first of a repeated key in the file, and leaves stored rows as they were', async () => {
-    const db = new kuzu.Database(join(dir, 'a.kuzu'));
-    const c = new kuzu.Connection(db);
-    try {
+  it('creates the new keys once, the first of a repeated key in the file, and leaves stored rows as they were', () =>
+    withStore('a.kuzu', async (c) => {
       await rows(c, ddlOf(SPACE.table));
       const space = (name: string, tenant: string, at: number) => ({ space: name, tenant, first_captured_at: at, tseq: at });
       const file = join(dir, 'space.csv');
@@ -48,16 +58,10 @@ describe('copying rows whose keys the store may hold', () => {
         { name: JSON.stringify('s1'), tenant: JSON.stringify('first'), at: 1 },
         { name: JSON.stringify('s2'), tenant: JSON.stringify('second'), at: 3 },
       ]);
-    } finally {
-      await c.close();
-      await db.close();
-    }
-  });
+    }));
 
-  it('loads a table whose key column is named key', async () => {
-    const db = new kuzu.Database(join(dir, 'b.kuzu'));
-    const c = new kuzu.Connection(db);
-    try {
+  it('loads a table whose key column is named key', () =>
+    withStore('b.kuzu', async (c) => {
       await rows(c, ddlOf(IDENT.table));
       const file = join(dir, 'ident.csv');
       for (const ids of [
@@ -72,34 +76,28 @@ describe('copying rows whose keys the store may hold', () => {
         await rows(c, copyFrom(part, file));
       }
       expect(await rows(c, 'MATCH (x:Ident) RETURN count(*) AS n')).toEqual([{ n: 3 }]);
-    } finally {
-      await c.close();
-      await db.close();
-    }
-  });
+    }));
 
   // A MERGE of the file's rows joined them with a hash table of every key of the table: with 2.4M Ident keys
   // and the server's 256 MB buffer pool, a copy of 1,000 rows failed ("the buffer pool is full"), every retry
   // too, and the write journal grew while nothing more reached the store. Here the same at a smaller scale:
   // 300,000 stored keys in a 32 MB buffer pool, which the MERGE also failed in.
-  it('copies a few rows into a table of many keys within a small buffer pool', async () => {
-    const db = new kuzu.Database(join(dir, 'c.kuzu'), 32 * 1024 * 1024);
-    const c = new kuzu.Connection(db);
-    try {
-      await rows(c, ddlOf(IDENT.table));
-      const file = join(dir, 'many.csv');
-      for (let at = 0; at < 300_000; at += 50_000) {
-        writeFileSync(file, toCsv(idents(at, at + 50_000)));
-        await rows(c, `COPY ${IDENT.table} FROM '${file}' (${CSV_OPTIONS})`);
-      }
-      // Half of them stored already.
-      const part = idents(299_500, 300_500);
-      writeFileSync(file, toCsv(part));
-      await rows(c, copyFrom(part, file));
-      expect(await rows(c, 'MATCH (x:Ident) RETURN count(*) AS n')).toEqual([{ n: 300_500 }]);
-    } finally {
-      await c.close();
-      await db.close();
-    }
-  });
+  it('copies a few rows into a table of many keys within a small buffer pool', () =>
+    withStore(
+      'c.kuzu',
+      async (c) => {
+        await rows(c, ddlOf(IDENT.table));
+        const file = join(dir, 'many.csv');
+        for (let at = 0; at < 300_000; at += 50_000) {
+          writeFileSync(file, toCsv(idents(at, at + 50_000)));
+          await rows(c, `COPY ${IDENT.table} FROM '${file}' (${CSV_OPTIONS})`);
+        }
+        // Half of them stored already.
+        const part = idents(299_500, 300_500);
+        writeFileSync(file, toCsv(part));
+        await rows(c, copyFrom(part, file));
+        expect(await rows(c, 'MATCH (x:Ident) RETURN count(*) AS n')).toEqual([{ n: 300_500 }]);
+      },
+      32 * 1024 * 1024,
+    ));
 });
