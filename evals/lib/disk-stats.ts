@@ -12,6 +12,12 @@ export interface DiskCounters {
   writeMs: number;
 }
 
+/** /proc/diskstats, a line's fields each (major, minor, name, then the counters). */
+const diskstats = (): string[][] =>
+  readFileSync('/proc/diskstats', 'utf8')
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/));
+
 /** The device holding `dir`, as /proc/diskstats names it, or null (not Linux, no such line). */
 export function deviceOf(dir: string): string | null {
   if (process.platform !== 'linux') return null;
@@ -19,20 +25,14 @@ export function deviceOf(dir: string): string | null {
   // dev_t as glibc packs it: the major number's low 12 bits at 8–19, the minor's low 8 bits at 0–7.
   const major = Math.floor(dev / 256) & 0xfff;
   const minor = (dev & 0xff) | (Math.floor(dev / 4096) & 0xfff00);
-  const line = readFileSync('/proc/diskstats', 'utf8')
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .find((f) => Number(f[0]) === major && Number(f[1]) === minor);
+  const line = diskstats().find((f) => Number(f[0]) === major && Number(f[1]) === minor);
   return line?.[2] ?? null;
 }
 
 /** The device's counters now (reads completed and ms spent on them, the same for writes), or null. */
 export function diskCounters(device: string | null): DiskCounters | null {
   if (!device) return null;
-  const f = readFileSync('/proc/diskstats', 'utf8')
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .find((x) => x[2] === device);
+  const f = diskstats().find((x) => x[2] === device);
   if (!f) return null;
   return { reads: Number(f[3]), readMs: Number(f[6]), writes: Number(f[7]), writeMs: Number(f[10]) };
 }
